@@ -1,0 +1,165 @@
+"""The ``tablas`` command line (contract section 1).
+
+Bad input is reported as one line on stderr with exit code 2, never as a traceback: every
+error the engine raises on purpose is a :class:`~engine.errors.TablasError`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NoReturn, TextIO
+
+from engine.core import JSON, Game
+from engine.errors import InvalidDiceError, InvalidInputError, TablasError
+from engine.games import GAME_IDS, get_game
+
+
+class CliError(Exception):
+    """Bad command-line input outside the engine (a missing file, a bad option)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
+def position_state(game: Game[Any, Any], position: str, dice: str | None) -> Any:
+    """The state of ``position`` with ``dice`` rolled, or an error naming what is wrong."""
+    state = game.parse_position(position)
+    if dice is not None:
+        if not game.has_chance:
+            raise InvalidDiceError(f"{game.id}: this game takes no dice (got --dice {dice!r})")
+        return game.apply_chance(state, game.parse_chance(state, dice))
+    if game.is_chance(state):
+        raise InvalidDiceError(f"{game.id}: position {position!r} needs the dice (--dice AB)")
+    return state
+
+
+def list_moves(game: Game[Any, Any], position: str, dice: str | None) -> JSON:
+    """The contract's ``tablas moves --json`` object for one position."""
+    state = position_state(game, position, dice)
+    moves = [
+        {
+            "move": game.move_to_json(m),
+            "move_text": game.move_text(state, m),
+            "result": game.position_text(game.apply(state, m)),
+        }
+        for m in game.legal_moves(state)
+    ]
+    return {"game": game.id, "position": position, "moves": moves}
+
+
+def _print_moves_text(out: JSON, stream: TextIO) -> None:
+    moves = out["moves"]
+    print(f"{out['game']} {out['position']}: {len(moves)} legal move(s)", file=stream)
+    width = max((len(m["move_text"]) for m in moves), default=0)
+    for m in moves:
+        print(f"  {m['move_text']:<{width}}  -> {m['result']}", file=stream)
+
+
+def batch_lines(path: str) -> Iterator[str]:
+    """The lines of ``path`` (``-`` is stdin), without their line ends."""
+    if path == "-":
+        yield from (line.rstrip("\r\n") for line in sys.stdin)
+        return
+    try:
+        with open(path, encoding="utf-8") as f:
+            yield from (line.rstrip("\r\n") for line in f)
+    except OSError as e:
+        raise CliError(f"cannot read batch file {path!r}: {e.strerror}") from None
+
+
+def split_batch_line(game: Game[Any, Any], line: str) -> tuple[str, str | None]:
+    """``POSITION [DICE]``: an empty line is the empty position (Connect-4's start)."""
+    parts = line.split()
+    limit = 2 if game.has_chance else 1
+    if len(parts) > limit:
+        want = "POSITION [DICE]" if game.has_chance else "POSITION"
+        raise InvalidInputError(f"{game.id}: batch line {line!r} must be {want}")
+    return (parts[0] if parts else "", parts[1] if len(parts) > 1 else None)
+
+
+def run_batch(
+    game: Game[Any, Any], lines: Iterable[str], one: Callable[[str, str | None], JSON]
+) -> int:
+    """One JSON line per input line, in order; a bad line gets an ``error`` line, exit 2."""
+    status = 0
+    for line in lines:
+        try:
+            position, dice = split_batch_line(game, line)
+            out = one(position, dice)
+        except TablasError as e:
+            status = 2
+            print(f"tablas: {e}", file=sys.stderr)
+            out = {"game": game.id, "position": line.strip(), "error": str(e)}
+        print(json.dumps(out), flush=False)
+    sys.stdout.flush()
+    return status
+
+
+def cmd_moves(args: argparse.Namespace) -> int:
+    game = get_game(args.game)
+    if args.batch is not None:
+        if args.position is not None or args.dice is not None:
+            raise CliError("--batch reads positions and dice from the file, not the command line")
+        return run_batch(game, batch_lines(args.batch), lambda p, d: list_moves(game, p, d))
+    if args.position is None:
+        raise CliError("give a POSITION or --batch FILE")
+    out = list_moves(game, args.position, args.dice)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        _print_moves_text(out, sys.stdout)
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from engine.bench import run_benchmarks
+
+    results = run_benchmarks(quick=args.quick, progress=None if args.json else sys.stderr)
+    if args.json:
+        print(json.dumps({"benchmarks": results}))
+    else:
+        for r in results:
+            print(f"{r['name']:<48} {r['value']:>14,.1f} {r['unit']}  {r.get('note', '')}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tablas", description="Tablas: classic board games, bots and a server.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("moves", help="list every legal move of a position")
+    p.add_argument("game", help=f"one of {', '.join(GAME_IDS)}")
+    p.add_argument("position", nargs="?", help="the position in the game's notation")
+    p.add_argument("--dice", help="the roll, e.g. 31 (backgammon)")
+    p.add_argument("--json", action="store_true", help="print the contract's JSON")
+    p.add_argument("--batch", metavar="FILE", help="one position per line ('-' for stdin)")
+    p.set_defaults(run=cmd_moves)
+
+    p = sub.add_parser("bench", help="run the benchmarks")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--quick", action="store_true", help="a short run, for a smoke test")
+    p.set_defaults(run=cmd_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+        return code
+    except (TablasError, CliError) as e:
+        print(f"tablas: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
