@@ -118,6 +118,34 @@ def cmd_moves(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from engine.search.analysis import analyze
+
+    game = get_game(args.game)
+
+    def one(position: str, dice: str | None) -> JSON:
+        state = position_state(game, position, dice)
+        return analyze(game, state, position, args.depth, args.time_ms, args.level)
+
+    if args.batch is not None:
+        if args.position is not None or args.dice is not None:
+            raise CliError("--batch reads positions and dice from the file, not the command line")
+        return run_batch(game, batch_lines(args.batch), one)
+    if args.position is None:
+        raise CliError("give a POSITION or --batch FILE")
+    out = one(args.position, args.dice)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        proof = f" ({out['proven']} in {out['distance']})" if out["proven"] else ""
+        print(f"best {out['best_move_text']}  score {out['score']}{proof}")
+        print(f"pv   {' '.join(out['pv'])}")
+        print(f"depth {out['depth']}  nodes {out['nodes']}  time {out['time_ms']} ms")
+        for t in out["top"]:
+            print(f"  {t['move_text']:<16} {t['score']}")
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from engine.bench import run_benchmarks
 
@@ -141,6 +169,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the contract's JSON")
     p.add_argument("--batch", metavar="FILE", help="one position per line ('-' for stdin)")
     p.set_defaults(run=cmd_moves)
+
+    p = sub.add_parser("analyze", help="search a position and print the engine's verdict")
+    p.add_argument("game", help=f"one of {', '.join(GAME_IDS)}")
+    p.add_argument("position", nargs="?", help="the position in the game's notation")
+    p.add_argument("--dice", help="the roll, e.g. 31 (backgammon)")
+    p.add_argument("--depth", type=int, help="search depth in plies")
+    p.add_argument("--time-ms", type=float, help="thinking time in milliseconds")
+    p.add_argument("--level", help="search as this bot level does (random ... max)")
+    p.add_argument("--json", action="store_true", help="print the contract's JSON")
+    p.add_argument("--batch", metavar="FILE", help="one position per line ('-' for stdin)")
+    p.set_defaults(run=cmd_analyze)
 
     p = sub.add_parser("bench", help="run the benchmarks")
     p.add_argument("--json", action="store_true", help="print JSON")

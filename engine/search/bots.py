@@ -1,0 +1,157 @@
+"""Bot levels: a decision is a pure function ``(game, state, level, budget, seed) → Decision``.
+
+Everything it takes and returns can cross a process boundary (the server computes decisions
+in a process pool), and the same inputs give the same decision: randomness comes only from
+``seed``, and a time budget is the one thing that can make two runs differ.
+
+Levels, per game (depth in plies, or a time budget; noise is a uniform random amount added to
+every root move's score before the best is taken, so a weak level still prefers good moves):
+
+=========  =============  =============  =============  ======================
+level      tic-tac-toe    Grundy         Connect-4      BOOM
+=========  =============  =============  =============  ======================
+random     uniform        uniform        uniform        uniform
+easy       depth 1, ±300  depth 1, ±600  depth 2, ±120  depth 2, ±120
+medium     depth 3, ±40   depth 3        depth 4, ±20   depth 4, ±20
+hard       solved         1 s            1 s            1 s
+max        solved         5 s            5 s            5 s
+=========  =============  =============  =============  ======================
+
+Backgammon's levels are in :mod:`engine.search.backgammon_bot`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.core import JSON, Game
+from engine.errors import InvalidInputError
+from engine.games import get_game
+from engine.search.alphabeta import AlphaBeta, Limits, SearchResult
+from engine.search.evals import EVALUATIONS, ORDERS
+
+LEVELS: tuple[str, ...] = ("random", "easy", "medium", "hard", "max")
+
+
+@dataclass(frozen=True, slots=True)
+class LevelSpec:
+    depth: int | None = None
+    time_ms: float | None = None
+    noise: int = 0
+
+
+_DEFAULT = {
+    "easy": LevelSpec(depth=2, noise=120),
+    "medium": LevelSpec(depth=4, noise=20),
+    "hard": LevelSpec(time_ms=1000),
+    "max": LevelSpec(time_ms=5000),
+}
+LEVEL_SPECS: dict[str, dict[str, LevelSpec]] = {
+    "tictactoe": {
+        "easy": LevelSpec(depth=1, noise=300),
+        "medium": LevelSpec(depth=3, noise=40),
+        "hard": LevelSpec(depth=9),
+        "max": LevelSpec(depth=9),
+    },
+    "grundy": {**_DEFAULT, "easy": LevelSpec(depth=1, noise=600), "medium": LevelSpec(depth=3)},
+    "connect4": _DEFAULT,
+    "boom": _DEFAULT,
+}
+
+
+@dataclass(slots=True)
+class Decision:
+    """What a bot chose and why; ``move`` is the contract's MOVE object."""
+
+    move: JSON
+    move_text: str
+    score: float | None = None
+    depth: int = 0
+    nodes: int = 0
+    proven: str | None = None
+    distance: int | None = None
+    pv: list[str] = field(default_factory=list)
+
+    def to_json(self) -> JSON:
+        return {
+            "move": self.move,
+            "move_text": self.move_text,
+            "score": self.score,
+            "depth": self.depth,
+            "nodes": self.nodes,
+            "proven": self.proven,
+            "distance": self.distance,
+            "pv": self.pv,
+        }
+
+
+def check_level(level: str) -> str:
+    if level not in LEVELS:
+        raise InvalidInputError(f"unknown bot level {level!r}; levels: {', '.join(LEVELS)}")
+    return level
+
+
+def engine_for(game: Game[Any, Any]) -> AlphaBeta[Any, Any]:
+    """An alpha-beta engine with the game's own evaluation and move order."""
+    return AlphaBeta(game, evaluate=EVALUATIONS.get(game.id), order=ORDERS.get(game.id))
+
+
+def pv_texts(game: Game[Any, Any], state: Any, pv: list[Any]) -> list[str]:
+    texts = []
+    for m in pv:
+        texts.append(game.move_text(state, m))
+        state = game.apply(state, m)
+    return texts
+
+
+def decide(
+    game_id: str,
+    state: Any,
+    level: str,
+    budget_ms: float | None = None,
+    seed: int = 0,
+) -> Decision:
+    """The bot's decision in ``state`` (which must be a decision for the side to move).
+
+    ``budget_ms`` caps the thinking time of every level (the server passes the time left on a
+    deadline); ``seed`` makes the noise reproducible.
+    """
+    game = get_game(game_id)
+    check_level(level)
+    if game.id == "backgammon":
+        from engine.search.backgammon_bot import decide_backgammon
+
+        return decide_backgammon(game, state, level, budget_ms, seed)
+    rng = random.Random(seed)
+    moves = game.legal_moves(state)
+    if not moves:
+        raise InvalidInputError(f"{game.id}: no move to choose in {game.position_text(state)!r}")
+    if level == "random":
+        m = rng.choice(moves)
+        return Decision(game.move_to_json(m), game.move_text(state, m))
+    spec = LEVEL_SPECS[game.id][level]
+    time_ms = spec.time_ms
+    if budget_ms is not None:
+        time_ms = budget_ms if time_ms is None else min(time_ms, budget_ms)
+    result = engine_for(game).search(
+        state, Limits(depth=spec.depth, time_ms=time_ms), multipv=spec.noise > 0
+    )
+    move = _noisy_choice(result, spec.noise, rng)
+    return Decision(
+        move=game.move_to_json(move),
+        move_text=game.move_text(state, move),
+        score=result.score,
+        depth=result.depth,
+        nodes=result.nodes,
+        proven=result.proven,
+        distance=result.distance,
+        pv=pv_texts(game, state, result.pv if move == result.best_move else [move]),
+    )
+
+
+def _noisy_choice(result: SearchResult[Any], noise: int, rng: random.Random) -> Any:
+    if noise <= 0 or not result.top:
+        return result.best_move
+    return max(result.top, key=lambda ms: ms[1] + rng.uniform(-noise, noise))[0]

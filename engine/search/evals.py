@@ -1,0 +1,104 @@
+"""Per-game evaluations and move orders for :class:`~engine.search.alphabeta.AlphaBeta`.
+
+Each evaluation scores a non-terminal position from the side to move, in the integer
+heuristic range (well inside ``±HEURISTIC_MAX``), and must be cheap: it runs at every leaf.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from engine.games import boom as bm
+from engine.games import connect4 as c4
+from engine.games.grundy import GrundyState, position_value
+
+# Connect-4 rows counted 1..6 from the bottom: the first player profits from threats on odd
+# rows, the second from threats on even rows (zugzwang decides who must fill under whom).
+_C4_ODD = sum(c4.cell_bit(c, r) for c in range(c4.WIDTH) for r in (0, 2, 4))
+_C4_EVEN = c4.BOARD_MASK ^ _C4_ODD
+_C4_CENTRE = c4.COLUMN_MASK[3]
+_C4_NEAR = c4.COLUMN_MASK[2] | c4.COLUMN_MASK[4]
+
+
+def connect4_eval(s: c4.C4State) -> int:
+    """Threats (cells that would complete four), weighted by the row parity that suits their
+    owner, then control of the centre columns."""
+    cur, mask = s.current, s.mask
+    opp = cur ^ mask
+    mine = c4.compute_winning_position(cur, mask)
+    theirs = c4.compute_winning_position(opp, mask)
+    if s.moves & 1 == 0:
+        my_good, their_good = _C4_ODD, _C4_EVEN
+    else:
+        my_good, their_good = _C4_EVEN, _C4_ODD
+    threats = (
+        4 * (mine & my_good).bit_count()
+        + (mine & ~my_good).bit_count()
+        - 4 * (theirs & their_good).bit_count()
+        - (theirs & ~their_good).bit_count()
+    )
+    centre = 3 * ((cur & _C4_CENTRE).bit_count() - (opp & _C4_CENTRE).bit_count()) + (
+        (cur & _C4_NEAR).bit_count() - (opp & _C4_NEAR).bit_count()
+    )
+    return 40 * threats + 4 * centre
+
+
+def connect4_order(s: c4.C4State, moves: list[int]) -> list[int]:
+    """Pons' order: moves that create the most threats first, ties from the centre out."""
+    rank = {c: i for i, c in enumerate(c4.CENTRE_ORDER)}
+    mask = s.mask
+    scored = []
+    for col in moves:
+        bit = (mask + c4.BOTTOM_MASK_COL[col]) & c4.COLUMN_MASK[col]
+        scored.append((-c4.move_score(s, bit), rank[col], col))
+    scored.sort()
+    return [col for _, _, col in scored]
+
+
+def boom_eval(s: bm.BoomState) -> int:
+    """Misère pressure: a playable cell that would give you four is a cell you must avoid.
+
+    Fewer safe drops than the opponent is the way to lose; a bomb in hand is an escape.
+    """
+    me = bm.seat_to_act(s)
+    mask = bm.board_mask(s)
+    playable = bm.possible(mask)
+    mine = bm.completion_cells(bm.stones(s, me), mask)
+    theirs = bm.completion_cells(bm.stones(s, 1 - me), mask)
+    open_cols = playable.bit_count()
+    my_safe = open_cols - (mine & playable).bit_count()
+    their_safe = open_cols - (theirs & playable).bit_count()
+    # Cells dangerous to both are ones nobody wants; cells dangerous only to one side are
+    # the ones the other side can leave for them.
+    v = 30 * (my_safe - their_safe) + 6 * (
+        (theirs & ~mine).bit_count() - (mine & ~theirs).bit_count()
+    )
+    v += 25 * (bm.can_boom(s, me) - bm.can_boom(s, 1 - me))
+    return v
+
+
+def boom_line_count_eval(s: bm.BoomState) -> int:
+    """The textbook baseline: count your potential lines of three (bad in misère) against the
+    opponent's; no knowledge of bombs or safe cells."""
+    me = bm.seat_to_act(s)
+    mask = bm.board_mask(s)
+    return 10 * (
+        bm.completion_cells(bm.stones(s, 1 - me), mask).bit_count()
+        - bm.completion_cells(bm.stones(s, me), mask).bit_count()
+    )
+
+
+def grundy_eval(s: GrundyState) -> int:
+    """Exact in sign through the Grundy values; the search still proves the distance."""
+    return 1000 if position_value(s.heaps) else -1000
+
+
+EVALUATIONS: dict[str, Callable[[Any], int]] = {
+    "connect4": connect4_eval,
+    "boom": boom_eval,
+    "grundy": grundy_eval,
+}
+ORDERS: dict[str, Callable[[Any, list[Any]], list[Any]]] = {
+    "connect4": connect4_order,
+}
