@@ -1,0 +1,157 @@
+"""Backgammon evaluation: cubeless equity for the player on roll, by stage of the game.
+
+Stages: **contact** (some checker still has to pass an opposing one), **race** (no contact)
+and **bear-off** (no contact, every checker of both sides home). Each stage has its own
+formula, because what matters changes: in contact, points made, primes, anchors, blots and
+the shots at them; in a race, only the pip count and who is on roll; in the bear-off, the
+expected number of rolls each side still needs (a one-sided estimate).
+
+Boards are 26 counts from their owner's side (index 0 off, 1..24 points, 25 bar); a checker
+of the opponent on its point ``q`` stands on the mover's point ``25 - q``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from engine.games.backgammon import BGState
+
+Board = tuple[int, ...]
+
+# Chance that a blot at distance d (1..24) is hit by one checker, counted over 36 rolls with
+# no blocking: the classic direct (1..6) and indirect (7..24) shot table.
+_SHOTS_36 = [0, 11, 12, 14, 15, 15, 17, 6, 6, 5, 3, 2, 3, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0, 0, 1]
+# Value of holding each of the mover's own points 1..24 (home points most, the 5-point best).
+_POINT_VALUE = [0.0, 0.25, 0.35, 0.55, 0.85, 1.0, 0.9, 0.75, 0.4, 0.2, 0.1, 0.1, 0.05] + [0.0] * 13
+_ANCHOR_VALUE = {21: 0.45, 20: 0.55, 19: 0.4, 18: 0.35, 22: 0.3, 23: 0.2, 24: 0.15}
+
+
+def back_checker(b: Board) -> int:
+    """The furthest point from home that holds a checker (25 = bar; 0 = all borne off)."""
+    for p in range(25, 0, -1):
+        if b[p]:
+            return p
+    return 0
+
+
+def pips(b: Board) -> int:
+    return sum(i * b[i] for i in range(1, 26))
+
+
+def stage(me: Board, opp: Board) -> str:
+    """``"contact"``, ``"race"`` or ``"bearoff"``."""
+    if back_checker(me) + back_checker(opp) > 25:
+        return "contact"
+    if back_checker(me) <= 6 and back_checker(opp) <= 6:
+        return "bearoff"
+    return "race"
+
+
+def expected_rolls(b: Board) -> float:
+    """A one-sided estimate of the rolls needed to bear everything off: pips over the 8.17
+    average roll, plus wastage for checkers stacked deep and gaps."""
+    p = pips(b)
+    if p == 0:
+        return 0.0
+    checkers = 15 - b[0]
+    wastage = 0.4 * sum(b[i] for i in (1, 2)) + 0.1 * max(0, checkers - 6)
+    return max(checkers / 4, (p + 2.0 * wastage) / 8.17)
+
+
+def race_equity(me: Board, opp: Board) -> float:
+    """A race: the winning chance from the rolls each side needs, the mover a half-roll up."""
+    mine, theirs = expected_rolls(me), expected_rolls(opp)
+    if mine <= 1 and me[0] < 15 and 15 - me[0] <= 2:
+        return 1.0  # two checkers or fewer, all bearing off this roll or near enough
+    lead = theirs - mine + 0.5
+    spread = 0.6 + 0.1 * math.sqrt(mine + theirs)
+    p = 1 / (1 + math.exp(-lead / spread))
+    gammon = 0.0
+    if opp[0] == 0 and theirs - mine > 6:
+        gammon = min(0.3, (theirs - mine - 6) * 0.05)
+    return 2 * p - 1 + gammon
+
+
+def _shots_at(blot: int, shooter: Board) -> int:
+    """Rolls (of 36, capped) with which the shooter's checkers could reach the mover's blot."""
+    total = 0
+    for q in range(1, 26):
+        if shooter[q]:
+            d = q - (25 - blot)
+            if 1 <= d <= 24:
+                total += _SHOTS_36[d]
+    return min(total, 36)
+
+
+def contact_score(me: Board, opp: Board) -> float:
+    """Positional terms for the side on roll minus the same for the other side."""
+    s = 0.0
+    # Race component: counts for more as the position simplifies.
+    pm, po = pips(me), pips(opp)
+    s += 0.012 * (po - pm)
+    # Points made, anchors and primes.
+    run = best_run = 0
+    for p in range(1, 13):
+        if me[p] >= 2:
+            s += _POINT_VALUE[p]
+            run += 1
+            best_run = max(best_run, run)
+        else:
+            run = 0
+    for p, v in _ANCHOR_VALUE.items():
+        if me[p] >= 2:
+            s += v
+    if back_checker(opp) + 0 > 12 and best_run >= 4:
+        s += 0.25 * (best_run - 3) ** 1.5
+    run = best_run_o = 0
+    for p in range(1, 13):
+        if opp[p] >= 2:
+            s -= _POINT_VALUE[p]
+            run += 1
+            best_run_o = max(best_run_o, run)
+        else:
+            run = 0
+    for p, v in _ANCHOR_VALUE.items():
+        if opp[p] >= 2:
+            s -= v
+    if back_checker(me) > 12 and best_run_o >= 4:
+        s -= 0.25 * (best_run_o - 3) ** 1.5
+    # Blots: the mover rolls first, so the opponent's blots are what is exposed now.
+    home_o = sum(1 for p in range(1, 7) if opp[p] >= 2)
+    home_m = sum(1 for p in range(1, 7) if me[p] >= 2)
+    # A hit blot on point p loses 25 - p pips, and costs more against a strong home board.
+    for p in range(1, 25):
+        if opp[p] == 1:
+            risk = _shots_at(p, me) / 36
+            s += risk * (0.15 + 0.02 * (25 - p) + 0.08 * home_m)
+        if me[p] == 1:
+            risk = _shots_at(p, opp) / 36
+            s -= 0.5 * risk * (0.15 + 0.02 * (25 - p) + 0.08 * home_o)
+    # Checkers on the bar, worse against a strong home board.
+    s -= me[25] * (0.25 + 0.12 * home_o)
+    s += opp[25] * (0.25 + 0.12 * home_m)
+    # Checkers still in the opponent's home board have the whole board to cross.
+    s -= 0.1 * (sum(me[19:26]) - sum(opp[19:26]))
+    return s
+
+
+def equity(me: Board, opp: Board) -> float:
+    """Cubeless equity (points per game) for ``me``, the side about to roll."""
+    if me[0] == 15:
+        return 1.0
+    if opp[0] == 15:
+        return -1.0
+    st = stage(me, opp)
+    if st != "contact":
+        return race_equity(me, opp)
+    s = contact_score(me, opp)
+    # Gammon chances grow with a big positional edge; keep equity inside ±3.
+    base = math.tanh(0.45 * s)
+    return max(-2.9, min(2.9, base * (1.0 + 0.25 * abs(base))))
+
+
+def evaluate_for_seat0(state: BGState) -> float:
+    """Seat 0's cubeless equity in a position where ``state.turn`` is about to roll."""
+    me, opp = state.boards[state.turn], state.boards[1 - state.turn]
+    e = equity(me, opp)
+    return e if state.turn == 0 else -e

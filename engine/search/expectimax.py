@@ -1,0 +1,204 @@
+"""Expectiminimax with *-minimax pruning (Ballard's Star1 and Star2), against the protocol.
+
+Values are floats from seat 0's point of view (seat 0 maximises, seat 1 minimises), inside
+known bounds ``[lo, hi]`` (for backgammon's cubeless equity, ±3). Those bounds are what lets a
+chance node prune: after some outcomes are searched, the rest can only add between ``lo`` and
+``hi`` times their probability.
+
+* **Star1**: a chance node passes each child the window it needs to matter, and stops as soon
+  as its value is known to fall outside its own window.
+* **Star2** (probing): before searching any outcome in full, a chance node searches just the
+  first move of each outcome. For a maximising child that is a lower bound, for a minimising
+  one an upper bound; the bounds alone may already settle the node, and they tighten the
+  windows of the full searches after.
+
+``depth`` counts decision plies; chance nodes do not spend depth. A leaf is a chance node (the
+position before a roll, where backgammon evaluations are at home) or a decision at depth 0.
+Injected: ``evaluate(state) -> float`` (seat 0's view), ``terminal(outcome) -> float``, an
+optional ``normalize(state)`` applied after every move (backgammon's cubeless search uses it
+to skip the cube actions), and ``order(state, moves)`` for the first-move probes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from engine.core import Game, Outcome
+
+S = TypeVar("S")
+M = TypeVar("M")
+
+
+@dataclass(slots=True)
+class Stats:
+    nodes: int = 0
+    evals: int = 0
+    cutoffs: int = 0
+
+
+def points_from_seat0(outcome: Outcome) -> float:
+    """The result in points won by seat 0 (negative when seat 1 won)."""
+    if outcome.winner is None:
+        return 0.0
+    return float(outcome.points if outcome.winner == 0 else -outcome.points)
+
+
+class Expectimax(Generic[S, M]):
+    """Plain expectiminimax (``star=0``), Star1 (``star=1``) or Star2 (``star=2``)."""
+
+    def __init__(
+        self,
+        game: Game[S, M],
+        evaluate: Callable[[S], float],
+        lo: float,
+        hi: float,
+        star: int = 2,
+        terminal: Callable[[Outcome], float] = points_from_seat0,
+        normalize: Callable[[S], S] | None = None,
+        moves: Callable[[S], list[M]] | None = None,
+    ) -> None:
+        self.game = game
+        self.evaluate = evaluate
+        self.lo, self.hi = lo, hi
+        self.star = star
+        self.terminal = terminal
+        self.normalize = normalize or (lambda s: s)
+        self.moves = moves or game.legal_moves
+        self.stats = Stats()
+        # Star2's probes evaluate leaves that the full pass meets again; a cache of leaf
+        # values (per searcher, keyed by the game's state key) makes that free.
+        self._leaf: dict[Any, float] = {}
+
+    def value(
+        self, state: S, depth: int, alpha: float | None = None, beta: float | None = None
+    ) -> float:
+        """The value of ``state`` searched ``depth`` decision plies deep. With a window
+        ``(alpha, beta)`` the answer is exact only inside it; outside it is a bound on the
+        side of the window it fell (fail-soft)."""
+        lo = self.lo if alpha is None else alpha
+        hi = self.hi if beta is None else beta
+        return self._search(state, depth, lo, hi)
+
+    def best(
+        self, state: S, depth: int, all_exact: bool = False
+    ) -> tuple[M, float, list[tuple[M, float]]]:
+        """(best move, its value, the moves with their values) at a decision node.
+
+        By default each move after the first is searched against the best so far, so a worse
+        move's value is only a bound; ``all_exact`` scores every move exactly instead.
+        """
+        seat = self.game.to_move(state)
+        assert seat is not None, "best() needs a decision node"
+        scored: list[tuple[M, float]] = []
+        best = self.lo if seat == 0 else self.hi
+        for m in self.moves(state):
+            child = self._child(state, m)
+            if all_exact or not scored:
+                v = self._search(child, depth - 1, self.lo, self.hi)
+            elif seat == 0:
+                v = self._search(child, depth - 1, best, self.hi)
+            else:
+                v = self._search(child, depth - 1, self.lo, best)
+            scored.append((m, v))
+            best = max(best, v) if seat == 0 else min(best, v)
+        scored.sort(key=lambda mv: -mv[1] if seat == 0 else mv[1])
+        return scored[0][0], scored[0][1], scored
+
+    # --- the recursion ---------------------------------------------------------------------
+
+    def _child(self, state: S, move: M) -> S:
+        return self.normalize(self.game.apply(state, move))
+
+    def _search(self, state: S, depth: int, alpha: float, beta: float) -> float:
+        self.stats.nodes += 1
+        game = self.game
+        out = game.outcome(state)
+        if out is not None:
+            return self.terminal(out)
+        if depth <= 0:
+            return self._evaluate(state)
+        if game.is_chance(state):
+            return self._chance(state, depth, alpha, beta)
+        return self._decision(state, depth, alpha, beta)
+
+    def _evaluate(self, state: S) -> float:
+        key = self.game.key(state)
+        v = self._leaf.get(key)
+        if v is None:
+            self.stats.evals += 1
+            v = self._leaf[key] = self.evaluate(state)
+        return v
+
+    def _decision(self, state: S, depth: int, alpha: float, beta: float) -> float:
+        maximise = self.game.to_move(state) == 0
+        best = self.lo - 1 if maximise else self.hi + 1
+        for m in self.moves(state):
+            v = self._search(self._child(state, m), depth - 1, alpha, beta)
+            if maximise:
+                if v > best:
+                    best = v
+                    alpha = max(alpha, v)
+            elif v < best:
+                best = v
+                beta = min(beta, v)
+            if self.star and alpha >= beta:
+                self.stats.cutoffs += 1
+                break
+        return best
+
+    def _probe(self, state: S, depth: int) -> float:
+        """One move's value: a bound on a decision node (lower if it maximises)."""
+        if self.game.outcome(state) is not None or self.game.is_chance(state) or depth <= 0:
+            return self._search(state, depth, self.lo, self.hi)
+        first = self.moves(state)[0]
+        return self._search(self._child(state, first), depth - 1, self.lo, self.hi)
+
+    def _chance(self, state: S, depth: int, alpha: float, beta: float) -> float:
+        game = self.game
+        outcomes = game.chance_outcomes(state)
+        children = [(game.apply_chance(state, o), p) for o, p in outcomes]
+        lo, hi = self.lo, self.hi
+        if self.star == 0:
+            return sum(p * self._search(c, depth, lo, hi) for c, p in children)
+        # Bounds on each child's value: [lo, hi] at first, tightened by probes (Star2).
+        lower = [lo] * len(children)
+        upper = [hi] * len(children)
+        if self.star >= 2:
+            for i, (c, _) in enumerate(children):
+                seat = game.to_move(c)
+                if seat is None:
+                    continue
+                v = self._probe(c, depth)
+                if seat == 0:
+                    lower[i] = v
+                else:
+                    upper[i] = v
+            lsum = sum(p * lb for (_, p), lb in zip(children, lower))
+            usum = sum(p * ub for (_, p), ub in zip(children, upper))
+            if lsum >= beta:
+                self.stats.cutoffs += 1
+                return lsum
+            if usum <= alpha:
+                self.stats.cutoffs += 1
+                return usum
+        # Star1 over the children, each window derived from the bounds of the others.
+        lsum = sum(p * lb for (_, p), lb in zip(children, lower))
+        usum = sum(p * ub for (_, p), ub in zip(children, upper))
+        for i, (c, p) in enumerate(children):
+            rest_lo = lsum - p * lower[i]
+            rest_hi = usum - p * upper[i]
+            a = max(lower[i], (alpha - rest_hi) / p)
+            b = min(upper[i], (beta - rest_lo) / p)
+            v = self._search(c, depth, a, b)
+            lsum = rest_lo + p * v
+            usum = rest_hi + p * v
+            lower[i] = upper[i] = v
+            if lsum >= beta:
+                self.stats.cutoffs += 1
+                return lsum
+            if usum <= alpha:
+                self.stats.cutoffs += 1
+                return usum
+        return lsum

@@ -1,0 +1,93 @@
+"""Expectiminimax: Star1 and Star2 must return plain expectiminimax's value, visiting fewer
+nodes; and backgammon bots decide legally at every level, cube actions included."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from engine.games import get_game
+from engine.games.backgammon import Backgammon, BGState
+from engine.search.backgammon_bot import cubeless
+from engine.search.backgammon_eval import evaluate_for_seat0, stage
+from engine.search.bots import LEVELS, decide
+from engine.search.expectimax import Expectimax
+
+BG: Backgammon = get_game("backgammon")  # type: ignore[assignment]
+
+
+def random_positions(n: int, seed: int, min_plies: int = 0) -> list[BGState]:
+    """Decision states with the dice rolled, from seeded random cubeless games."""
+    rng = random.Random(seed)
+    out: list[BGState] = []
+    while len(out) < n:
+        s = BG.initial({"cube": False})
+        plies = 0
+        while BG.outcome(s) is None and len(out) < n:
+            if BG.is_chance(s):
+                s = BG.apply_chance(s, rng.choice([o for o, _ in BG.chance_outcomes(s)]))
+                continue
+            if plies >= min_plies and rng.random() < 0.08 and s.phase == "move":
+                out.append(s)
+            s = BG.apply(s, rng.choice(BG.legal_moves(s)))
+            plies += 1
+    return out
+
+
+def searcher(star: int) -> Expectimax[BGState, Any]:
+    norm = cubeless(BG).normalize
+    return Expectimax(BG, evaluate_for_seat0, -3.0, 3.0, star=star, normalize=norm)
+
+
+def test_star_pruning_keeps_the_value_and_saves_work() -> None:
+    # Depth 2 from a decision: play, roll, play, evaluate. Positions with few plays keep the
+    # plain search affordable. Work is counted as leaf evaluations, per search.
+    states = [s for s in random_positions(120, 5, min_plies=20) if len(BG.legal_moves(s)) <= 10]
+    assert len(states) >= 6
+    totals = {0: 0, 1: 0, 2: 0}
+    for s in states[:6]:
+        plain, star1, star2 = searcher(0), searcher(1), searcher(2)
+        v0 = plain.best(s, 2, all_exact=True)[1]
+        assert star1.best(s, 2)[1] == pytest.approx(v0, abs=1e-9)
+        assert star2.best(s, 2)[1] == pytest.approx(v0, abs=1e-9)
+        assert star1.stats.evals <= plain.stats.evals
+        for star, se in ((0, plain), (1, star1), (2, star2)):
+            totals[star] += se.stats.evals
+    assert totals[2] < totals[0], totals
+    assert totals[1] < totals[0], totals
+
+
+def test_star2_equals_plain_from_a_chance_node_in_contact() -> None:
+    s = next(x for x in random_positions(20, 9) if stage(*x.boards) == "contact")
+    before_roll = BGState(s.boards, s.turn, "dice", None, 1, None, False)
+    plain, star2 = searcher(0), searcher(2)
+    assert star2.value(before_roll, 1) == pytest.approx(plain.value(before_roll, 1), abs=1e-9)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_backgammon_levels_decide_legally(level: str) -> None:
+    rng = random.Random(3)
+    s = BG.initial()
+    s = BG.apply_chance(s, (3, 1))
+    for _ in range(12):
+        if BG.outcome(s) is not None:
+            break
+        if BG.is_chance(s):
+            s = BG.apply_chance(s, rng.choice([o for o, _ in BG.chance_outcomes(s)]))
+            continue
+        d = decide("backgammon", s, level, budget_ms=300, seed=1)
+        m = BG.check_move(s, BG.move_from_json(s, d.move))
+        s = BG.apply(s, m)
+
+
+def test_the_bot_takes_a_fair_double_and_drops_a_hopeless_one() -> None:
+    start = BG.initial()
+    s = BGState(start.boards, 0, "take", None, 1, None, True)
+    assert decide("backgammon", s, "medium").move == {"action": "take"}
+    # Seat 0 has one checker left on its ace point; seat 1 has all fifteen far back.
+    winning = (14, 1) + (0,) * 24
+    losing = (0,) * 24 + (15, 0)
+    s = BGState((winning, losing), 0, "take", None, 1, None, True)
+    assert decide("backgammon", s, "medium").move == {"action": "drop"}

@@ -1,0 +1,126 @@
+"""The search against known game values: tic-tac-toe exhaustively, Connect-4 against Pons'
+exact scores, Grundy against its Grundy values; budgets and determinism of the bots."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from engine.games import get_game
+from engine.games.connect4 import C4State
+from engine.games.grundy import grundy_value
+from engine.games.tictactoe import TTTState
+from engine.search.alphabeta import AlphaBeta, Limits
+from engine.search.bots import LEVELS, decide, engine_for
+
+C4_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
+TTT = get_game("tictactoe")
+C4 = get_game("connect4")
+
+
+@cache
+def ttt_value(xs: int, os: int) -> int:
+    """Exhaustive minimax: +1 win, 0 draw, -1 loss for the side to move."""
+    s = TTTState(xs, os)
+    if TTT.outcome(s) is not None:
+        return 0 if TTT.outcome(s).winner is None else -1  # type: ignore[union-attr]
+    return max(-ttt_value(c.xs, c.os) for c in (TTT.apply(s, m) for m in TTT.legal_moves(s)))
+
+
+def reachable_ttt() -> list[TTTState]:
+    out, todo, seen = [], [TTT.initial()], set()
+    while todo:
+        s = todo.pop()
+        if TTT.key(s) in seen:
+            continue
+        seen.add(TTT.key(s))
+        if TTT.outcome(s) is None:
+            out.append(s)
+            todo.extend(TTT.apply(s, m) for m in TTT.legal_moves(s))
+    return out
+
+
+def test_tictactoe_empty_board_is_a_proven_draw() -> None:
+    r = AlphaBeta(TTT).search(TTT.initial(), Limits())
+    assert (r.proven, r.distance, r.score) == ("draw", 9, 0)
+    assert len(r.pv) == 9
+
+
+def test_tictactoe_every_proof_matches_exhaustive_minimax() -> None:
+    engine = AlphaBeta(TTT)
+    states = reachable_ttt()
+    assert len(states) == 4520
+    for s in states:
+        r = engine.search(s, Limits())
+        want = {1: "win", 0: "draw", -1: "loss"}[ttt_value(s.xs, s.os)]
+        assert r.proven == want, TTT.position_text(s)
+        child = TTT.apply(s, r.best_move)
+        assert -ttt_value(child.xs, child.os) == ttt_value(s.xs, s.os)
+
+
+def test_tictactoe_hard_never_plays_a_value_losing_move() -> None:
+    for s in reachable_ttt()[::7]:
+        d = decide("tictactoe", s, "hard", seed=1)
+        child = TTT.apply(s, TTT.move_from_json(s, d.move))
+        assert -ttt_value(child.xs, child.os) == ttt_value(s.xs, s.os), TTT.position_text(s)
+
+
+def pons_score(state: C4State, proven: str | None, distance: int | None) -> int:
+    """Pons' score from a proof: 22 minus the winner's stone count at the winning move."""
+    assert proven is not None and distance is not None
+    if proven == "draw":
+        return 0
+    mine = state.moves // 2  # the side to move has played the smaller half
+    theirs = state.moves - mine
+    if proven == "win":
+        return 22 - (mine + (distance + 1) // 2)
+    return -(22 - (theirs + distance // 2))
+
+
+def read_pons(name: str, limit: int | None = None) -> list[tuple[str, int]]:
+    lines = (C4_DATA / name).read_text().split("\n")
+    rows = [(a, int(b)) for a, b in (ln.split() for ln in lines if ln.strip())]
+    return rows[:limit]
+
+
+@pytest.mark.skipif(not C4_DATA.is_dir(), reason="shared/data/connect4 is not beside the repo")
+def test_connect4_end_games_solved_to_pons_exact_scores() -> None:
+    rows = read_pons("Test_L3_R1")
+    assert len(rows) == 1000
+    for moves, score in rows:
+        s = C4.parse_position(moves)
+        r = engine_for(C4).search(s, Limits(depth=42))
+        assert pons_score(s, r.proven, r.distance) == score, moves
+
+
+def test_grundy_small_heaps_proven_by_search() -> None:
+    g = get_game("grundy")
+    for n in range(1, 16):
+        s = g.initial({"heap": n})
+        if not g.legal_moves(s):
+            continue
+        r = AlphaBeta(g).search(s, Limits())
+        assert r.proven == ("win" if grundy_value(n) else "loss"), n
+
+
+def test_budgets_are_respected_with_an_injected_clock() -> None:
+    ticks = iter(range(10**9))
+    engine = AlphaBeta(C4, clock=lambda: next(ticks) / 1000)  # every look: +1 ms
+    r = engine.search(C4.initial(), Limits(time_ms=50))
+    assert r.proven is None and r.depth >= 1
+    r = AlphaBeta(C4).search(C4.initial(), Limits(nodes=2000))
+    assert r.nodes < 2000 + 1100 and r.best_move is not None
+
+
+@pytest.mark.parametrize("game_id", ["tictactoe", "grundy", "connect4", "boom"])
+@pytest.mark.parametrize("level", LEVELS)
+def test_every_level_decides_legally_and_reproducibly(game_id: str, level: str) -> None:
+    g = get_game(game_id)
+    s = g.initial()
+    budget = 150.0
+    a = decide(game_id, s, level, budget_ms=budget, seed=5)
+    assert g.check_move(s, g.move_from_json(s, a.move)) is not None
+    if level in ("random", "easy", "medium"):  # depth-limited: no clock involved
+        assert decide(game_id, s, level, budget_ms=budget, seed=5).move == a.move
