@@ -82,3 +82,12 @@ def test_bad_input_is_one_line_on_stderr_and_exit_2(args: tuple[str, ...], words
     assert r.stdout == ""
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert words in r.stderr
+
+
+def test_bench_quick_prints_every_figure_with_its_unit() -> None:
+    r = tablas("bench", "--quick", "--json")
+    assert r.returncode == 0, r.stderr
+    figures = json.loads(r.stdout)["benchmarks"]
+    names = {f["name"] for f in figures}
+    assert {"backgammon: plays generated", "connect4: moves applied (protocol apply)"} <= names
+    assert all(f["value"] > 0 and f["unit"] for f in figures)
