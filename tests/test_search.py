@@ -13,7 +13,9 @@ from engine.games.connect4 import C4State
 from engine.games.grundy import grundy_value
 from engine.games.tictactoe import TTTState
 from engine.search.alphabeta import AlphaBeta, Limits
+from engine.search.analysis import analyze
 from engine.search.bots import LEVELS, decide, engine_for
+from engine.search.connect4_solver import Connect4Solver, proof_of, score_of
 
 C4_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 TTT = get_game("tictactoe")
@@ -124,3 +126,43 @@ def test_every_level_decides_legally_and_reproducibly(game_id: str, level: str) 
     assert g.check_move(s, g.move_from_json(s, a.move)) is not None
     if level in ("random", "easy", "medium"):  # depth-limited: no clock involved
         assert decide(game_id, s, level, budget_ms=budget, seed=5).move == a.move
+
+
+@pytest.mark.skipif(not C4_DATA.is_dir(), reason="shared/data/connect4 is not beside the repo")
+@pytest.mark.parametrize("name", ["Test_L3_R1", "Test_L2_R1"])
+def test_connect4_solver_matches_pons_exact_scores(name: str) -> None:
+    solver = Connect4Solver()
+    for moves, score in read_pons(name):
+        solver.clear()
+        s = C4.parse_position(moves)
+        got = solver.solve(s)
+        assert got == score, moves
+        assert score_of(*proof_of(got, s.moves), s.moves) == got
+
+
+@pytest.mark.skipif(not C4_DATA.is_dir(), reason="shared/data/connect4 is not beside the repo")
+def test_connect4_analysis_reports_pons_scores_as_proofs() -> None:
+    for moves, score in read_pons("Test_L2_R1", 40):
+        s = C4.parse_position(moves)
+        out = analyze(C4, s, moves, time_ms=60_000)
+        assert pons_score(s, out["proven"], out["distance"]) == score, moves
+        assert out["top"][0]["score"] == out["score"]
+
+
+def test_grundy_single_heaps_1_to_60_proven_as_their_grundy_values() -> None:
+    g = get_game("grundy")
+    for n in range(3, 61):
+        out = analyze(g, g.initial({"heap": n}), str(n))
+        assert out["proven"] == ("win" if grundy_value(n) else "loss"), n
+        assert out["distance"] == len(out["pv"])  # the PV plays the game out
+    for n in (1, 2):  # nothing to split: the first player has already lost
+        assert g.outcome(g.initial({"heap": n})) is not None
+
+
+def test_grundy_distances_agree_with_plain_search() -> None:
+    g = get_game("grundy")
+    for n in range(3, 16):
+        s = g.initial({"heap": n})
+        want = AlphaBeta(g).search(s, Limits())
+        got = analyze(g, s, str(n))
+        assert (got["proven"], got["distance"]) == (want.proven, want.distance), n

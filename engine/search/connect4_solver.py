@@ -1,7 +1,9 @@
 """An exact Connect-4 solver in the manner of Pascal Pons' "Solving Connect 4".
 
 Integer division here always rounds toward zero, as Pons' C++ does (Python's ``//`` floors,
-which is wrong by one for the negative bounds). Scores use Pons' convention, from the side to move: 0 is a draw; a win scores
+which is wrong by one for the negative bounds).
+
+Scores use Pons' convention, from the side to move: 0 is a draw; a win scores
 ``22 - (stones the winner has played when the winning stone lands)``, so a faster win scores
 more; a loss is the negation of the opponent's score. What makes it fast enough for Python:
 

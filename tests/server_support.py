@@ -1,0 +1,175 @@
+"""Helpers for the server tests: a server on an ephemeral port, and a protocol client."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import websockets
+
+from server.app import TablasServer
+from server.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@asynccontextmanager
+async def running(db: Path, workers: int = 2, **kw: Any) -> AsyncIterator[tuple[TablasServer, str]]:
+    """A server in this process on a free port; yields it and its ws:// URL."""
+    store = await Store.open(db)
+    srv = TablasServer(store, workers, **kw)
+    port = await srv.start("127.0.0.1", 0)
+    try:
+        yield srv, f"ws://127.0.0.1:{port}/ws"
+    finally:
+        await srv.close()
+
+
+class Client:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.ws: Any = None
+        self.n = 0
+        self.inbox: list[dict[str, Any]] = []
+
+    async def connect(self, name: str = "Ana", token: str | None = None) -> dict[str, Any]:
+        await self.open()
+        await self.send({"type": "hello", "name": name, "token": token})
+        return await self.expect("welcome")
+
+    async def open(self) -> None:
+        self.ws = await websockets.connect(self.url, max_size=2**22)
+
+    async def send(self, msg: dict[str, Any]) -> int:
+        self.n += 1
+        await self.ws.send(json.dumps(dict(msg, id=self.n)))
+        return self.n
+
+    async def send_raw(self, raw: str) -> None:
+        await self.ws.send(raw)
+
+    async def recv(self, timeout: float = 20) -> dict[str, Any]:
+        m: dict[str, Any] = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        self.inbox.append(m)
+        return m
+
+    async def expect(self, *types: str, timeout: float = 20) -> dict[str, Any]:
+        """The next message of one of ``types``; other messages are skipped (kept in inbox)."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            m = await self.recv(max(0.01, end - loop.time()))
+            if m.get("type") in types:
+                return m
+            if m.get("type") == "error" and "error" not in types:
+                raise AssertionError(f"unexpected error while waiting for {types}: {m}")
+
+    async def error(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Sends ``msg`` and returns the error answering it."""
+        rid = await self.send(msg)
+        while True:
+            m = await self.recv()
+            if m.get("type") == "error" and m.get("re") == rid:
+                return m
+            assert m.get("re") != rid, f"expected an error for {msg}, got {m}"
+
+    async def request(self, msg: dict[str, Any], *types: str) -> dict[str, Any]:
+        """Sends ``msg`` and returns the answer (``re``) of one of ``types``."""
+        rid = await self.send(msg)
+        while True:
+            m = await self.recv()
+            if m.get("re") == rid:
+                assert m.get("type") in types, f"{msg} answered with {m}"
+                return m
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+
+async def create(c: Client, game: str, seats: list[dict[str, Any]], join_seat: int | None = 0,
+                 options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    msg: dict[str, Any] = {"type": "create_room", "game": game, "options": options or {},
+                           "seats": seats}
+    if join_seat is not None:
+        msg["join_seat"] = join_seat
+    created = await c.request(msg, "room_created")
+    snap = await c.expect("room")
+    return created["room_id"], snap
+
+
+async def play_vs_bot(c: Client, room: str, view: dict[str, Any], seat: int = 0,
+                      limit: int = 3000, pick: Any = None) -> dict[str, Any]:
+    """Plays seat ``seat`` (first legal move, or ``pick``) until the game ends."""
+    for _ in range(limit):
+        if view["status"] == "finished":
+            return view
+        if view.get("to_move") == seat and view.get("legal_moves"):
+            moves = view["legal_moves"]
+            await c.send({"type": "move", "room_id": room, "ply": view["ply"],
+                          "move": pick(moves) if pick else moves[0]})
+        view = await c.expect("update", timeout=60)
+    raise AssertionError("game did not finish")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Subprocess:
+    """``tablas serve`` as a real process (for kill -9)."""
+
+    def __init__(self, db: Path, log: Path, workers: int = 1) -> None:
+        self.db, self.log, self.workers = db, log, workers
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self) -> None:
+        out = open(self.log, "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--port", str(self.port),
+             "--db", str(self.db), "--bot-workers", str(self.workers)],
+            cwd=ROOT, stdout=out, stderr=out, start_new_session=True,
+        )
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()[-2000:]
+            with suppress(Exception), urllib.request.urlopen(
+                f"http://127.0.0.1:{self.port}/healthz", timeout=1
+            ) as r:
+                if r.status == 200:
+                    return
+            time.sleep(0.1)
+        raise AssertionError("server did not start: " + self.log.read_text()[-2000:])
+
+    def kill9(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def terminate(self) -> int | None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                return self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+        return self.proc.returncode if self.proc else None

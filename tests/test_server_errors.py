@@ -1,0 +1,140 @@
+"""Every refusal code: an error answering the frame's id, nothing changed, connection open."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from server_support import Client, create, running
+
+HUMAN = {"kind": "human"}
+
+
+async def test_refusals_in_a_game(tmp_path: Path) -> None:
+    async with running(tmp_path / "t.db") as (_srv, url):
+        a, b, s, x = Client(url), Client(url), Client(url), Client(url)
+        await a.connect("Ana")
+        await b.connect("Bo")
+        await s.connect("Spec")
+        await x.connect("Eve")
+        room, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        # a move before the game starts
+        e = await a.error({"type": "move", "room_id": room, "ply": 0, "move": {"cell": 0}})
+        assert e["code"] == "not_your_turn"
+        await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
+        await s.request({"type": "spectate", "room_id": room}, "room")
+        e = await x.error({"type": "join", "room_id": room, "seat": 0})
+        assert e["code"] == "seat_taken"
+        e = await x.error({"type": "join", "room_id": room})
+        assert e["code"] == "seat_taken"
+        e = await b.error({"type": "move", "room_id": room, "ply": 0, "move": {"cell": 4}})
+        assert e["code"] == "not_your_turn"
+        e = await s.error({"type": "move", "room_id": room, "ply": 0, "move": {"cell": 4}})
+        assert e["code"] == "not_seated"
+        e = await x.error({"type": "move", "room_id": room, "ply": 0, "move": {"cell": 4}})
+        assert e["code"] == "not_seated"
+        e = await x.error({"type": "resign", "room_id": room})
+        assert e["code"] == "not_seated"
+        e = await a.error({"type": "move", "room_id": room, "ply": 0, "move": {"cell": 9}})
+        assert e["code"] == "illegal_move"
+        e = await a.error({"type": "move", "room_id": room, "ply": 0, "move": {"col": 1}})
+        assert e["code"] == "illegal_move"
+        e = await a.error({"type": "move", "room_id": room, "ply": 3, "move": {"cell": 4}})
+        assert e["code"] == "stale"
+        # the same move twice (a resend): applied once, the second is stale
+        move = {"type": "move", "room_id": room, "ply": 0, "move": {"cell": 4}}
+        u = await a.request(move, "update")
+        assert u["ply"] == 1
+        e = await a.error(move)
+        assert e["code"] == "stale"
+        e = await b.error({"type": "move", "room_id": room, "ply": 1, "move": {"cell": 4}})
+        assert e["code"] == "illegal_move"
+        snap = await s.request({"type": "spectate", "room_id": room}, "room")
+        assert snap["ply"] == 1 and snap["history"] == [{"cell": 4}]
+        e = await a.error({"type": "move", "room_id": "nope", "ply": 1, "move": {"cell": 0}})
+        assert e["code"] == "unknown_room"
+        for kind in ("join", "spectate", "leave", "resign", "rematch"):
+            e = await a.error({"type": kind, "room_id": "nope"})
+            assert e["code"] == "unknown_room", kind
+        # finish by resigning: afterwards every move is game_over
+        await a.request({"type": "resign", "room_id": room}, "room")
+        e = await b.error({"type": "move", "room_id": room, "ply": 1, "move": {"cell": 0}})
+        assert e["code"] == "game_over"
+
+
+async def test_bad_frames(tmp_path: Path) -> None:
+    async with running(tmp_path / "t.db") as (_srv, url):
+        c = Client(url)
+        await c.open()
+        # before hello
+        e = await c.error({"type": "list_rooms"})
+        assert e["code"] == "not_authenticated"
+        e = await c.error({"type": "hello", "name": "Eve", "token": "no-such-token"})
+        assert e["code"] == "not_authenticated"
+        for bad_name in ["", "   ", "x" * 33, "a\u0000b", "tab\there"]:
+            e = await c.error({"type": "hello", "name": bad_name, "token": None})
+            assert e["code"] == "bad_request", bad_name
+        e = await c.error({"type": "hello", "name": 5, "token": None})
+        assert e["code"] == "bad_request"
+        w = await c.request({"type": "hello", "name": "  Mal  ", "token": None}, "welcome")
+        assert w["name"] == "Mal"
+        e = await c.error({"type": "hello", "name": "Mal", "token": None})
+        assert e["code"] == "bad_request"
+
+        async def raw(frame: str) -> dict:
+            await c.send_raw(frame)
+            return await c.recv()
+
+        assert (await raw("{not json"))["code"] == "bad_request"
+        assert (await raw("[1, 2]"))["code"] == "bad_request"
+        assert (await raw(json.dumps({"id": 7})))["code"] == "bad_request"
+        m = await raw(json.dumps({"type": "fly", "id": "abc"}))
+        assert m["code"] == "unknown_type" and m["re"] == "abc"
+        m = await raw(json.dumps({"type": "move", "room_id": 5, "id": 9}))
+        assert m["code"] == "bad_request" and m["re"] == 9
+        m = await raw(json.dumps({"type": "move", "room_id": "r", "ply": "1", "move": {}}))
+        assert m["code"] == "bad_request"
+        m = await raw(json.dumps({"type": "move", "room_id": "r", "ply": True, "move": {}}))
+        assert m["code"] == "bad_request"
+        m = await raw(json.dumps({"type": "list_rooms", "extra": 1}))
+        assert m["code"] == "bad_request"
+        e = await c.error({"type": "create_room", "game": "chess", "options": {},
+                           "seats": [HUMAN, HUMAN]})
+        assert e["code"] == "unknown_game"
+        e = await c.error({"type": "create_room", "game": "grundy", "options": {"heap": "7"},
+                           "seats": [HUMAN, HUMAN]})
+        assert e["code"] == "bad_request"
+        e = await c.error({"type": "create_room", "game": "grundy", "options": {},
+                           "seats": [HUMAN]})
+        assert e["code"] == "bad_request"
+        e = await c.error({"type": "create_room", "game": "grundy", "options": {},
+                           "seats": [HUMAN, {"kind": "bot", "level": "godlike"}]})
+        assert e["code"] == "bad_request"
+        e = await c.error({"type": "create_room", "game": "grundy", "options": {},
+                           "seats": [HUMAN, {"kind": "bot"}], "join_seat": 1})
+        assert e["code"] == "seat_taken"
+        lobby = await c.request({"type": "list_rooms"}, "rooms")
+        assert lobby["rooms"] == []  # nothing was created by the refusals
+        # a frame over 64 KiB closes the connection (the contract allows it)
+        await c.send_raw(json.dumps({"type": "chat", "room_id": "x", "text": "y" * 70000}))
+        try:
+            m = await c.recv(5)
+            assert m.get("code") == "too_large"
+        except Exception as exc:  # closed by the server
+            assert "1009" in repr(exc) or "closed" in repr(exc).lower(), repr(exc)
+        # the server is fine
+        d = Client(url)
+        await d.connect("Next")
+        await d.close()
+
+
+async def test_rate_limit(tmp_path: Path) -> None:
+    async with running(tmp_path / "t.db") as (_srv, url):
+        c = Client(url)
+        await c.connect("Fast")
+        for _ in range(60):
+            await c.send({"type": "list_rooms"})
+        codes = [(await c.recv()).get("code") for _ in range(60)]
+        assert "rate_limited" in codes and codes.count(None) >= 39
+        # still connected
+        await c.ws.ping()
