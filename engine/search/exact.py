@@ -33,8 +33,10 @@ def _c4_scores(state: Any, time_ms: float | None) -> list[tuple[Any, int]] | Non
 
 
 def _grundy_scores(game: Game[Any, Any], state: Any) -> list[tuple[Any, int]]:
+    from engine.games.grundy import Grundy
     from engine.search.grundy_solver import best_moves
 
+    assert isinstance(game, Grundy)
     return [(m, WIN - d if wins else d - WIN) for m, wins, d in best_moves(game, state)]
 
 

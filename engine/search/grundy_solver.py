@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from engine.games.grundy import grundy_value
+from engine.games.grundy import Grundy, GrundyMove, GrundyState, grundy_value
 
 
 def _children(key: tuple[int, ...]) -> set[tuple[int, ...]]:
@@ -46,11 +46,8 @@ def solve(key: tuple[int, ...]) -> tuple[bool, int]:
     return False, 1 + max(solve(c)[1] for c in children)
 
 
-def best_moves(game: object, state: object) -> list[tuple[object, bool, int]]:
+def best_moves(game: Grundy, state: GrundyState) -> list[tuple[GrundyMove, bool, int]]:
     """Every legal move of a Grundy state with (mover wins after it, distance from here)."""
-    from engine.games.grundy import Grundy, GrundyState
-
-    assert isinstance(game, Grundy) and isinstance(state, GrundyState)
     out = []
     for m in game.legal_moves(state):
         child_wins, d = solve(game.key(game.apply(state, m)))
