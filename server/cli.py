@@ -158,6 +158,34 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from server.app import run
+
+    if args.bot_workers is not None and args.bot_workers < 1:
+        raise CliError("--bot-workers must be at least 1")
+    if not 0 <= args.port <= 65535:
+        raise CliError("--port must be 0..65535")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    import sqlite3
+
+    try:  # a database that cannot be opened is a bad argument, said before anything starts
+        sqlite3.connect(args.db).close()
+    except sqlite3.Error as e:
+        raise CliError(f"cannot use the database {args.db!r}: {e}") from None
+    try:
+        asyncio.run(run(args.host, args.port, args.db, args.bot_workers))
+    except sqlite3.Error as e:
+        raise CliError(f"cannot use the database {args.db!r}: {e}") from None
+    except OSError as e:
+        raise CliError(f"cannot serve on {args.host}:{args.port}: {e.strerror or e}") from None
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tablas", description="Tablas: classic board games, bots and a server.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -180,6 +208,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the contract's JSON")
     p.add_argument("--batch", metavar="FILE", help="one position per line ('-' for stdin)")
     p.set_defaults(run=cmd_analyze)
+
+    p = sub.add_parser("serve", help="run the game server (WebSocket and HTTP on one port)")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    p.add_argument("--port", type=int, default=8765, help="the port to listen on")
+    p.add_argument("--db", default="tablas.sqlite3", help="the SQLite database file")
+    p.add_argument("--bot-workers", type=int, default=None, metavar="N",
+                   help="bot worker processes (default: the number of CPUs)")
+    p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("bench", help="run the benchmarks")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -143,7 +143,7 @@ class Subprocess:
         return f"ws://127.0.0.1:{self.port}/ws"
 
     def start(self) -> None:
-        out = open(self.log, "ab")  # noqa: SIM115
+        out = open(self.log, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--port", str(self.port),
              "--db", str(self.db), "--bot-workers", str(self.workers)],

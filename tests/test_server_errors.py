@@ -87,6 +87,11 @@ async def test_bad_frames(tmp_path: Path) -> None:
 
         assert (await raw("{not json"))["code"] == "bad_request"
         assert (await raw("[1, 2]"))["code"] == "bad_request"
+        assert (await raw("[" * 60000))["code"] == "bad_request"
+        deep = '{"id": 3, "type": "hello", "x": ' + "[" * 60000
+        assert (await raw(deep))["code"] == "bad_request"
+        await c.ws.send(b"\xff\xfe{")  # a binary frame that is not UTF-8 JSON
+        assert (await c.recv())["code"] == "bad_request"
         assert (await raw(json.dumps({"id": 7})))["code"] == "bad_request"
         m = await raw(json.dumps({"type": "fly", "id": "abc"}))
         assert m["code"] == "unknown_type" and m["re"] == "abc"

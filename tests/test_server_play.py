@@ -82,7 +82,7 @@ async def test_bot_against_bot(tmp_path: Path, game: str) -> None:
         await a.connect("Watcher")
         level = "random" if game in ("backgammon", "boom") else "easy"
         bot = {"kind": "bot", "level": level}
-        room, view = await create(a, game, [bot, bot], join_seat=None)
+        _room, view = await create(a, game, [bot, bot], join_seat=None)
         assert view["status"] in ("playing", "finished") and view["spectators"] == 1
         plies = []
         while view["status"] != "finished":
@@ -139,7 +139,6 @@ async def test_backgammon_against_bot_with_reordered_play(tmp_path: Path) -> Non
             if view["status"] == "finished":
                 break
         snap = await a.request({"type": "join", "room_id": room, "seat": 0}, "room")
-        assert all(h in snap["history"] for h in snap["history"])
         assert len(snap["history"]) == snap["ply"]
         assert reordered > 0
 

@@ -1,0 +1,677 @@
+"""The thin asyncio layer: WebSocket at ``/ws`` and HTTP on the same port (websockets ≥ 13).
+
+Handlers only parse (:mod:`server.protocol`), call the room (:mod:`server.room`), persist
+(:mod:`server.store`) and broadcast. A room's commands run under its lock, in this order:
+check → commit to SQLite → change the room in memory → enqueue the messages; so every message
+anyone receives describes a state already on disk, and every connection sees a room's
+messages in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import mimetypes
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from engine.core import Outcome
+from server.bots import BotPool, random_move
+from server.protocol import (
+    AnyClientMessage,
+    BotSeat,
+    Chat,
+    ChatMessage,
+    CreateRoom,
+    Error,
+    Hello,
+    Join,
+    Leave,
+    Left,
+    ListRooms,
+    Move,
+    ProtocolError,
+    Rematch,
+    Resign,
+    RoomCreated,
+    Rooms,
+    ServerMessage,
+    Spectate,
+    Welcome,
+    parse_client,
+    peek_id,
+)
+from server.room import Action, Pending, Room, RoomError, SeatState, game_for
+from server.store import Store
+
+log = logging.getLogger("tablas.server")
+
+MAX_FRAME = 64 * 1024
+OUT_QUEUE = 512
+RATE = 20.0
+BURST = 40.0
+CLIENT_DIR = Path(__file__).resolve().parent.parent / "client"
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".txt": "text/plain; charset=utf-8",
+    ".wasm": "application/wasm",
+}
+
+
+class TokenBucket:
+    def __init__(self, rate: float = RATE, burst: float = BURST,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self.tokens = burst
+        self.at = clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return True
+        return False
+
+
+@dataclass(eq=False)
+class Player:
+    id: str
+    name: str
+
+
+@dataclass(eq=False)
+class Conn:
+    ws: ServerConnection
+    queue: asyncio.Queue[str | None] = field(
+        default_factory=lambda: asyncio.Queue(maxsize=OUT_QUEUE)
+    )
+    player: Player | None = None
+    rooms: set[str] = field(default_factory=set)
+    bucket: TokenBucket = field(default_factory=TokenBucket)
+    closing: bool = False
+
+    @property
+    def player_id(self) -> str | None:
+        return self.player.id if self.player else None
+
+    def send(self, msg: ServerMessage | str) -> None:
+        """Queues a message; a client too slow to read its queue is disconnected."""
+        if self.closing:
+            return
+        try:
+            self.queue.put_nowait(msg if isinstance(msg, str) else msg.to_json())
+        except asyncio.QueueFull:
+            self.closing = True
+            log.warning("closing %s: outgoing queue full", self.ws.remote_address)
+            asyncio.get_running_loop().create_task(self.ws.close(1008, "too slow"))
+
+
+@dataclass(eq=False)
+class RoomEntry:
+    room: Room
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    conns: set[Conn] = field(default_factory=set)
+    spectators: set[Conn] = field(default_factory=set)
+    bot_task: asyncio.Task[None] | None = None
+
+
+class TablasServer:
+    """The whole server: rooms in memory, the store on disk, the bot pool, the sockets."""
+
+    def __init__(
+        self,
+        store: Store,
+        bot_workers: int | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        seed_factory: Callable[[], bytes] | None = None,
+        client_dir: Path = CLIENT_DIR,
+        bot_pause: float = 0.0,
+        rate: float = RATE,
+        burst: float = BURST,
+    ) -> None:
+        self.store = store
+        self.bots = BotPool(bot_workers)
+        self.clock = clock
+        self.seed_factory = seed_factory
+        self.client_dir = client_dir.resolve()
+        self.bot_pause = bot_pause
+        self.rate, self.burst = rate, burst
+        self.rooms: dict[str, RoomEntry] = {}
+        self.online: dict[str, set[Conn]] = {}
+        self.conns: set[Conn] = set()
+        self.server: Server | None = None
+        self._closing = False
+
+    # --- life cycle ----------------------------------------------------------------------
+
+    async def load_rooms(self) -> int:
+        """Reloads every unfinished room by replaying its moves; bot seats think again."""
+        n = 0
+        for room_id in await self.store.unfinished_room_ids():
+            try:
+                await self._load(room_id)
+                n += 1
+            except Exception:
+                log.exception("room %s could not be reloaded; it stays on disk", room_id)
+        for entry in self.rooms.values():
+            self._kick_bot(entry)
+        return n
+
+    async def start(self, host: str, port: int) -> int:
+        """Listens on ``host:port`` (0: any free port); the port actually bound."""
+        await self.load_rooms()
+        self.server = await serve(
+            self.handler,
+            host,
+            port,
+            process_request=self.process_request,
+            max_size=MAX_FRAME,
+            max_queue=32,
+            server_header="tablas",
+        )
+        sock = next(iter(self.server.sockets))
+        bound: int = sock.getsockname()[1]
+        log.info("tablas listening on ws://%s:%d/ws", host, bound)
+        return bound
+
+    async def close(self) -> None:
+        """Graceful shutdown: stop bots, close sockets with a reason, finish the writes."""
+        self._closing = True
+        for entry in self.rooms.values():
+            if entry.bot_task is not None:
+                entry.bot_task.cancel()
+        if self.server is not None:
+            self.server.close(close_connections=False)
+        for conn in list(self.conns):
+            conn.closing = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.ws.close(1001, "server shutting down"), 2)
+        if self.server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.server.wait_closed(), 5)
+        for entry in self.rooms.values():  # wait for writes in progress
+            async with entry.lock:
+                pass
+            if entry.bot_task is not None:
+                with contextlib.suppress(BaseException):
+                    await entry.bot_task
+        self.bots.shutdown()
+        await self.store.close()
+
+    # --- HTTP ----------------------------------------------------------------------------
+
+    async def process_request(
+        self, connection: ServerConnection, request: Request
+    ) -> Response | None:
+        path = urlsplit(request.path).path
+        if path == "/ws":
+            return None
+        if path == "/healthz":
+            return self._json(HTTPStatus.OK, {"status": "ok"})
+        if path == "/api/rooms":
+            return self._json(HTTPStatus.OK, {"rooms": self._room_list()})
+        return await self._static(path)
+
+    @staticmethod
+    def _response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
+        headers = Headers(
+            [
+                ("Content-Type", content_type),
+                ("Content-Length", str(len(body))),
+                ("Cache-Control", "no-cache"),
+                ("X-Content-Type-Options", "nosniff"),
+            ]
+        )
+        return Response(status.value, status.phrase, headers, body)
+
+    def _json(self, status: HTTPStatus, obj: Any) -> Response:
+        return self._response(status, json.dumps(obj).encode(), "application/json")
+
+    async def _static(self, path: str) -> Response:
+        rel = unquote(path).lstrip("/") or "index.html"
+        target = (self.client_dir / rel).resolve()
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.is_relative_to(self.client_dir) or not target.is_file():
+            return self._response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain")
+        ctype = _TYPES.get(target.suffix.lower()) or (
+            mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        )
+        body = await asyncio.to_thread(target.read_bytes)
+        return self._response(HTTPStatus.OK, body, ctype)
+
+    def _room_list(self) -> list[dict[str, Any]]:
+        order = {"waiting": 0, "playing": 1, "finished": 2}
+        entries = sorted(
+            self.rooms.values(),
+            key=lambda e: (order[e.room.status], -e.room.created_at),
+        )[:200]
+        return [e.room.summary(len(e.spectators)).model_dump(mode="json") for e in entries]
+
+    # --- WebSocket -----------------------------------------------------------------------
+
+    async def handler(self, ws: ServerConnection) -> None:
+        conn = Conn(ws, bucket=TokenBucket(self.rate, self.burst))
+        self.conns.add(conn)
+        writer = asyncio.create_task(self._writer(conn))
+        try:
+            async for raw in ws:
+                await self._on_frame(conn, raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.conns.discard(conn)
+            await self._disconnect(conn)
+            conn.closing = True
+            with contextlib.suppress(asyncio.QueueFull):
+                conn.queue.put_nowait(None)
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+
+    async def _writer(self, conn: Conn) -> None:
+        try:
+            while True:
+                msg = await conn.queue.get()
+                if msg is None:
+                    return
+                await conn.ws.send(msg)
+        except ConnectionClosed:
+            return
+
+    async def _on_frame(self, conn: Conn, raw: str | bytes) -> None:
+        if not conn.bucket.take():
+            conn.send(Error(re=peek_id(raw), code="rate_limited",
+                            message=f"more than {self.rate:g} messages a second"))
+            return
+        msg: AnyClientMessage | None = None
+        try:
+            msg = parse_client(raw)
+            if conn.player is None and not isinstance(msg, Hello):
+                raise ProtocolError("not_authenticated", "send hello first", msg.id)
+            await self._dispatch(conn, msg)
+        except ProtocolError as e:
+            conn.send(Error(re=e.re, code=e.code, message=e.message))
+        except RoomError as e:
+            conn.send(Error(re=msg.id if msg else None, code=e.code, message=e.message))
+        except Exception:
+            log.exception(
+                "internal error: player %s, frame %r", conn.player_id, raw[:200]
+            )
+            conn.send(Error(re=msg.id if msg else peek_id(raw), code="internal",
+                            message="internal server error"))
+
+    async def _dispatch(self, conn: Conn, msg: AnyClientMessage) -> None:
+        handlers: dict[type[Any], Callable[[Conn, Any], Awaitable[None]]] = {
+            Hello: self._hello,
+            CreateRoom: self._create_room,
+            Join: self._join,
+            Spectate: self._spectate,
+            Leave: self._leave,
+            ListRooms: self._list_rooms,
+            Move: self._move,
+            Resign: self._resign,
+            Chat: self._chat,
+            Rematch: self._rematch,
+        }
+        await handlers[type(msg)](conn, msg)
+
+    # --- identity ------------------------------------------------------------------------
+
+    async def _hello(self, conn: Conn, msg: Hello) -> None:
+        if conn.player is not None:
+            raise ProtocolError("bad_request", "hello was already said on this connection",
+                                msg.id)
+        if msg.token is None:
+            token = secrets.token_urlsafe(16)  # 128 random bits
+            player = Player(secrets.token_hex(8), msg.name)
+            await self.store.create_player(player.id, player.name, token)
+        else:
+            found = await self.store.player_by_token(msg.token)
+            if found is None:
+                raise ProtocolError("not_authenticated", "unknown token", msg.id)
+            token = msg.token
+            player = Player(found[0], msg.name)
+            if found[1] != msg.name:
+                await self.store.touch_player(player.id, player.name)
+        conn.player = player
+        first = not self.online.get(player.id)
+        self.online.setdefault(player.id, set()).add(conn)
+        held: list[dict[str, Any]] = []
+        for entry in self.rooms.values():
+            seats = entry.room.seats_of(player.id)
+            if seats and entry.room.status != "finished":
+                held.extend({"room_id": entry.room.room_id, "seat": s} for s in seats)
+                entry.room.rename(player.id, player.name)
+        conn.send(Welcome(re=msg.id, player_id=player.id, name=player.name, token=token,
+                          seats=held))
+        if first:
+            self._presence_changed(player.id)
+
+    async def _disconnect(self, conn: Conn) -> None:
+        for room_id in list(conn.rooms):
+            entry = self.rooms.get(room_id)
+            if entry is not None:
+                entry.conns.discard(conn)
+                entry.spectators.discard(conn)
+        pid = conn.player_id
+        if pid is not None:
+            conns = self.online.get(pid, set())
+            conns.discard(conn)
+            if not conns:
+                self.online.pop(pid, None)
+                if not self._closing:
+                    self._presence_changed(pid)
+
+    def _presence_changed(self, player_id: str) -> None:
+        """A seated player came or went: the rooms see a fresh ``connected`` flag."""
+        for entry in self.rooms.values():
+            if entry.room.status != "finished" and entry.room.seats_of(player_id):
+                self._broadcast_snapshot(entry)
+
+    def _connected(self, player_id: str) -> bool:
+        return bool(self.online.get(player_id))
+
+    # --- rooms ---------------------------------------------------------------------------
+
+    async def _load(self, room_id: str) -> RoomEntry | None:
+        record = await self.store.load_room(room_id)
+        if record is None:
+            return None
+        if room_id in self.rooms:  # loaded by another handler meanwhile
+            return self.rooms[room_id]
+        entry = RoomEntry(record.to_room(self.clock))
+        self.rooms[room_id] = entry
+        return entry
+
+    async def _entry(self, room_id: str) -> RoomEntry:
+        entry = self.rooms.get(room_id)
+        if entry is None:
+            entry = await self._load(room_id)
+        if entry is None:
+            raise RoomError("unknown_room", f"no room {room_id!r}")
+        return entry
+
+    async def _reload_after_failure(self, entry: RoomEntry) -> None:
+        """The disk is the truth: after a failed write, the room is rebuilt from it."""
+        room_id = entry.room.room_id
+        with contextlib.suppress(Exception):
+            record = await self.store.load_room(room_id)
+            if record is not None:
+                entry.room = record.to_room(self.clock)
+
+    def _snapshot_for(self, entry: RoomEntry, conn: Conn, re: str | int | None = None) -> str:
+        snap = entry.room.snapshot(conn.player_id, self._connected, len(entry.spectators))
+        snap.re = re
+        return snap.to_json()
+
+    def _broadcast_snapshot(
+        self, entry: RoomEntry, answer: Conn | None = None, re: str | int | None = None
+    ) -> None:
+        for c in entry.conns:
+            c.send(self._snapshot_for(entry, c, re if c is answer else None))
+
+    def _broadcast_update(
+        self, entry: RoomEntry, action: Action, answer: Conn | None, re: str | int | None
+    ) -> None:
+        room = entry.room
+        plain: str | None = None
+        for c in entry.conns:
+            legal = room.legal_for(c.player_id)
+            if legal or c is answer:
+                u = room.update(action, c.player_id)
+                u.re = re if c is answer else None
+                c.send(u.to_json())
+            else:
+                if plain is None:
+                    plain = room.update(action, None).to_json()
+                c.send(plain)
+
+    def _subscribe(self, entry: RoomEntry, conn: Conn, spectator: bool) -> None:
+        entry.conns.add(conn)
+        conn.rooms.add(entry.room.room_id)
+        if spectator:
+            entry.spectators.add(conn)
+        else:
+            entry.spectators.discard(conn)
+
+    def _new_room_id(self) -> str:
+        while True:
+            room_id = secrets.token_hex(5)
+            if room_id not in self.rooms:
+                return room_id
+
+    async def _open_room(
+        self,
+        conn: Conn,
+        game_id: str,
+        options: dict[str, Any],
+        seats: list[SeatState],
+        join_seat: int | None,
+        re: str | int | None,
+    ) -> None:
+        assert conn.player is not None
+        game_for(game_id)  # unknown_game before anything else
+        room_id = self._new_room_id()
+        seed = self.seed_factory() if self.seed_factory is not None else None
+        room = Room(room_id, game_id, options, seats, clock=self.clock, seed=seed)
+        if join_seat is not None:
+            if room.seats[join_seat].kind != "human":
+                raise RoomError("seat_taken", f"seat {join_seat} is a bot's")
+            room.join(conn.player.id, conn.player.name, join_seat)
+        if room.ready:
+            room.start()
+        await self.store.create_room(
+            room_id, room.game_id, room.options, room.seats, room.status, room.seed,
+            room.opening_rolls, room.created_at,
+        )
+        entry = RoomEntry(room)
+        self.rooms[room_id] = entry
+        self._subscribe(entry, conn, spectator=not room.seats_of(conn.player_id))
+        conn.send(RoomCreated(re=re, room_id=room_id))
+        conn.send(self._snapshot_for(entry, conn, re))
+        self._kick_bot(entry)
+
+    async def _create_room(self, conn: Conn, msg: CreateRoom) -> None:
+        seats = [
+            SeatState("bot", s.level) if isinstance(s, BotSeat) else SeatState("human")
+            for s in msg.seats
+        ]
+        await self._open_room(conn, msg.game, dict(msg.options), seats, msg.join_seat, msg.id)
+
+    async def _rematch(self, conn: Conn, msg: Rematch) -> None:
+        entry = await self._entry(msg.room_id)
+        old = entry.room
+        held = old.seats_of(conn.player_id)
+        if not held:
+            raise RoomError("not_seated", "only a player of the room can ask for a rematch")
+        if old.status != "finished":
+            raise RoomError("bad_request", "the game is not over yet")
+        seats = [SeatState(s.kind, s.level) for s in reversed(old.seats)]
+        await self._open_room(conn, old.game_id, old.options, seats, 1 - held[0], msg.id)
+
+    async def _join(self, conn: Conn, msg: Join) -> None:
+        assert conn.player is not None
+        entry = await self._entry(msg.room_id)
+        async with entry.lock:
+            room = entry.room
+            changed = room.join(conn.player.id, conn.player.name, msg.seat)
+            if changed:
+                try:
+                    if room.ready:
+                        room.start()
+                    await self.store.save_seats(
+                        room.room_id, room.seats, room.status, room.opening_rolls
+                    )
+                except BaseException:
+                    await self._reload_after_failure(entry)
+                    raise
+            self._subscribe(entry, conn, spectator=False)
+            if changed:
+                self._broadcast_snapshot(entry, conn, msg.id)
+            else:
+                conn.send(self._snapshot_for(entry, conn, msg.id))
+        self._kick_bot(entry)
+
+    async def _spectate(self, conn: Conn, msg: Spectate) -> None:
+        entry = await self._entry(msg.room_id)
+        async with entry.lock:
+            self._subscribe(entry, conn, spectator=not entry.room.seats_of(conn.player_id))
+            conn.send(self._snapshot_for(entry, conn, msg.id))
+
+    async def _leave(self, conn: Conn, msg: Leave) -> None:
+        assert conn.player is not None
+        entry = await self._entry(msg.room_id)
+        async with entry.lock:
+            room = entry.room
+            entry.conns.discard(conn)
+            entry.spectators.discard(conn)
+            conn.rooms.discard(room.room_id)
+            if room.leave(conn.player.id):
+                try:
+                    await self.store.save_seats(
+                        room.room_id, room.seats, room.status, room.opening_rolls
+                    )
+                except BaseException:
+                    await self._reload_after_failure(entry)
+                    raise
+                self._broadcast_snapshot(entry)
+            conn.send(Left(re=msg.id, room_id=room.room_id))
+
+    async def _list_rooms(self, conn: Conn, msg: ListRooms) -> None:
+        rooms = Rooms.model_validate({"re": msg.id, "rooms": self._room_list()})
+        conn.send(rooms)
+
+    # --- play ----------------------------------------------------------------------------
+
+    async def _apply(
+        self, entry: RoomEntry, pending: Pending, answer: Conn | None, re: str | int | None
+    ) -> None:
+        """Persist, then commit in memory, then broadcast (caller holds the room's lock)."""
+        room = entry.room
+        try:
+            await self.store.record_move(room.room_id, pending.action, pending.outcome)
+        except BaseException:
+            await self._reload_after_failure(entry)
+            raise
+        action = room.commit(pending)
+        self._broadcast_update(entry, action, answer, re)
+        if room.status == "finished":
+            self._broadcast_snapshot(entry)
+
+    async def _move(self, conn: Conn, msg: Move) -> None:
+        entry = await self._entry(msg.room_id)
+        async with entry.lock:
+            pending = entry.room.prepare_move(conn.player_id, msg.ply, dict(msg.move))
+            await self._apply(entry, pending, conn, msg.id)
+        self._kick_bot(entry)
+
+    async def _resign(self, conn: Conn, msg: Resign) -> None:
+        entry = await self._entry(msg.room_id)
+        async with entry.lock:
+            room = entry.room
+            outcome: Outcome = room.prepare_resign(conn.player_id or "")
+            await self.store.record_result(room.room_id, outcome)
+            room.finish(outcome)
+            if conn not in entry.conns:
+                conn.send(self._snapshot_for(entry, conn, msg.id))
+            self._broadcast_snapshot(entry, conn, msg.id)
+
+    async def _chat(self, conn: Conn, msg: Chat) -> None:
+        assert conn.player is not None
+        entry = await self._entry(msg.room_id)
+        if conn not in entry.conns:
+            raise RoomError("not_seated", "join or spectate the room to chat in it")
+        text = msg.text.strip()
+        if not text:
+            raise RoomError("bad_request", "empty chat line")
+        now = self.clock()
+        await self.store.record_chat(entry.room.room_id, conn.player.id, text, now)
+        line = ChatMessage(room_id=entry.room.room_id, player_id=conn.player.id,
+                           name=conn.player.name, text=text, time=now)
+        for c in entry.conns:
+            line.re = msg.id if c is conn else None
+            c.send(line.to_json())
+
+    # --- bots ----------------------------------------------------------------------------
+
+    def _kick_bot(self, entry: RoomEntry) -> None:
+        if self._closing or entry.room.bot_to_move() is None:
+            return
+        if entry.bot_task is not None and not entry.bot_task.done():
+            return
+        entry.bot_task = asyncio.get_running_loop().create_task(self._bot_loop(entry))
+
+    async def _bot_loop(self, entry: RoomEntry) -> None:
+        """Plays the bots' turns while a bot is to move (both seats, for bot against bot)."""
+        try:
+            while not self._closing:
+                job = entry.room.bot_job()
+                if job is None:
+                    return
+                move = await self.bots.decide(job)
+                if self.bot_pause:
+                    await asyncio.sleep(self.bot_pause)
+                async with entry.lock:
+                    room = entry.room
+                    if room.ply != job.ply or room.bot_to_move() != job.seat:
+                        continue
+                    pending = None
+                    if move is not None:
+                        try:
+                            pending = room.prepare_move(None, job.ply, move, bot_seat=job.seat)
+                        except RoomError as e:
+                            log.warning("bot move %s refused in room %s: %s", move,
+                                        room.room_id, e.message)
+                    if pending is None:  # no answer in time, or a bad one: a random move
+                        fallback = random_move(room.game, room.state, job.seed)
+                        pending = room.prepare_move(None, job.ply, fallback, bot_seat=job.seat)
+                    await self._apply(entry, pending, None, None)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("bot loop of room %s failed", entry.room.room_id)
+
+
+async def run(host: str, port: int, db: str, bot_workers: int | None) -> None:
+    """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully."""
+    import signal
+
+    store = await Store.open(db)
+    server = TablasServer(store, bot_workers)
+    try:
+        await server.start(host, port)
+    except BaseException:
+        await server.close()
+        raise
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    log.info("shutting down")
+    await server.close()

@@ -1,0 +1,390 @@
+"""Every WebSocket message as a pydantic v2 model (contract section 3).
+
+Client messages form one discriminated union on ``type``; they forbid unknown fields and are
+validated strictly (a string where an integer belongs is a ``bad_request``, never coerced).
+Server messages are models too, so ``docs/protocol.schema.json`` describes both directions;
+``python -m server.protocol`` rewrites that file and a test checks it is current.
+
+:func:`parse_client` turns one raw frame into a message or a :class:`ProtocolError` carrying the
+contract's error code and the ``id`` to echo.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+ErrorCode = Literal[
+    "bad_request",
+    "unknown_type",
+    "not_authenticated",
+    "unknown_room",
+    "unknown_game",
+    "seat_taken",
+    "not_seated",
+    "not_your_turn",
+    "illegal_move",
+    "stale",
+    "game_over",
+    "rate_limited",
+    "too_large",
+    "internal",
+]
+Level = Literal["random", "easy", "medium", "hard", "max"]
+ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
+LEVELS: tuple[str, ...] = get_args(Level)
+MsgId = Annotated[str, Field(max_length=128)] | int
+RoomId = Annotated[str, Field(min_length=1, max_length=64)]
+Seat = Annotated[int, Field(ge=0, le=1)]
+JSONObject = dict[str, Any]
+
+MAX_NAME = 32
+MAX_CHAT = 500
+
+
+class ProtocolError(Exception):
+    """A client frame refused with one of the contract's error ``code``\\ s."""
+
+    def __init__(self, code: ErrorCode, message: str, re: str | int | None = None) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+        self.re = re
+
+
+def clean_name(name: str) -> str:
+    """A display name: 1–32 characters after stripping, no control characters."""
+    name = name.strip()
+    if not 1 <= len(name) <= MAX_NAME:
+        raise ValueError(f"name must be 1 to {MAX_NAME} characters after stripping spaces")
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
+        raise ValueError("name must not contain control characters")
+    return name
+
+
+# --- client → server ----------------------------------------------------------------------
+
+
+class ClientMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    id: MsgId | None = None
+
+
+class Hello(ClientMessage):
+    type: Literal["hello"]
+    name: str
+    token: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return clean_name(v)
+
+
+class HumanSeat(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    kind: Literal["human"]
+
+
+class BotSeat(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    kind: Literal["bot"]
+    level: Level = "medium"
+
+
+SeatSpec = Annotated[HumanSeat | BotSeat, Field(discriminator="kind")]
+
+
+class CreateRoom(ClientMessage):
+    type: Literal["create_room"]
+    game: Annotated[str, Field(max_length=64)]
+    options: JSONObject = Field(default_factory=dict)
+    seats: Annotated[list[SeatSpec], Field(min_length=2, max_length=2)]
+    join_seat: Seat | None = None
+
+
+class Join(ClientMessage):
+    type: Literal["join"]
+    room_id: RoomId
+    seat: Seat | None = None
+
+
+class Spectate(ClientMessage):
+    type: Literal["spectate"]
+    room_id: RoomId
+
+
+class Leave(ClientMessage):
+    type: Literal["leave"]
+    room_id: RoomId
+
+
+class ListRooms(ClientMessage):
+    type: Literal["list_rooms"]
+
+
+class Move(ClientMessage):
+    type: Literal["move"]
+    room_id: RoomId
+    ply: Annotated[int, Field(ge=0)]
+    move: JSONObject
+
+
+class Resign(ClientMessage):
+    type: Literal["resign"]
+    room_id: RoomId
+
+
+class Chat(ClientMessage):
+    """Additive: a line of text to everyone in the room (players and spectators)."""
+
+    type: Literal["chat"]
+    room_id: RoomId
+    text: Annotated[str, Field(min_length=1, max_length=MAX_CHAT)]
+
+
+class Rematch(ClientMessage):
+    """Additive: a new room with the same game, options and seat kinds, the seats swapped."""
+
+    type: Literal["rematch"]
+    room_id: RoomId
+
+
+AnyClientMessage = Annotated[
+    Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch,
+    Field(discriminator="type"),
+]
+CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
+CLIENT_TYPES: frozenset[str] = frozenset(
+    m.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
+    for m in (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat, Rematch)
+)
+
+
+def _describe(e: ValidationError) -> str:
+    parts = []
+    for err in e.errors()[:3]:
+        where = ".".join(str(x) for x in err["loc"]) or "message"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def parse_client(raw: str | bytes) -> AnyClientMessage:
+    """One frame as a client message, or :class:`ProtocolError` (bad_request/unknown_type)."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ProtocolError("bad_request", "the frame is not valid JSON") from None
+    if not isinstance(obj, dict):
+        raise ProtocolError("bad_request", "a frame must be a JSON object")
+    msg_id = obj.get("id")
+    re = msg_id if isinstance(msg_id, str | int) and not isinstance(msg_id, bool) else None
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError("bad_request", "a frame needs a string field 'type'", re)
+    if kind not in CLIENT_TYPES:
+        raise ProtocolError("unknown_type", f"unknown message type {kind[:40]!r}", re)
+    try:
+        return CLIENT_ADAPTER.validate_python(obj)
+    except ValidationError as e:
+        raise ProtocolError("bad_request", f"{kind}: {_describe(e)}", re) from None
+
+
+def peek_id(raw: str | bytes) -> str | int | None:
+    """The ``id`` of a frame, if it has a usable one (for answers to refused frames)."""
+    try:
+        obj = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    msg_id = obj.get("id") if isinstance(obj, dict) else None
+    return msg_id if isinstance(msg_id, str | int) and not isinstance(msg_id, bool) else None
+
+
+# --- server → client ----------------------------------------------------------------------
+
+
+class ServerMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    re: str | int | None = Field(default=None, description="the id of the message answered")
+
+    def to_json(self) -> str:
+        data = self.model_dump(mode="json")
+        if data.get("re") is None:
+            data.pop("re", None)
+        return json.dumps(data, separators=(",", ":"))
+
+
+class Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    winner: Seat | None
+    points: int
+    reason: str
+
+
+class SeatView(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seat: Seat
+    kind: Literal["human", "bot"]
+    name: str | None
+    level: Level | None
+    connected: bool
+    player_id: str | None = Field(default=None, description="additive: the seated player")
+
+
+class SeatSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seat: Seat
+    kind: Literal["human", "bot"]
+    name: str | None
+    level: Level | None
+
+
+class RoomSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    room_id: str
+    game: str
+    status: Literal["waiting", "playing", "finished"]
+    seats: list[SeatSummary]
+    spectators: int
+
+
+class Roll(BaseModel):
+    """Additive: dice rolled by the room; ``ply`` is the number of actions applied before."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ply: int
+    dice: list[int]
+
+
+class Welcome(ServerMessage):
+    type: Literal["welcome"] = "welcome"
+    player_id: str
+    name: str
+    token: str
+    seats: list[JSONObject] = Field(
+        default_factory=list,
+        description="additive: [{room_id, seat}] seats held in unfinished rooms",
+    )
+
+
+class RoomCreated(ServerMessage):
+    type: Literal["room_created"] = "room_created"
+    room_id: str
+
+
+class RoomSnapshot(ServerMessage):
+    type: Literal["room"] = "room"
+    room_id: str
+    game: str
+    options: JSONObject
+    seats: list[SeatView]
+    status: Literal["waiting", "playing", "finished"]
+    ply: int
+    to_move: Seat | None
+    state: JSONObject
+    legal_moves: list[JSONObject]
+    history: list[JSONObject]
+    result: Result | None
+    spectators: int = 0
+    your_seats: list[int] = Field(default_factory=list, description="additive")
+    rolls: list[Roll] = Field(default_factory=list, description="additive: every roll so far")
+    dice_commitment: str | None = Field(default=None, description="additive: sha256(seed) hex")
+    dice_seed: str | None = Field(default=None, description="additive: revealed when finished")
+
+
+class Update(ServerMessage):
+    type: Literal["update"] = "update"
+    room_id: str
+    ply: int
+    seat: Seat
+    move: JSONObject
+    state: JSONObject
+    to_move: Seat | None
+    legal_moves: list[JSONObject]
+    status: Literal["waiting", "playing", "finished"]
+    result: Result | None
+    dice: list[int] | None = Field(default=None, description="additive: the roll this caused")
+
+
+class Rooms(ServerMessage):
+    type: Literal["rooms"] = "rooms"
+    rooms: list[RoomSummary]
+
+
+class Error(ServerMessage):
+    type: Literal["error"] = "error"
+    code: ErrorCode
+    message: str
+
+
+class Left(ServerMessage):
+    """Additive: the answer to ``leave``."""
+
+    type: Literal["left"] = "left"
+    room_id: str
+
+
+class ChatMessage(ServerMessage):
+    type: Literal["chat"] = "chat"
+    room_id: str
+    player_id: str
+    name: str
+    text: str
+    time: float
+
+
+AnyServerMessage = Annotated[
+    Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage,
+    Field(discriminator="type"),
+]
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "protocol.schema.json"
+
+
+def json_schema() -> JSONObject:
+    """The JSON Schema of both directions, as written to ``docs/protocol.schema.json``."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Tablas WebSocket protocol",
+        "description": "Generated by `python -m server.protocol` from server/protocol.py.",
+        "client_to_server": CLIENT_ADAPTER.json_schema(),
+        "server_to_client": TypeAdapter(AnyServerMessage).json_schema(),
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m server.protocol [--check]``: writes (or checks) the schema file."""
+    args = sys.argv[1:] if argv is None else argv
+    text = schema_text()
+    if "--check" in args:
+        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
+        if current != text:
+            print(f"{SCHEMA_PATH} is out of date: run python -m server.protocol", file=sys.stderr)
+            return 1
+        return 0
+    SCHEMA_PATH.parent.mkdir(parents=True, exist_ok=True)
+    SCHEMA_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {SCHEMA_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,498 @@
+"""A sans-I/O room: the authoritative game, its seats, its history. No asyncio, sockets or SQL.
+
+Commands are methods that either raise :class:`RoomError` (with the contract's error code;
+nothing changed) or return what happened. A move is two steps so the caller can persist it in
+between: :meth:`Room.prepare_move` checks it and computes the next state and dice without
+changing the room, :meth:`Room.commit` makes it so. Time (``clock``) and dice (a
+:class:`~server.dice.DiceSource`) are injected.
+
+Chance nodes are resolved by the room itself at once: the opening roll when the game starts,
+and any roll an action leads to (backgammon's ``roll``, ``take`` or a play when the cube is
+not available). The rolls are recorded with the action that caused them; the opening roll
+belongs to ply 0 (``opening_rolls``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from engine.core import JSON, Game, Outcome
+from engine.errors import IllegalMoveError, InvalidDiceError, InvalidInputError, UnknownGameError
+from engine.games import get_game
+from server.dice import CommitRevealDice, DiceSource
+from server.protocol import (
+    ErrorCode,
+    Result,
+    Roll,
+    RoomSnapshot,
+    RoomSummary,
+    SeatSummary,
+    SeatView,
+    Update,
+)
+
+Status = Literal["waiting", "playing", "finished"]
+Dice = tuple[int, int]
+Clock = Callable[[], float]
+
+
+class RoomError(Exception):
+    """A refused command: ``code`` is the contract's error code; the room did not change."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+
+
+@dataclass(slots=True)
+class SeatState:
+    kind: Literal["human", "bot"]
+    level: str | None = None
+    player_id: str | None = None
+    name: str | None = None
+
+    @property
+    def filled(self) -> bool:
+        return self.kind == "bot" or self.player_id is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One history entry: ``index`` is its 0-based place (the update's ``ply`` is index + 1)."""
+
+    index: int
+    seat: int
+    move: JSON
+    rolls: tuple[Dice, ...] = ()
+    time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A checked move, not yet part of the room: persist it, then :meth:`Room.commit` it."""
+
+    action: Action
+    state: Any
+    outcome: Outcome | None
+
+
+@dataclass(frozen=True, slots=True)
+class BotJob:
+    """Everything a bot worker needs, picklable: it rebuilds the state by replaying."""
+
+    game_id: str
+    options: JSON
+    opening_rolls: tuple[Dice, ...]
+    actions: tuple[tuple[JSON, tuple[Dice, ...]], ...]
+    seat: int
+    ply: int
+    level: str
+    seed: int
+
+
+def game_for(game_id: str) -> Game[Any, Any]:
+    try:
+        return get_game(game_id)
+    except UnknownGameError as e:
+        raise RoomError("unknown_game", str(e)) from None
+
+
+def replay(
+    game: Game[Any, Any],
+    options: Mapping[str, Any],
+    opening_rolls: Sequence[Sequence[int]],
+    actions: Sequence[tuple[JSON, Sequence[Sequence[int]]]],
+) -> Any:
+    """The state after the opening rolls and ``actions`` (trusted: moves in listed form)."""
+    state = game.initial(dict(options))
+    for roll in opening_rolls:
+        state = game.apply_chance(state, tuple(roll))
+    for move, rolls in actions:
+        state = game.apply(state, game.move_from_json(state, move))
+        for roll in rolls:
+            state = game.apply_chance(state, tuple(roll))
+    return state
+
+
+def resolve_chance(
+    game: Game[Any, Any], state: Any, dice: DiceSource | None, ply: int
+) -> tuple[Any, tuple[Dice, ...]]:
+    """Rolls until ``state`` is no chance node; a roll the game refuses (a tie) is re-rolled."""
+    rolls: list[Dice] = []
+    attempt = 0
+    while game.is_chance(state):
+        if dice is None:
+            raise RuntimeError(f"{game.id}: a chance node but no dice source")
+        roll = dice.roll(ply, attempt)
+        attempt += 1
+        try:
+            state = game.apply_chance(state, roll)
+        except InvalidDiceError:
+            if attempt > 1000:
+                raise
+            continue
+        rolls.append(roll)
+    return state, tuple(rolls)
+
+
+class Room:
+    """One game between two seats, watched by any number of spectators."""
+
+    def __init__(
+        self,
+        room_id: str,
+        game_id: str,
+        options: Mapping[str, Any] | None,
+        seats: Sequence[SeatState],
+        *,
+        clock: Clock = time.time,
+        dice: DiceSource | None = None,
+        seed: bytes | None = None,
+        created_at: float | None = None,
+    ) -> None:
+        if len(seats) != 2:
+            raise RoomError("bad_request", "a room has exactly two seats")
+        self.room_id = room_id
+        self.game = game_for(game_id)
+        self.options: JSON = dict(options or {})
+        try:
+            self.state: Any = self.game.initial(self.options)
+            json.dumps(self.options)
+        except (InvalidInputError, TypeError, ValueError) as e:
+            raise RoomError("bad_request", f"bad options: {e}") from None
+        self.seats = [SeatState(s.kind, s.level, s.player_id, s.name) for s in seats]
+        self.clock = clock
+        self.created_at = clock() if created_at is None else created_at
+        self.seed = seed
+        if dice is None and self.game.has_chance:
+            source = CommitRevealDice(room_id, seed)
+            self.seed = source.seed
+            dice = source
+        self.dice = dice
+        self.status: Status = "waiting"
+        self.history: list[Action] = []
+        self.opening_rolls: tuple[Dice, ...] = ()
+        self.result: Outcome | None = None
+        self._legal_cache: tuple[int, list[JSON]] | None = None
+
+    # --- reading -------------------------------------------------------------------------
+
+    @property
+    def game_id(self) -> str:
+        return self.game.id
+
+    @property
+    def ply(self) -> int:
+        return len(self.history)
+
+    @property
+    def to_move(self) -> int | None:
+        if self.status != "playing":
+            return None
+        return self.game.to_move(self.state)
+
+    def seats_of(self, player_id: str | None) -> list[int]:
+        if player_id is None:
+            return []
+        return [i for i, s in enumerate(self.seats) if s.player_id == player_id]
+
+    def legal_moves(self) -> list[JSON]:
+        """The full list for the seat to move (cached per ply)."""
+        if self.to_move is None:
+            return []
+        if self._legal_cache is None or self._legal_cache[0] != self.ply:
+            moves = [self.game.move_to_json(m) for m in self.game.legal_moves(self.state)]
+            self._legal_cache = (self.ply, moves)
+        return self._legal_cache[1]
+
+    def legal_for(self, player_id: str | None) -> list[JSON]:
+        """``legal_moves`` as the contract sends it: only to the seat to move."""
+        seat = self.to_move
+        if seat is None or self.seats[seat].kind != "human":
+            return []
+        if self.seats[seat].player_id != player_id or player_id is None:
+            return []
+        return self.legal_moves()
+
+    def bot_to_move(self) -> int | None:
+        seat = self.to_move
+        return seat if seat is not None and self.seats[seat].kind == "bot" else None
+
+    def commitment(self) -> str | None:
+        return self.dice.commitment() if self.dice is not None else None
+
+    def revealed_seed(self) -> str | None:
+        return self.seed.hex() if self.seed is not None and self.status == "finished" else None
+
+    def result_model(self) -> Result | None:
+        r = self.result
+        return None if r is None else Result(winner=r.winner, points=r.points, reason=r.reason)
+
+    def rolls(self) -> list[Roll]:
+        out = [Roll(ply=0, dice=list(r)) for r in self.opening_rolls]
+        for a in self.history:
+            out.extend(Roll(ply=a.index + 1, dice=list(r)) for r in a.rolls)
+        return out
+
+    def snapshot(
+        self,
+        viewer: str | None,
+        connected: Callable[[str], bool] = lambda _p: False,
+        spectators: int = 0,
+    ) -> RoomSnapshot:
+        seats = [
+            SeatView(
+                seat=i,
+                kind=s.kind,
+                name=s.name if s.kind == "human" else f"bot ({s.level})",
+                level=s.level,  # type: ignore[arg-type]
+                connected=True if s.kind == "bot" else (s.player_id is not None
+                                                         and connected(s.player_id)),
+                player_id=s.player_id,
+            )
+            for i, s in enumerate(self.seats)
+        ]
+        return RoomSnapshot(
+            room_id=self.room_id,
+            game=self.game_id,
+            options=self.options,
+            seats=seats,
+            status=self.status,
+            ply=self.ply,
+            to_move=self.to_move,
+            state=self.game.state_to_json(self.state),
+            legal_moves=self.legal_for(viewer),
+            history=[a.move for a in self.history],
+            result=self.result_model(),
+            spectators=spectators,
+            your_seats=self.seats_of(viewer),
+            rolls=self.rolls(),
+            dice_commitment=self.commitment(),
+            dice_seed=self.revealed_seed(),
+        )
+
+    def update(self, action: Action, viewer: str | None) -> Update:
+        """The ``update`` for ``action`` (which must be the latest) as ``viewer`` sees it."""
+        return Update(
+            room_id=self.room_id,
+            ply=action.index + 1,
+            seat=action.seat,
+            move=action.move,
+            state=self.game.state_to_json(self.state),
+            to_move=self.to_move,
+            legal_moves=self.legal_for(viewer),
+            status=self.status,
+            result=self.result_model(),
+            dice=list(action.rolls[-1]) if action.rolls else None,
+        )
+
+    def summary(self, spectators: int = 0) -> RoomSummary:
+        return RoomSummary(
+            room_id=self.room_id,
+            game=self.game_id,
+            status=self.status,
+            seats=[
+                SeatSummary(
+                    seat=i,
+                    kind=s.kind,
+                    name=s.name if s.kind == "human" else f"bot ({s.level})",
+                    level=s.level,  # type: ignore[arg-type]
+                )
+                for i, s in enumerate(self.seats)
+            ],
+            spectators=spectators,
+        )
+
+    # --- seats ---------------------------------------------------------------------------
+
+    def join(self, player_id: str, name: str, seat: int | None = None) -> bool:
+        """Takes ``seat`` (or the first open one); True if a seat changed hands.
+
+        Holding the seat already (or any seat, when none is named) changes nothing.
+        """
+        held = self.seats_of(player_id)
+        if seat is None:
+            if held:
+                return False
+            open_seats = [i for i, s in enumerate(self.seats) if not s.filled]
+            if not open_seats:
+                raise RoomError("seat_taken", f"room {self.room_id} has no open seat")
+            seat = open_seats[0]
+        if not 0 <= seat < len(self.seats):
+            raise RoomError("bad_request", f"seat must be 0 or 1, got {seat}")
+        if seat in held:
+            return False
+        if self.seats[seat].filled:
+            raise RoomError("seat_taken", f"seat {seat} of room {self.room_id} is taken")
+        self.seats[seat].player_id = player_id
+        self.seats[seat].name = name
+        return True
+
+    def leave(self, player_id: str) -> bool:
+        """Frees the player's seats while the game waits; during play the seats stay held."""
+        if self.status != "waiting":
+            return False
+        held = self.seats_of(player_id)
+        for i in held:
+            self.seats[i].player_id = None
+            self.seats[i].name = None
+        return bool(held)
+
+    def rename(self, player_id: str, name: str) -> None:
+        for i in self.seats_of(player_id):
+            self.seats[i].name = name
+
+    @property
+    def ready(self) -> bool:
+        return self.status == "waiting" and all(s.filled for s in self.seats)
+
+    def start(self) -> None:
+        """Starts the game (every seat filled): the opening roll, if the game has one."""
+        if not self.ready:
+            raise RoomError("bad_request", "the game starts when every seat is filled")
+        self.state, self.opening_rolls = resolve_chance(self.game, self.state, self.dice, 0)
+        self.status = "playing"
+        self._settle()
+
+    # --- moves ---------------------------------------------------------------------------
+
+    def _check_turn(self, player_id: str | None, bot_seat: int | None, ply: int) -> int:
+        if bot_seat is not None:
+            seats = [bot_seat] if self.seats[bot_seat].kind == "bot" else []
+        else:
+            seats = self.seats_of(player_id)
+        if not seats:
+            raise RoomError("not_seated", f"you hold no seat in room {self.room_id}")
+        if self.status == "finished":
+            raise RoomError("game_over", f"the game in room {self.room_id} is over")
+        if self.status == "waiting":
+            raise RoomError("not_your_turn", "the game has not started: a seat is still open")
+        if ply != self.ply:
+            raise RoomError("stale", f"ply {ply} is stale: the room is at ply {self.ply}")
+        seat = self.to_move
+        if seat is None or seat not in seats:
+            raise RoomError("not_your_turn", f"it is seat {seat}'s turn")
+        return seat
+
+    def prepare_move(
+        self, player_id: str | None, ply: int, move: Any, *, bot_seat: int | None = None
+    ) -> Pending:
+        """Checks a move by a player (or by the bot on ``bot_seat``); the room is unchanged."""
+        seat = self._check_turn(player_id, bot_seat, ply)
+        game = self.game
+        try:
+            listed = game.check_move(self.state, game.move_from_json(self.state, move))
+        except InvalidInputError as e:
+            raise RoomError("illegal_move", f"not a move of {game.id}: {e}") from None
+        except IllegalMoveError as e:
+            raise RoomError("illegal_move", str(e)) from None
+        state = game.apply(self.state, listed)
+        state, rolls = resolve_chance(game, state, self.dice, self.ply + 1)
+        action = Action(self.ply, seat, game.move_to_json(listed), rolls, self.clock())
+        return Pending(action, state, game.outcome(state))
+
+    def commit(self, pending: Pending) -> Action:
+        """Makes a prepared move part of the room (it must still be the next ply)."""
+        if pending.action.index != self.ply:
+            raise RoomError("stale", "the room moved on since the move was prepared")
+        self.history.append(pending.action)
+        self.state = pending.state
+        if pending.outcome is not None:
+            self.result = pending.outcome
+            self.status = "finished"
+        self._settle()
+        return pending.action
+
+    def _settle(self) -> None:
+        outcome = self.game.outcome(self.state)
+        if outcome is not None and self.status == "playing":
+            self.result = outcome
+            self.status = "finished"
+
+    def prepare_resign(self, player_id: str) -> Outcome:
+        seats = self.seats_of(player_id)
+        if not seats:
+            raise RoomError("not_seated", f"you hold no seat in room {self.room_id}")
+        if self.status == "finished":
+            raise RoomError("game_over", f"the game in room {self.room_id} is over")
+        if self.status == "waiting":
+            raise RoomError("bad_request", "the game has not started")
+        # Holding both seats (playing oneself), the seat to move resigns.
+        seat = self.to_move if self.to_move in seats else seats[0]
+        assert seat is not None
+        points = int(getattr(self.state, "cube", 1) or 1)
+        return Outcome(winner=1 - seat, points=points, reason="resign")
+
+    def finish(self, outcome: Outcome) -> None:
+        self.result = outcome
+        self.status = "finished"
+
+    # --- bots and restore ----------------------------------------------------------------
+
+    def bot_job(self, budget_seed: int = 0) -> BotJob | None:
+        seat = self.bot_to_move()
+        if seat is None:
+            return None
+        level = self.seats[seat].level or "medium"
+        return BotJob(
+            game_id=self.game_id,
+            options=self.options,
+            opening_rolls=self.opening_rolls,
+            actions=tuple((a.move, a.rolls) for a in self.history),
+            seat=seat,
+            ply=self.ply,
+            level=level,
+            seed=int.from_bytes(
+                hashlib.sha256(f"{self.room_id}:{self.ply}:{budget_seed}".encode()).digest()[:4]
+            ),
+        )
+
+    def restore(
+        self,
+        status: Status,
+        opening_rolls: Sequence[Dice],
+        actions: Sequence[Action],
+        result: Outcome | None,
+    ) -> None:
+        """Rebuilds the room from stored data by replaying every action with its dice."""
+        self.opening_rolls = tuple(opening_rolls)
+        self.history = list(actions)
+        if status != "waiting":
+            self.state = replay(
+                self.game, self.options, self.opening_rolls,
+                [(a.move, a.rolls) for a in actions],
+            )
+        self.status = status
+        self.result = result
+        if status == "playing":
+            self._settle()
+
+
+@dataclass(slots=True)
+class RoomRecord:
+    """A room as the store keeps it (the arguments of :meth:`Room.restore`)."""
+
+    room_id: str
+    game_id: str
+    options: JSON
+    status: Status
+    seed: bytes | None
+    created_at: float
+    seats: list[SeatState]
+    opening_rolls: list[Dice] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    result: Outcome | None = None
+
+    def to_room(self, clock: Clock = time.time) -> Room:
+        room = Room(
+            self.room_id, self.game_id, self.options, self.seats,
+            clock=clock, seed=self.seed, created_at=self.created_at,
+        )
+        room.restore(self.status, self.opening_rolls, self.actions, self.result)
+        return room

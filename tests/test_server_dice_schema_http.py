@@ -1,0 +1,144 @@
+"""Commit-reveal dice, the committed protocol schema, and HTTP on the WebSocket's port."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from server_support import Client, create, running
+
+from server.dice import CommitRevealDice, FixedDice, dice_from_seed
+from server.protocol import SCHEMA_PATH, schema_text
+from server.room import Room, SeatState
+
+
+def recompute(seed: bytes, room_id: str, ply: int, attempt: int) -> tuple[int, int]:
+    """The recipe of docs/dice.md, written out again independently."""
+    msg = f"{room_id}:{ply}" if attempt == 0 else f"{room_id}:{ply}:{attempt}"
+    out: list[int] = []
+    block = 0
+    while len(out) < 2:
+        m = msg if block == 0 else f"{msg}#{block}"
+        for byte in hmac.new(seed, m.encode(), hashlib.sha256).digest():
+            if byte < 252 and len(out) < 2:
+                out.append(byte % 6 + 1)
+        block += 1
+    return out[0], out[1]
+
+
+def test_dice_recipe_is_uniform_and_matches() -> None:
+    seed = bytes(range(32))
+    counts = [0] * 7
+    for ply in range(3000):
+        a, b = dice_from_seed(seed, "room", ply)
+        assert (a, b) == recompute(seed, "room", ply, 0)
+        counts[a] += 1
+        counts[b] += 1
+    assert all(800 < c < 1200 for c in counts[1:])
+    assert dice_from_seed(seed, "room", 5, 1) == recompute(seed, "room", 5, 1)
+
+
+def test_room_rolls_follow_the_commitment() -> None:
+    seed = b"\x07" * 32
+    room = Room("r1", "backgammon", {}, [SeatState("bot", "random"), SeatState("bot", "random")],
+                seed=seed, clock=lambda: 0.0)
+    assert room.commitment() == hashlib.sha256(seed).hexdigest()
+    room.start()
+    n = 0
+    while room.status == "playing" and n < 300:
+        moves = room.legal_moves()
+        seat = room.to_move
+        assert seat is not None
+        room.commit(room.prepare_move(None, room.ply, moves[-1], bot_seat=seat))
+        n += 1
+    assert room.revealed_seed() == (seed.hex() if room.status == "finished" else None)
+    # every recorded roll is the first attempt the game accepts at its ply
+    for roll in room.rolls():
+        attempt = 0
+        while True:
+            d = recompute(seed, "r1", roll.ply, attempt)
+            if roll.ply > 0 or d[0] != d[1]:
+                break
+            attempt += 1
+        assert list(d) == roll.dice
+
+
+def test_fixed_dice_can_be_injected() -> None:
+    room = Room("r", "backgammon", {}, [SeatState("bot", "random"), SeatState("bot", "random")],
+                dice=FixedDice([(3, 3), (6, 1), (2, 2)]))
+    room.start()  # 3-3 is a tie: re-rolled to 6-1, seat 0 starts with 6-1
+    assert room.opening_rolls == ((6, 1),) and room.to_move == 0
+
+
+async def test_seed_revealed_over_the_socket(tmp_path: Path) -> None:
+    seed = bytes(32)
+    async with running(tmp_path / "t.db", seed_factory=lambda: seed) as (_srv, url):
+        a = Client(url)
+        await a.connect("Ana")
+        room, snap = await create(a, "backgammon", [{"kind": "human"},
+                                                    {"kind": "bot", "level": "random"}])
+        assert snap["dice_commitment"] == hashlib.sha256(seed).hexdigest()
+        assert snap["dice_seed"] is None
+        snap = await a.request({"type": "resign", "room_id": room}, "room")
+        assert snap["dice_seed"] == seed.hex()
+        assert bytes.fromhex(snap["dice_seed"]) == seed
+        for roll in snap["rolls"]:
+            attempt = 0
+            while True:
+                d = recompute(seed, room, roll["ply"], attempt)
+                if roll["ply"] > 0 or d[0] != d[1]:
+                    break
+                attempt += 1
+            assert list(d) == roll["dice"]
+        assert CommitRevealDice(room, seed).roll(0, 0) == recompute(seed, room, 0, 0)
+
+
+def test_protocol_schema_is_current() -> None:
+    assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
+        "docs/protocol.schema.json is stale: run python -m server.protocol")
+
+
+def _get(url: str) -> tuple[int, str, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read()
+
+
+@pytest.mark.parametrize("path", ["/../pyproject.toml", "/%2e%2e/pyproject.toml",
+                                  "/..%2fpyproject.toml", "/nope.js"])
+async def test_http_no_escape(tmp_path: Path, path: str) -> None:
+    async with running(tmp_path / "t.db") as (_srv, url):
+        base = url.replace("ws://", "http://").removesuffix("/ws")
+        import asyncio
+
+        status, _, body = await asyncio.to_thread(_get, base + path)
+        assert status == 404 and b"[project]" not in body
+
+
+async def test_http_endpoints(tmp_path: Path) -> None:
+    import asyncio
+
+    async with running(tmp_path / "t.db") as (_srv, url):
+        base = url.replace("ws://", "http://").removesuffix("/ws")
+        status, ctype, body = await asyncio.to_thread(_get, base + "/healthz")
+        assert status == 200 and json.loads(body) == {"status": "ok"}
+        assert ctype == "application/json"
+        status, ctype, body = await asyncio.to_thread(_get, base + "/")
+        assert status == 200 and ctype.startswith("text/html") and b"<" in body
+        a = Client(url)
+        await a.connect("Ana")
+        room, _ = await create(a, "grundy", [{"kind": "human"}, {"kind": "human"}],
+                               options={"heap": 9})
+        status, _, body = await asyncio.to_thread(_get, base + "/api/rooms")
+        rooms = json.loads(body)["rooms"]
+        assert rooms == [{"room_id": room, "game": "grundy", "status": "waiting",
+                          "seats": [{"seat": 0, "kind": "human", "name": "Ana", "level": None},
+                                    {"seat": 1, "kind": "human", "name": None, "level": None}],
+                          "spectators": 0}]
