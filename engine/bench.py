@@ -7,9 +7,11 @@ noise from a busy machine out of a throughput number.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TextIO
 
 from engine.core import Game
@@ -124,10 +126,188 @@ def bench_connect4_movegen(quick: bool) -> list[Result]:
     ]
 
 
+def bench_search_nodes(quick: bool) -> list[Result]:
+    """Alpha-beta nodes per second through the protocol, each game at a fixed depth."""
+    from engine.search.alphabeta import Limits
+    from engine.search.bots import engine_for
+
+    cases = [
+        ("tictactoe", "", 9),
+        ("grundy", "16", 30),
+        ("connect4", "", 7 if quick else 9),
+        ("boom", "", 5 if quick else 7),
+    ]
+    out = []
+    for game_id, position, depth in cases:
+        game = get_game(game_id)
+        state = game.parse_position(position) if position else game.initial()
+        engine = engine_for(game)
+        t0 = time.perf_counter()
+        r = engine.search(state, Limits(depth=depth))
+        dt = time.perf_counter() - t0
+        out.append(
+            {
+                "name": f"{game_id}: alpha-beta nodes",
+                "value": r.nodes / dt,
+                "unit": "nodes/s",
+                "note": f"from {'the start' if not position else repr(position)}, "
+                f"depth {r.depth}, {r.nodes} nodes",
+            }
+        )
+    return out
+
+
+def connect4_data_dir() -> Path | None:
+    """Pons' test sets: ``$TABLAS_C4_DATA``, else ``shared/data/connect4`` beside the repo."""
+    env = os.environ.get("TABLAS_C4_DATA")
+    for cand in (
+        Path(env) if env else None,
+        Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4",
+        Path.cwd().parent / "shared" / "data" / "connect4",
+    ):
+        if cand is not None and cand.is_dir():
+            return cand
+    return None
+
+
+# Pons' C++ solver on this machine class (mean per position; from the issue).
+PONS_CPP_MS = {"Test_L2_R1": 0.046, "Test_L2_R2": 4.5}
+
+
+def bench_connect4_solver(quick: bool) -> list[Result]:
+    """Mean exact-solve time per position on Pons' sets, the table cleared before each."""
+    from engine.search.connect4_solver import Connect4Solver
+
+    data = connect4_data_dir()
+    if data is None:
+        return [{"name": "connect4 solver", "value": 0, "unit": "skipped", "note": "no data"}]
+    game = get_game("connect4")
+    sizes = {"Test_L3_R1": 1000, "Test_L2_R1": 1000, "Test_L2_R2": 60}
+    if quick:
+        sizes = {"Test_L3_R1": 20, "Test_L2_R1": 5}
+    out = []
+    solver = Connect4Solver()
+    for name, n in sizes.items():
+        rows = [ln.split() for ln in (data / name).read_text().split("\n") if ln.strip()][:n]
+        total, nodes, wrong = 0.0, 0, 0
+        for moves, score in rows:
+            state = game.parse_position(moves)
+            solver.clear()
+            solver.nodes = 0
+            t0 = time.perf_counter()
+            got = solver.solve(state)
+            total += time.perf_counter() - t0
+            nodes += solver.nodes
+            wrong += got != int(score)
+        mean_ms = total / len(rows) * 1000
+        ratio = PONS_CPP_MS.get(name)
+        note = f"{len(rows)} positions, {wrong} wrong, {nodes / total:,.0f} nodes/s"
+        if ratio:
+            note += f", {mean_ms / ratio:.0f}x Pons' C++ ({ratio} ms)"
+        out.append(
+            {
+                "name": f"connect4 solver: mean time, {name}",
+                "value": mean_ms,
+                "unit": "ms",
+                "note": note,
+            }
+        )
+    return out
+
+
+def bench_easyai_ratio(quick: bool) -> list[Result]:
+    """The same positions solved by easyAI's Negamax (full depth, its own Connect-4)."""
+    try:
+        from easyAI import Negamax  # type: ignore[import-untyped]
+        from easyAI.games.ConnectFour import ConnectFour  # type: ignore[import-untyped]
+    except ImportError:
+        return [
+            {
+                "name": "easyAI ratio",
+                "value": 0,
+                "unit": "skipped",
+                "note": "pip install '.[bench]' for easyAI",
+            }
+        ]
+    from engine.search.connect4_solver import Connect4Solver
+
+    data = connect4_data_dir()
+    if data is None:
+        return []
+    game = get_game("connect4")
+    out = []
+    # easyAI takes seconds on an end game and minutes on a middle game (113 s measured on
+    # an L2_R1 position): a few positions already make the ratio plain.
+    plan = (("Test_L3_R1", 2),) if quick else (("Test_L3_R1", 100), ("Test_L2_R1", 3))
+    for name, n in plan:
+        rows = [ln.split() for ln in (data / name).read_text().split("\n") if ln.strip()][:n]
+        ours = theirs = 0.0
+        agree = 0
+        solver = Connect4Solver()
+        for moves, _ in rows:
+            state = game.parse_position(moves)
+            solver.clear()
+            t0 = time.perf_counter()
+            score = solver.solve(state)
+            ours += time.perf_counter() - t0
+            board = ConnectFour([None, None])
+            for ch in moves:
+                board.make_move(int(ch) - 1)
+                board.switch_player()
+            ai = Negamax(42 - len(moves))
+            t0 = time.perf_counter()
+            ai(board)
+            theirs += time.perf_counter() - t0
+            agree += (score > 0) == (ai.alpha > 0) and (score < 0) == (ai.alpha < 0)
+        out.append(
+            {
+                "name": f"easyAI Negamax / our solver, {name}",
+                "value": theirs / ours,
+                "unit": "x",
+                "note": f"{len(rows)} positions; easyAI {theirs / len(rows) * 1000:.1f} ms, "
+                f"ours {ours / len(rows) * 1000:.2f} ms each; win/draw/loss agree on {agree}",
+            }
+        )
+    return out
+
+
+def bench_backgammon_decisions(quick: bool) -> list[Result]:
+    """Median and worst decision time of each backgammon level over sampled positions."""
+    from engine.search.bots import decide
+
+    game = get_game("backgammon")
+    states = [
+        s
+        for s in sample_decisions(game, 2 if quick else 6, seed=4)
+        if s.phase == "move" and len(game.legal_moves(s)) > 1
+    ][: 5 if quick else 40]
+    out = []
+    for level in ("random", "easy", "medium", "hard", "max"):
+        times = []
+        for i, s in enumerate(states):
+            t0 = time.perf_counter()
+            decide("backgammon", s, level, seed=i)
+            times.append((time.perf_counter() - t0) * 1000)
+        times.sort()
+        out.append(
+            {
+                "name": f"backgammon decision time, {level}",
+                "value": times[len(times) // 2],
+                "unit": "ms (median)",
+                "note": f"{len(times)} positions; max {times[-1]:.0f} ms",
+            }
+        )
+    return out
+
+
 BENCHMARKS: list[Callable[[bool], list[Result]]] = [
     bench_connect4_apply,
     bench_connect4_movegen,
     bench_backgammon_plays,
+    bench_search_nodes,
+    bench_connect4_solver,
+    bench_easyai_ratio,
+    bench_backgammon_decisions,
 ]
 
 
