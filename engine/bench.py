@@ -141,7 +141,7 @@ def bench_search_nodes(quick: bool) -> list[Result]:
     for game_id, position, depth in cases:
         game = get_game(game_id)
         state = game.parse_position(position) if position else game.initial()
-        engine = engine_for(game)
+        engine = engine_for(game, state)
         t0 = time.perf_counter()
         r = engine.search(state, Limits(depth=depth))
         dt = time.perf_counter() - t0

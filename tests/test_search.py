@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,3 +167,49 @@ def test_grundy_distances_agree_with_plain_search() -> None:
         want = AlphaBeta(g).search(s, Limits())
         got = analyze(g, s, str(n))
         assert (got["proven"], got["distance"]) == (want.proven, want.distance), n
+
+
+def test_symmetric_keys_keep_every_tictactoe_proof_and_save_nodes() -> None:
+    folded = engine_for(TTT, TTT.initial())
+    assert folded.key is not TTT.key
+    for s in reachable_ttt()[::5]:
+        want = {1: "win", 0: "draw", -1: "loss"}[ttt_value(s.xs, s.os)]
+        r = folded.search(s, Limits())
+        assert r.proven == want and TTT.check_move(s, r.best_move) == r.best_move
+    a = AlphaBeta(TTT).search(TTT.initial(), Limits())
+    b = engine_for(TTT, TTT.initial()).search(TTT.initial(), Limits())
+    assert (a.score, a.proven, a.distance) == (b.score, b.proven, b.distance)
+    assert b.nodes < a.nodes / 2
+
+
+def test_connect4_mirror_folding_only_from_symmetric_roots() -> None:
+    start = C4.initial()
+    assert engine_for(C4, start).key is not C4.key
+    asym = C4.parse_position("4453")
+    assert engine_for(C4, asym).key == C4.key
+    sym = C4.parse_position("44")
+    a = AlphaBeta(C4, *_c4_eval_order()).search(sym, Limits(depth=7))
+    b = engine_for(C4, sym).search(sym, Limits(depth=7))
+    assert a.score == b.score and b.nodes < a.nodes
+
+
+def _c4_eval_order() -> tuple[Any, Any]:
+    from engine.search.evals import EVALUATIONS, ORDERS
+
+    return EVALUATIONS["connect4"], ORDERS["connect4"]
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_a_reused_table_never_yields_a_false_proof(symmetric: bool) -> None:
+    """One engine across every reachable position in a shuffled order, full and depth-2
+    searches mixed: stale bounds in the table must never turn into a wrong proof."""
+    import random
+
+    states = reachable_ttt()
+    random.Random(0).shuffle(states)
+    engine = engine_for(TTT, TTT.initial()) if symmetric else AlphaBeta(TTT)
+    for s in states:
+        want = {1: "win", 0: "draw", -1: "loss"}[ttt_value(s.xs, s.os)]
+        for limits in (Limits(), Limits(depth=2)):
+            r = engine.search(s, limits)
+            assert r.proven in (None, want), (TTT.position_text(s), limits)

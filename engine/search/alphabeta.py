@@ -79,6 +79,7 @@ class _Entry:
     score: int
     move: Any
     heuristic: bool
+    raw: Hashable  # the unfolded key: a move is only reused in the same orientation
 
 
 class AlphaBeta(Generic[S, M]):
@@ -96,7 +97,10 @@ class AlphaBeta(Generic[S, M]):
         self.game = game
         self.evaluate = evaluate
         self.order = order
+        # A symmetric key folds mirror images into one entry. Their scores are equal, but a
+        # best move is only meaningful in the orientation it was found in (``raw``).
         self.key = key or game.key
+        self.raw_key = game.key
         self.clock = clock
         self.tt_entries = tt_entries
         self.tt: dict[Hashable, _Entry] = {}
@@ -189,7 +193,7 @@ class AlphaBeta(Generic[S, M]):
                 v, h = self._negamax(child, 1 - seat, depth - 1, -alpha - 1, -alpha, 1)
                 v = -v
                 if alpha < v < beta:
-                    v, h = self._negamax(child, 1 - seat, depth - 1, -beta, -v, 1)
+                    v, h = self._negamax(child, 1 - seat, depth - 1, -beta, -alpha, 1)
                     v = -v
             any_heuristic |= h
             scored.append((m, v))
@@ -199,7 +203,9 @@ class AlphaBeta(Generic[S, M]):
         # true best first, since only the best move raised alpha.
         scored.sort(key=lambda mv: -mv[1])
         best_move, best = scored[0]
-        self.tt[self.key(state)] = _Entry(depth, EXACT, to_tt(best, 0), best_move, any_heuristic)
+        self.tt[self.key(state)] = _Entry(
+            depth, EXACT, to_tt(best, 0), best_move, any_heuristic, self.raw_key(state)
+        )
         return scored, not any_heuristic
 
     def _negamax(
@@ -218,8 +224,10 @@ class AlphaBeta(Generic[S, M]):
         key = self.key(state)
         entry = self.tt.get(key)
         tt_move = None
+        raw = self.raw_key(state) if self.key is not self.raw_key else key
         if entry is not None:
-            tt_move = entry.move
+            if entry.raw == raw:
+                tt_move = entry.move
             if entry.depth >= depth or not entry.heuristic:
                 s = from_tt(entry.score, ply)
                 if (
@@ -246,7 +254,7 @@ class AlphaBeta(Generic[S, M]):
                 v, h = self._negamax(child, cseat, depth - 1, -alpha - 1, -alpha, ply + 1)
                 v = -v
                 if alpha < v < beta:
-                    v, h = self._negamax(child, cseat, depth - 1, -beta, -v, ply + 1)
+                    v, h = self._negamax(child, cseat, depth - 1, -beta, -alpha, ply + 1)
                     v = -v
             elif sign < 0:
                 v, h = self._negamax(child, cseat, depth - 1, -beta, -alpha, ply + 1)
@@ -262,7 +270,7 @@ class AlphaBeta(Generic[S, M]):
                         self._reward(m, ply, depth)
                         break
         flag = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
-        self.tt[key] = _Entry(depth, flag, to_tt(best, ply), best_move, heuristic)
+        self.tt[key] = _Entry(depth, flag, to_tt(best, ply), best_move, heuristic, raw)
         return best, heuristic
 
     def _ordered(self, state: S, moves: list[M], tt_move: Any, ply: int) -> list[M]:
@@ -306,7 +314,11 @@ class AlphaBeta(Generic[S, M]):
         seen = {self.key(state)}
         while len(pv) < max(depth, 1) * 2 and game.outcome(state) is None:
             entry = self.tt.get(self.key(state))
-            if entry is None or entry.move not in game.legal_moves(state):
+            if (
+                entry is None
+                or entry.raw != self.raw_key(state)
+                or entry.move not in game.legal_moves(state)
+            ):
                 break
             pv.append(entry.move)
             state = game.apply(state, entry.move)

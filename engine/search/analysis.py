@@ -51,7 +51,7 @@ def analyze(
         return {"game": game.id, "position": position, **solved}
     if time_ms is not None:
         time_ms = max(1.0, time_ms - (time.perf_counter() - t0) * 1000)
-    r = engine_for(game).search(state, Limits(depth=depth, time_ms=time_ms), multipv=True)
+    r = engine_for(game, state).search(state, Limits(depth=depth, time_ms=time_ms), multipv=True)
     return {
         "game": game.id,
         "position": position,

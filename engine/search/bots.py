@@ -33,7 +33,7 @@ from engine.core import JSON, Game
 from engine.errors import InvalidInputError
 from engine.games import get_game
 from engine.search.alphabeta import AlphaBeta, Limits, SearchResult
-from engine.search.evals import EVALUATIONS, ORDERS
+from engine.search.evals import EVALUATIONS, KEYS, ORDERS
 from engine.search.exact import exact_scores
 from engine.search.scores import distance_of, proven_of
 
@@ -98,9 +98,12 @@ def check_level(level: str) -> str:
     return level
 
 
-def engine_for(game: Game[Any, Any]) -> AlphaBeta[Any, Any]:
-    """An alpha-beta engine with the game's own evaluation and move order."""
-    return AlphaBeta(game, evaluate=EVALUATIONS.get(game.id), order=ORDERS.get(game.id))
+def engine_for(game: Game[Any, Any], root: Any = None) -> AlphaBeta[Any, Any]:
+    """An alpha-beta engine with the game's own evaluation and move order, and the table key
+    that suits a search from ``root`` (symmetry folding where it pays)."""
+    key_for = KEYS.get(game.id)
+    key = key_for(root) if key_for is not None and root is not None else None
+    return AlphaBeta(game, evaluate=EVALUATIONS.get(game.id), order=ORDERS.get(game.id), key=key)
 
 
 def pv_texts(game: Game[Any, Any], state: Any, pv: list[Any]) -> list[str]:
@@ -157,7 +160,7 @@ def decide(
             )
         if time_ms is not None:
             time_ms = max(1.0, time_ms - (time.perf_counter() - started) * 1000)
-    result = engine_for(game).search(
+    result = engine_for(game, state).search(
         state, Limits(depth=spec.depth, time_ms=time_ms), multipv=spec.noise > 0
     )
     move = _noisy_choice(result, spec.noise, rng)

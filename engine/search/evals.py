@@ -12,6 +12,7 @@ from typing import Any
 from engine.games import boom as bm
 from engine.games import connect4 as c4
 from engine.games.grundy import GrundyState, position_value
+from engine.games.tictactoe import canonical_key
 
 # Connect-4 rows counted 1..6 from the bottom: the first player profits from threats on odd
 # rows, the second from threats on even rows (zugzwang decides who must fill under whom).
@@ -101,4 +102,27 @@ EVALUATIONS: dict[str, Callable[[Any], int]] = {
 }
 ORDERS: dict[str, Callable[[Any, list[Any]], list[Any]]] = {
     "connect4": connect4_order,
+}
+
+
+def connect4_symmetric_key(s: c4.C4State) -> int:
+    """A position and its left-right mirror share one table entry."""
+    return min(c4.key(s), c4.mirror_key(s))
+
+
+def connect4_key_for(root: c4.C4State) -> Callable[[Any], Any] | None:
+    """Fold mirror images only below a mirror-symmetric root: stones never move, so from an
+    asymmetric root mirror transpositions are rare and the fold costs a quarter of the speed
+    (measured: -42% nodes from the start, +25% time from 4453)."""
+    return connect4_symmetric_key if c4.mirror_key(root) == c4.key(root) else None
+
+
+def tictactoe_key_for(root: Any) -> Callable[[Any], Any] | None:
+    return canonical_key  # the 8 symmetries of the square, worth it at every size here
+
+
+# Per game: given the root of a search, the table key to use (None: the game's own key).
+KEYS: dict[str, Callable[[Any], Callable[[Any], Any] | None]] = {
+    "tictactoe": tictactoe_key_for,
+    "connect4": connect4_key_for,
 }
