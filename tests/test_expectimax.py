@@ -91,3 +91,20 @@ def test_the_bot_takes_a_fair_double_and_drops_a_hopeless_one() -> None:
     losing = (0,) * 24 + (15, 0)
     s = BGState((winning, losing), 0, "take", None, 1, None, True)
     assert decide("backgammon", s, "medium").move == {"action": "drop"}
+
+
+def test_a_beam_of_one_keeps_exactly_the_best_play_by_the_static_look() -> None:
+    # At 1 ply the full-width search picks that same play, so the two agree on the value.
+    s = random_positions(30, 2, min_plies=10)[5]
+    full = searcher(2)
+    narrow = Expectimax(
+        BG, evaluate_for_seat0, -3.0, 3.0, star=2, normalize=cubeless(BG).normalize, beam=1
+    )
+    seat = BG.to_move(s)
+    _, v_full, _ = full.best(s, 1, all_exact=True)
+    cands = narrow._candidates(s, seat == 0)
+    assert len(cands) == 1
+    one_ply = [(m, full.value(full._child(s, m), 0)) for m in BG.legal_moves(s)]
+    best_static = (max if seat == 0 else min)(one_ply, key=lambda mv: mv[1])
+    assert cands[0] == best_static[0]
+    assert v_full == pytest.approx(best_static[1])

@@ -7,8 +7,10 @@ the deeper one, the classic way to make 2-ply affordable):
 random     a uniform legal play; never doubles; takes at random
 easy       1-ply, each play's equity with uniform noise ±0.15
 medium     1-ply
-hard       2-ply Star2 expectiminimax over the beam of the 8 best 1-ply plays
-max        2-ply Star2 expectiminimax over the beam of the 16 best 1-ply plays
+hard       2-ply Star2 expectiminimax over the 8 best 1-ply plays (every reply searched)
+max        the classic beam search by stage, Star2 inside: at every decision only the best
+           N plays by a 1-ply look go deeper; 8 wide and 2 plies deep while there is contact,
+           2 wide and 3 plies deep in races and bear-offs
 =========  ==========================================================================
 
 Cube (every level but ``random``): before rolling, the bot estimates its cubeless equity E as
@@ -26,24 +28,37 @@ from typing import Any
 
 from engine.core import JSON
 from engine.games.backgammon import Backgammon, BGState
-from engine.search.backgammon_eval import evaluate_for_seat0
+from engine.search.backgammon_eval import evaluate_for_seat0, stage
 from engine.search.bots import Decision
 from engine.search.expectimax import Expectimax
 
 DOUBLE_AT = 0.55
 TAKE_AT = -0.45
-BEAM = {"hard": 8, "max": 16}
 NOISE = {"easy": 0.15}
 LO, HI = -3.0, 3.0
 
 
-def cubeless(game: Backgammon) -> Expectimax[BGState, Any]:
+# (width, plies) of the beam search of level "max", by stage of the game.
+BEAM_PLAN = {"contact": (8, 2), "race": (2, 3), "bearoff": (2, 3)}
+
+
+def cubeless(game: Backgammon, beam: int | None = None) -> Expectimax[BGState, Any]:
     """A Star2 search that skips the cube: after a play the opponent simply rolls."""
 
     def normalize(s: BGState) -> BGState:
         return game.apply(s, "roll") if s.phase == "roll" else s
 
-    return Expectimax(game, evaluate_for_seat0, LO, HI, star=2, normalize=normalize)
+    return Expectimax(game, evaluate_for_seat0, LO, HI, star=2, normalize=normalize, beam=beam)
+
+
+def plan_for(level: str, state: BGState) -> tuple[int | None, int, int | None]:
+    """(root beam, plies, beam inside the tree) for a level in this position."""
+    if level == "hard":
+        return 8, 2, None
+    if level == "max":
+        width, plies = BEAM_PLAN[stage(*state.boards)]
+        return width, plies, width
+    return None, 1, None
 
 
 def _signed(seat: int, v: float) -> float:
@@ -53,8 +68,12 @@ def _signed(seat: int, v: float) -> float:
 def rank_plays(
     game: Backgammon, state: BGState, level: str, budget_ms: float | None, rng: random.Random
 ) -> tuple[list[tuple[Any, float]], int, int]:
-    """Every play with its equity for the mover (best first), the depth used, nodes."""
-    search = cubeless(game)
+    """Every play with its equity for the mover (best first), the plies searched, nodes.
+
+    Only the best play's equity is exact at the deepest level: the others are searched
+    against it (that is what lets Star1/Star2 prune), so theirs are bounds."""
+    root_beam, plies, inner_beam = plan_for(level, state)
+    search = cubeless(game, inner_beam)
     seat = state.turn
     one_ply = [
         (m, _signed(seat, search.value(search._child(state, m), 0)))
@@ -64,30 +83,26 @@ def rank_plays(
     if noise:
         one_ply = [(m, v + rng.uniform(-noise, noise)) for m, v in one_ply]
     one_ply.sort(key=lambda mv: -mv[1])
-    beam = BEAM.get(level)
-    if beam is None or len(one_ply) == 1:
+    if root_beam is None or len(one_ply) == 1:
         return one_ply, 1, search.stats.nodes
     deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
     deeper: list[tuple[Any, float]] = []
-    for m, _ in one_ply[:beam]:
+    for m, _ in one_ply[:root_beam]:
         if deadline is not None and time.perf_counter() > deadline and deeper:
             break
         child = search._child(state, m)
         if deeper:
-            # Only the best play needs an exact value: the others are searched against it,
-            # which is what lets Star1/Star2 prune (their scores are then upper bounds).
             bar = max(v for _, v in deeper)
-            v = (
-                search.value(child, 1, alpha=bar, beta=HI)
-                if seat == 0
-                else -search.value(child, 1, alpha=LO, beta=-bar)
-            )
+            if seat == 0:
+                v = search.value(child, plies - 1, alpha=bar, beta=HI)
+            else:
+                v = -search.value(child, plies - 1, alpha=LO, beta=-bar)
         else:
-            v = _signed(seat, search.value(child, 1))
+            v = _signed(seat, search.value(child, plies - 1))
         deeper.append((m, v))
     deeper.sort(key=lambda mv: -mv[1])
     searched = {m for m, _ in deeper}
-    return deeper + [mv for mv in one_ply if mv[0] not in searched], 2, search.stats.nodes
+    return deeper + [mv for mv in one_ply if mv[0] not in searched], plies, search.stats.nodes
 
 
 def roll_equity(game: Backgammon, state: BGState) -> float:

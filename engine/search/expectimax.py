@@ -58,6 +58,7 @@ class Expectimax(Generic[S, M]):
         terminal: Callable[[Outcome], float] = points_from_seat0,
         normalize: Callable[[S], S] | None = None,
         moves: Callable[[S], list[M]] | None = None,
+        beam: int | None = None,
     ) -> None:
         self.game = game
         self.evaluate = evaluate
@@ -66,6 +67,9 @@ class Expectimax(Generic[S, M]):
         self.terminal = terminal
         self.normalize = normalize or (lambda s: s)
         self.moves = moves or game.legal_moves
+        # The classic beam: at a decision, only the best ``beam`` moves by a static look at
+        # the position after them are searched deeper. Not exact any more, but affordable.
+        self.beam = beam
         self.stats = Stats()
         # Star2's probes evaluate leaves that the full pass meets again; a cache of leaf
         # values (per searcher, keyed by the game's state key) makes that free.
@@ -131,10 +135,18 @@ class Expectimax(Generic[S, M]):
             v = self._leaf[key] = self.evaluate(state)
         return v
 
+    def _candidates(self, state: S, maximise: bool) -> list[M]:
+        moves = self.moves(state)
+        if self.beam is None or len(moves) <= self.beam:
+            return moves
+        scored = [(self._evaluate(self._child(state, m)), i, m) for i, m in enumerate(moves)]
+        scored.sort(key=lambda t: (-t[0] if maximise else t[0], t[1]))
+        return [m for _, _, m in scored[: self.beam]]
+
     def _decision(self, state: S, depth: int, alpha: float, beta: float) -> float:
         maximise = self.game.to_move(state) == 0
         best = self.lo - 1 if maximise else self.hi + 1
-        for m in self.moves(state):
+        for m in self._candidates(state, maximise):
             v = self._search(self._child(state, m), depth - 1, alpha, beta)
             if maximise:
                 if v > best:
@@ -152,7 +164,7 @@ class Expectimax(Generic[S, M]):
         """One move's value: a bound on a decision node (lower if it maximises)."""
         if self.game.outcome(state) is not None or self.game.is_chance(state) or depth <= 0:
             return self._search(state, depth, self.lo, self.hi)
-        first = self.moves(state)[0]
+        first = self._candidates(state, self.game.to_move(state) == 0)[0]
         return self._search(self._child(state, first), depth - 1, self.lo, self.hi)
 
     def _chance(self, state: S, depth: int, alpha: float, beta: float) -> float:
