@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 from hypothesis import HealthCheck, settings
 
@@ -16,3 +17,6 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=60, deadline=None)
 settings.register_profile("fuzz", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+# The bear-off database is cached on disk; keep the tests' copy out of the home folder.
+os.environ.setdefault("TABLAS_CACHE", tempfile.mkdtemp(prefix="tablas-test-cache-"))

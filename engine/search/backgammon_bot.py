@@ -13,6 +13,9 @@ max        the classic beam search by stage, Star2 inside: at every decision onl
            2 wide and 3 plies deep in races and bear-offs
 =========  ==========================================================================
 
+Opening: every level from ``medium`` up plays the opening roll from the book
+(:mod:`engine.search.opening_book`).
+
 Cube (every level but ``random``): before rolling, the bot estimates its cubeless equity E as
 the average over the 21 rolls of its best 1-ply play. It doubles when ``E >= DOUBLE_AT`` and
 takes when its own equity after the double is at least ``TAKE_AT`` (the money-game take point
@@ -31,6 +34,7 @@ from engine.games.backgammon import Backgammon, BGState
 from engine.search.backgammon_eval import evaluate_for_seat0, stage
 from engine.search.bots import Decision
 from engine.search.expectimax import Expectimax
+from engine.search.opening_book import book_play
 
 DOUBLE_AT = 0.55
 TAKE_AT = -0.45
@@ -126,6 +130,11 @@ def decide_backgammon(
     if level == "random":
         m = rng.choice(moves)
         return Decision(game.move_to_json(m), game.move_text(state, m))
+    if level != "easy":
+        play = book_play(state)
+        if play is not None:
+            text = game.move_text(state, play)
+            return Decision(game.move_to_json(play), text, pv=[text])
     ranked, depth, nodes = rank_plays(game, state, level, budget_ms, rng)
     m, score = ranked[0]
     text = game.move_text(state, m)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from engine.games.backgammon import BGState
+from engine.search import bearoff
 
 Board = tuple[int, ...]
 
@@ -48,8 +49,10 @@ def stage(me: Board, opp: Board) -> str:
 
 
 def expected_rolls(b: Board) -> float:
-    """A one-sided estimate of the rolls needed to bear everything off: pips over the 8.17
-    average roll, plus wastage for checkers stacked deep and gaps."""
+    """The rolls needed to bear everything off: exact from the one-sided database when every
+    checker is home, else pips over the 8.17 average roll plus wastage."""
+    if not any(b[7:26]):
+        return bearoff.expected_rolls(b[1:7])
     p = pips(b)
     if p == 0:
         return 0.0
@@ -58,18 +61,26 @@ def expected_rolls(b: Board) -> float:
     return max(checkers / 4, (p + 2.0 * wastage) / 8.17)
 
 
-def race_equity(me: Board, opp: Board) -> float:
-    """A race: the winning chance from the rolls each side needs, the mover a half-roll up."""
+def _race_win(me: Board, opp: Board) -> float:
+    """The mover's winning chance in a race, from the rolls each side needs, a half-roll up."""
     mine, theirs = expected_rolls(me), expected_rolls(opp)
-    if mine <= 1 and me[0] < 15 and 15 - me[0] <= 2:
-        return 1.0  # two checkers or fewer, all bearing off this roll or near enough
     lead = theirs - mine + 0.5
     spread = 0.6 + 0.1 * math.sqrt(mine + theirs)
-    p = 1 / (1 + math.exp(-lead / spread))
-    gammon = 0.0
-    if opp[0] == 0 and theirs - mine > 6:
-        gammon = min(0.3, (theirs - mine - 6) * 0.05)
-    return 2 * p - 1 + gammon
+    return 1 / (1 + math.exp(-lead / spread))
+
+
+def _gammon_term(me: Board, opp: Board) -> float:
+    """Extra equity from gammon chances when the opponent has borne off nothing and is far
+    behind in the rolls it needs."""
+    if opp[0]:
+        return 0.0
+    lag = expected_rolls(opp) - expected_rolls(me)
+    return min(0.3, (lag - 6) * 0.05) if lag > 6 else 0.0
+
+
+def race_equity(me: Board, opp: Board) -> float:
+    """A race: the winning chance from the rolls each side needs, plus gammon chances."""
+    return 2 * _race_win(me, opp) - 1 + _gammon_term(me, opp)
 
 
 def _shots_at(blot: int, shooter: Board) -> int:
@@ -142,6 +153,9 @@ def equity(me: Board, opp: Board) -> float:
     if opp[0] == 15:
         return -1.0
     st = stage(me, opp)
+    if st == "bearoff":
+        # The database says who finishes first; a side with nothing off can still be gammoned.
+        return 2.0 * bearoff.win_probability(me[1:7], opp[1:7]) - 1.0 + _gammon_term(me, opp)
     if st != "contact":
         return race_equity(me, opp)
     s = contact_score(me, opp)
