@@ -90,4 +90,6 @@ def test_bench_quick_prints_every_figure_with_its_unit() -> None:
     figures = json.loads(r.stdout)["benchmarks"]
     names = {f["name"] for f in figures}
     assert {"backgammon: plays generated", "connect4: moves applied (protocol apply)"} <= names
+    assert "backgammon decision time, hard" in names
+    assert "easyAI Negamax / our solver, Test_L3_R1" in names  # easyAI is in the test extra
     assert all(f["value"] > 0 and f["unit"] for f in figures)
