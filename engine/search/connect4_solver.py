@@ -37,6 +37,7 @@ from engine.games.connect4 import (
 MIN_SCORE = -(CELLS // 2) + 3  # -18: lose to the opponent's 4th stone
 MAX_SCORE = (CELLS + 1) // 2 - 3  # 18: win with your own 4th stone
 _ORDER_MASKS = tuple(COLUMN_MASK[c] for c in CENTRE_ORDER)
+ORDER_UNTIL = 26  # stones on the board from which moves are no longer ordered by threats
 
 
 class SolverTimeout(Exception):
@@ -147,6 +148,11 @@ class Connect4Solver:
         # A lone candidate (often: a forced answer) needs no ordering.
         if not nxt & (nxt - 1):
             ordered: list[int] = [nxt]
+        elif moves >= ORDER_UNTIL:
+            # Late in the game subtrees are small, and counting threats (a full
+            # compute_winning_position per candidate) costs more than the nodes it saves:
+            # centre-out only. On L2 sets this is ~25% faster for ~35% more nodes.
+            ordered = [nxt & col for col in _ORDER_MASKS if nxt & col]
         else:
             cands = []
             for i, col in enumerate(_ORDER_MASKS):
