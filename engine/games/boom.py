@@ -36,21 +36,23 @@ from typing import Any, NoReturn
 
 from engine.core import JSON, Game, Outcome, check_options
 from engine.errors import InvalidMoveError, InvalidPositionError
+from engine.games.bitboard import geometry
 
-WIDTH = 7
-HEIGHT = 7
-H1 = HEIGHT + 1  # bits per column: 7 cells and a sentinel
+GEOMETRY = geometry(7, 7)
+WIDTH = GEOMETRY.width
+HEIGHT = GEOMETRY.height
+H1 = GEOMETRY.h1  # bits per column: 7 cells and a sentinel
 CELLS = WIDTH * HEIGHT
 MAX_ACTIONS = 200
 BOMB_EVERY = 5
 BOOM = 7
 """The move ``boom`` (columns are 0..6)."""
 
-BOTTOM_MASK = sum(1 << (c * H1) for c in range(WIDTH))
-BOARD_MASK = BOTTOM_MASK * ((1 << HEIGHT) - 1)
-BOTTOM_MASK_COL: tuple[int, ...] = tuple(1 << (c * H1) for c in range(WIDTH))
-TOP_MASK_COL: tuple[int, ...] = tuple(1 << (HEIGHT - 1 + c * H1) for c in range(WIDTH))
-COLUMN_MASK: tuple[int, ...] = tuple(((1 << HEIGHT) - 1) << (c * H1) for c in range(WIDTH))
+BOTTOM_MASK = GEOMETRY.bottom
+BOARD_MASK = GEOMETRY.board
+BOTTOM_MASK_COL = GEOMETRY.bottom_col
+TOP_MASK_COL = GEOMETRY.top_col
+COLUMN_MASK = GEOMETRY.column
 ROW_MASK: tuple[int, ...] = tuple(BOTTOM_MASK << r for r in range(HEIGHT))
 BELOW_ROW: tuple[int, ...] = tuple(BOTTOM_MASK * ((1 << r) - 1) for r in range(HEIGHT))
 """Cells strictly below row ``r``, in every column."""
@@ -68,74 +70,22 @@ _DIGITS = "1234567"
 _TEXT = "1234567B"
 
 
-def cell_bit(col: int, row: int) -> int:
-    """The bit of the cell at column ``col``, row ``row`` (0 = bottom)."""
-    return 1 << (col * H1 + row)
-
-
-def _lines() -> tuple[int, ...]:
-    out = []
-    for c in range(WIDTH):
-        for r in range(HEIGHT):
-            for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
-                cells = [(c + i * dc, r + i * dr) for i in range(4)]
-                if all(0 <= x < WIDTH and 0 <= y < HEIGHT for x, y in cells):
-                    out.append(sum(cell_bit(x, y) for x, y in cells))
-    return tuple(out)
-
-
-LINE_MASKS: tuple[int, ...] = _lines()
+cell_bit = GEOMETRY.cell_bit
+LINE_MASKS = GEOMETRY.lines
 """Every four-cell line of the 7×7 board, as bitboards."""
 
 
 # --- integer bitboard helpers ---------------------------------------------------------------
 
-
-def has_four(stones: int) -> bool:
-    """True if ``stones`` contain four in a line (row, column or diagonal)."""
-    m = stones & (stones >> H1)  # row
-    if m & (m >> (2 * H1)):
-        return True
-    m = stones & (stones >> HEIGHT)  # diagonal, going down to the right
-    if m & (m >> (2 * HEIGHT)):
-        return True
-    m = stones & (stones >> (HEIGHT + 2))  # diagonal, going up to the right
-    if m & (m >> (2 * (HEIGHT + 2))):
-        return True
-    m = stones & (stones >> 1)  # column
-    return bool(m & (m >> 2))
-
-
-def four_cells(stones: int) -> int:
-    """Every cell of every complete four in ``stones`` (0 if none)."""
-    out = 0
-    for line in LINE_MASKS:
-        if stones & line == line:
-            out |= line
-    return out
-
-
-def completion_cells(stones: int, mask: int) -> int:
-    """Empty cells (playable now or not) that would give ``stones`` four in a line.
-
-    In BOOM these are the cells where that player must not drop (Pons'
-    ``compute_winning_position`` for the 7×7 layout); ``mask`` is every stone on the board.
-    """
-    p_ = stones
-    r = (p_ << 1) & (p_ << 2) & (p_ << 3)
-    for s in (H1, HEIGHT, HEIGHT + 2):
-        p = (p_ << s) & (p_ << (2 * s))
-        r |= p & (p_ << (3 * s))
-        r |= p & (p_ >> s)
-        p = (p_ >> s) & (p_ >> (2 * s))
-        r |= p & (p_ << s)
-        r |= p & (p_ >> (3 * s))
-    return r & (BOARD_MASK ^ mask)
-
-
-def possible(mask: int) -> int:
-    """The cells a drop can go to now: one per non-full column."""
-    return (mask + BOTTOM_MASK) & BOARD_MASK
+has_four = GEOMETRY.has_four
+"""True if the stones contain four in a line (row, column or diagonal)."""
+four_cells = GEOMETRY.four_cells
+"""Every cell of every complete four in the stones (0 if none)."""
+completion_cells = GEOMETRY.threats
+"""Empty cells (playable now or not) that would give the stones four in a line: in BOOM,
+the cells where that player must not drop. ``mask`` is every stone on the board."""
+possible = GEOMETRY.possible
+"""The cells a drop can go to now: one per non-full column."""
 
 
 def fall(bits: int, removed: int, row: int) -> int:

@@ -26,19 +26,21 @@ from typing import Any, NoReturn
 
 from engine.core import JSON, Game, Outcome, check_options
 from engine.errors import InvalidMoveError, InvalidPositionError
+from engine.games.bitboard import geometry
 
-WIDTH = 7
-HEIGHT = 6
-H1 = HEIGHT + 1  # bits per column: 6 cells and a sentinel
+GEOMETRY = geometry(7, 6)
+WIDTH = GEOMETRY.width
+HEIGHT = GEOMETRY.height
+H1 = GEOMETRY.h1  # bits per column: 6 cells and a sentinel
 CELLS = WIDTH * HEIGHT
 
-BOTTOM_MASK = sum(1 << (c * H1) for c in range(WIDTH))
+BOTTOM_MASK = GEOMETRY.bottom
 """The bottom cell of every column."""
-BOARD_MASK = BOTTOM_MASK * ((1 << HEIGHT) - 1)
+BOARD_MASK = GEOMETRY.board
 """Every playable cell (sentinels excluded)."""
-BOTTOM_MASK_COL: tuple[int, ...] = tuple(1 << (c * H1) for c in range(WIDTH))
-TOP_MASK_COL: tuple[int, ...] = tuple(1 << (HEIGHT - 1 + c * H1) for c in range(WIDTH))
-COLUMN_MASK: tuple[int, ...] = tuple(((1 << HEIGHT) - 1) << (c * H1) for c in range(WIDTH))
+BOTTOM_MASK_COL = GEOMETRY.bottom_col
+TOP_MASK_COL = GEOMETRY.top_col
+COLUMN_MASK = GEOMETRY.column
 CENTRE_ORDER: tuple[int, ...] = (3, 2, 4, 1, 5, 0, 6)
 """Columns from the centre outwards: the usual move ordering for search."""
 
@@ -47,73 +49,18 @@ DRAW = Outcome(None, 0, "board_full")
 _DIGITS = "1234567"
 
 
-def cell_bit(col: int, row: int) -> int:
-    """The bit of the cell at column ``col``, row ``row`` (0 = bottom)."""
-    return 1 << (col * H1 + row)
-
-
-def _lines() -> tuple[int, ...]:
-    out = []
-    for c in range(WIDTH):
-        for r in range(HEIGHT):
-            for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
-                cells = [(c + i * dc, r + i * dr) for i in range(4)]
-                if all(0 <= x < WIDTH and 0 <= y < HEIGHT for x, y in cells):
-                    out.append(sum(cell_bit(x, y) for x, y in cells))
-    return tuple(out)
-
-
-LINE_MASKS: tuple[int, ...] = _lines()
+cell_bit = GEOMETRY.cell_bit
+LINE_MASKS = GEOMETRY.lines
 """The 69 four-cell lines of the board, as bitboards."""
 
 
 # --- integer bitboard helpers (the search's inner loop) -------------------------------------
 
-
-def alignment(pos: int) -> bool:
-    """True if the stones ``pos`` contain four in a row (Pons' ``alignment``)."""
-    m = pos & (pos >> H1)  # horizontal
-    if m & (m >> (2 * H1)):
-        return True
-    m = pos & (pos >> HEIGHT)  # diagonal, going down to the right
-    if m & (m >> (2 * HEIGHT)):
-        return True
-    m = pos & (pos >> (HEIGHT + 2))  # diagonal, going up to the right
-    if m & (m >> (2 * (HEIGHT + 2))):
-        return True
-    m = pos & (pos >> 1)  # vertical
-    return bool(m & (m >> 2))
-
-
-def compute_winning_position(position: int, mask: int) -> int:
-    """Empty cells (playable now or not) that would complete four for the stones ``position``.
-
-    Pons' ``compute_winning_position``; ``mask`` is every stone on the board.
-    """
-    # vertical
-    r = (position << 1) & (position << 2) & (position << 3)
-    # horizontal
-    p = (position << H1) & (position << (2 * H1))
-    r |= p & (position << (3 * H1))
-    r |= p & (position >> H1)
-    p = (position >> H1) & (position >> (2 * H1))
-    r |= p & (position << H1)
-    r |= p & (position >> (3 * H1))
-    # diagonal 1
-    p = (position << HEIGHT) & (position << (2 * HEIGHT))
-    r |= p & (position << (3 * HEIGHT))
-    r |= p & (position >> HEIGHT)
-    p = (position >> HEIGHT) & (position >> (2 * HEIGHT))
-    r |= p & (position << HEIGHT)
-    r |= p & (position >> (3 * HEIGHT))
-    # diagonal 2
-    p = (position << (HEIGHT + 2)) & (position << (2 * (HEIGHT + 2)))
-    r |= p & (position << (3 * (HEIGHT + 2)))
-    r |= p & (position >> (HEIGHT + 2))
-    p = (position >> (HEIGHT + 2)) & (position >> (2 * (HEIGHT + 2)))
-    r |= p & (position << (HEIGHT + 2))
-    r |= p & (position >> (3 * (HEIGHT + 2)))
-    return r & (BOARD_MASK ^ mask)
+alignment = GEOMETRY.has_four
+"""True if the stones contain four in a row (Pons' ``alignment``)."""
+compute_winning_position = GEOMETRY.threats
+"""Empty cells (playable now or not) that would complete four for the stones ``position``;
+``mask`` is every stone on the board (Pons' ``compute_winning_position``)."""
 
 
 def possible(mask: int) -> int:
@@ -135,12 +82,8 @@ def popcount(x: int) -> int:
     return x.bit_count()
 
 
-def mirror(bits: int) -> int:
-    """The bitboard reflected left to right (for symmetric transposition keys)."""
-    out = 0
-    for c in range(WIDTH):
-        out |= ((bits >> (c * H1)) & ((1 << H1) - 1)) << ((WIDTH - 1 - c) * H1)
-    return out
+mirror = GEOMETRY.mirror
+"""The bitboard reflected left to right (for symmetric transposition keys)."""
 
 
 # --- the state ------------------------------------------------------------------------------
@@ -294,12 +237,7 @@ def seat_stones(state: C4State, seat: int) -> int:
 
 def winning_cells(state: C4State) -> int:
     """Every cell of every complete four on the board (0 if there is none)."""
-    out = 0
-    for stones in (state.current, state.current ^ state.mask):
-        for line in LINE_MASKS:
-            if stones & line == line:
-                out |= line
-    return out
+    return GEOMETRY.four_cells(state.current) | GEOMETRY.four_cells(state.current ^ state.mask)
 
 
 # --- the game -------------------------------------------------------------------------------
