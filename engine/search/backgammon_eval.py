@@ -94,39 +94,33 @@ def _shots_at(blot: int, shooter: Board) -> int:
     return min(total, 36)
 
 
+def _structure(side: Board, other: Board) -> float:
+    """Made points by value, anchors, and a prime that has the other side's checkers behind it."""
+    v = 0.0
+    run = best_run = 0
+    for p in range(1, 13):
+        if side[p] >= 2:
+            v += _POINT_VALUE[p]
+            run += 1
+            best_run = max(best_run, run)
+        else:
+            run = 0
+    for p, value in _ANCHOR_VALUE.items():
+        if side[p] >= 2:
+            v += value
+    if back_checker(other) > 12 and best_run >= 4:
+        v += 0.25 * (best_run - 3) ** 1.5
+    return v
+
+
 def contact_score(me: Board, opp: Board) -> float:
     """Positional terms for the side on roll minus the same for the other side."""
     s = 0.0
     # Race component: counts for more as the position simplifies.
     pm, po = pips(me), pips(opp)
     s += 0.012 * (po - pm)
-    # Points made, anchors and primes.
-    run = best_run = 0
-    for p in range(1, 13):
-        if me[p] >= 2:
-            s += _POINT_VALUE[p]
-            run += 1
-            best_run = max(best_run, run)
-        else:
-            run = 0
-    for p, v in _ANCHOR_VALUE.items():
-        if me[p] >= 2:
-            s += v
-    if back_checker(opp) + 0 > 12 and best_run >= 4:
-        s += 0.25 * (best_run - 3) ** 1.5
-    run = best_run_o = 0
-    for p in range(1, 13):
-        if opp[p] >= 2:
-            s -= _POINT_VALUE[p]
-            run += 1
-            best_run_o = max(best_run_o, run)
-        else:
-            run = 0
-    for p, v in _ANCHOR_VALUE.items():
-        if opp[p] >= 2:
-            s -= v
-    if back_checker(me) > 12 and best_run_o >= 4:
-        s -= 0.25 * (best_run_o - 3) ** 1.5
+    # Points made, anchors and primes: the same terms for each side.
+    s += _structure(me, opp) - _structure(opp, me)
     # Blots: the mover rolls first, so the opponent's blots are what is exposed now.
     home_o = sum(1 for p in range(1, 7) if opp[p] >= 2)
     home_m = sum(1 for p in range(1, 7) if me[p] >= 2)
