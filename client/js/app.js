@@ -1,0 +1,332 @@
+// Tablas web client: routing (#/, #/room/<id>, #/watch/<id>), the connection, and the state
+// of the room on screen.
+import { h, clear } from "./dom.js";
+import { Connection } from "./net.js";
+import { renderLobby, renderRooms } from "./lobby.js";
+import { mountRoom, renderRoom, appendChat, boardKey, tickClocks } from "./room.js";
+
+const NAME_KEY = "tablas-name";
+const MYROOMS_KEY = "tablas-my-rooms";
+
+function defaultName() {
+  return `Player ${Math.floor(1000 + Math.random() * 9000)}`;
+}
+
+class App {
+  constructor() {
+    this.main = document.getElementById("main");
+    this.rooms = null;
+    this.room = null;        // the snapshot on screen, kept current by updates
+    this.prevState = null;   // the state before the latest update (for animations)
+    this.analysis = null;
+    this.current = null;     // {id, mode: "join"|"watch"}
+    this.sentPly = null;     // the ply a move was sent for (no double sends)
+    this.ui = {};            // per-room UI state kept across renders (selection, play builder)
+    this.me = null;
+    this.myRooms = new Set(JSON.parse(localStorage.getItem(MYROOMS_KEY) || "[]"));
+    let name = localStorage.getItem(NAME_KEY);
+    if (!name) { name = defaultName(); localStorage.setItem(NAME_KEY, name); }
+    const proto = location.protocol === "https:" ? "wss" : "ws";
+    this.conn = new Connection({
+      url: `${proto}://${location.host}/ws`,
+      name,
+      onMessage: (m) => this.onMessage(m),
+      onStatus: (st, c) => this.onStatus(st, c),
+      onWelcome: (m) => this.onWelcome(m),
+    });
+    this.setupHeader(name);
+    window.addEventListener("hashchange", () => this.route());
+    document.addEventListener("keydown", (ev) => this.onKey(ev));
+    setInterval(() => this.poll(), 3000);
+    setInterval(() => tickClocks(this.room), 250);
+    setInterval(() => this.refreshStatus(), 1000);
+    this.route();
+    this.conn.start();
+  }
+
+  // --- header, status, toasts ---------------------------------------------------------------
+
+  setupHeader(name) {
+    const input = document.getElementById("name-input");
+    input.value = name;
+    document.getElementById("name-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const v = input.value.trim().slice(0, 32);
+      if (!v) { input.value = this.conn.name; return; }
+      localStorage.setItem(NAME_KEY, v);
+      input.blur();
+      if (v !== this.conn.name) this.conn.restart(v);
+    });
+    document.getElementById("conn").addEventListener("click", () => this.conn.retryNow());
+  }
+
+  onStatus(st) {
+    this.refreshStatus();
+    if (st === "offline" && this.room) {
+      document.body.classList.add("offline");
+    } else if (st === "online") {
+      document.body.classList.remove("offline");
+    }
+  }
+
+  refreshStatus() {
+    const el = document.getElementById("conn");
+    const c = this.conn;
+    el.dataset.status = c.status;
+    if (c.status === "online") el.textContent = "online";
+    else if (c.status === "connecting") el.textContent = "connecting…";
+    else if (c.status === "offline") {
+      const secs = Math.max(0, Math.ceil((c.retryAt - Date.now()) / 1000));
+      el.textContent = secs ? `offline · retry in ${secs}s` : "reconnecting…";
+    }
+  }
+
+  toast(text, kind = "") {
+    const box = document.getElementById("toasts");
+    const t = h("div", { class: `toast ${kind}`, role: "alert" }, text);
+    box.append(t);
+    setTimeout(() => t.classList.add("gone"), 3500);
+    setTimeout(() => t.remove(), 4200);
+  }
+
+  // --- routing --------------------------------------------------------------------------------
+
+  route() {
+    const hash = location.hash || "#/";
+    const m = /^#\/(room|watch)\/([0-9A-Za-z_-]{1,64})$/.exec(hash);
+    if (m) {
+      const id = m[2], mode = m[1] === "watch" ? "watch" : "join";
+      if (this.current && this.current.id === id && document.getElementById("room-view")) return;
+      this.leaveCurrent();
+      this.current = { id, mode };
+      this.room = null;
+      this.analysis = null;
+      this.prevState = null;
+      mountRoom(this, this.main, id);
+      this.subscribe();
+      return;
+    }
+    this.leaveCurrent();
+    this.current = null;
+    this.room = null;
+    document.title = "Tablas";
+    renderLobby(this, this.main);
+    this.poll();
+  }
+
+  leaveCurrent() {
+    const cur = this.current, room = this.room;
+    if (!cur) return;
+    // Stop receiving the room's messages; a seat in a waiting room stays ours (leave would
+    // free it), so then we just stay subscribed.
+    const seated = room && (room.your_seats || []).length;
+    if (room && !(seated && room.status === "waiting")) {
+      this.conn.send({ type: "leave", room_id: cur.id });
+    }
+  }
+
+  subscribe() {
+    const cur = this.current;
+    if (!cur || !this.conn.ready) return;
+    const id = cur.id;
+    const spectate = () => this.conn.request({ type: "spectate", room_id: id }).catch((e) => this.roomError(id, e));
+    if (cur.mode === "watch") { spectate(); return; }
+    this.conn.request({ type: "join", room_id: id }).catch((e) => {
+      if (this.current && this.current.id === id && e.code !== "unknown_room" && e.code !== "offline") {
+        cur.mode = "watch";
+        spectate();
+      } else {
+        this.roomError(id, e);
+      }
+    });
+  }
+
+  roomError(id, e) {
+    if (!this.current || this.current.id !== id || e.code === "offline") return;
+    const holder = document.getElementById("board-holder");
+    if (holder && !this.room) {
+      clear(holder);
+      holder.append(h("div", { class: "panel notice" },
+        h("p", {}, e.code === "unknown_room" ? "There is no such room." : e.message || "Cannot open the room."),
+        h("a", { class: "btn primary", href: "#/" }, "Back to the lobby")));
+    }
+  }
+
+  poll() {
+    // The lobby's list; in a room, the same list keeps the spectator count fresh.
+    if (this.conn.ready && (!this.current || this.room)) {
+      this.conn.request({ type: "list_rooms" }).catch(() => {});
+    }
+  }
+
+  // --- messages -------------------------------------------------------------------------------
+
+  onWelcome(m) {
+    this.me = { player_id: m.player_id, name: m.name };
+    document.getElementById("name-input").value = m.name;
+    for (const s of m.seats || []) this.rememberRoom(s.room_id);
+    this.sentPly = null;
+    this.subscribe();
+    this.poll();
+  }
+
+  rememberRoom(id) {
+    if (this.myRooms.has(id)) return;
+    this.myRooms.add(id);
+    const list = [...this.myRooms].slice(-50);
+    this.myRooms = new Set(list);
+    localStorage.setItem(MYROOMS_KEY, JSON.stringify(list));
+  }
+
+  onMessage(m) {
+    switch (m.type) {
+      case "rooms":
+        this.rooms = m.rooms;
+        renderRooms(this, m.rooms);
+        if (this.room) {
+          const mine = m.rooms.find((r) => r.room_id === this.room.room_id);
+          if (mine && mine.spectators !== this.room.spectators) {
+            this.room.spectators = mine.spectators;
+            const el = document.getElementById("room-spectators");
+            if (el) el.textContent = `${mine.spectators} watching`;
+          }
+        }
+        break;
+      case "room_created":
+        if (this.rematchOf) {
+          // Tell the other person in the old room where the rematch is.
+          this.conn.send({ type: "chat", room_id: this.rematchOf, text: `rematch: ${m.room_id}` });
+          this.rematchOf = null;
+        }
+        this.leaveCurrent();
+        this.current = { id: m.room_id, mode: "join" };
+        this.room = null;
+        this.analysis = null;
+        this.rememberRoom(m.room_id);
+        mountRoom(this, this.main, m.room_id);
+        location.hash = `#/room/${m.room_id}`;
+        break;
+      case "room":
+        if (!this.current || m.room_id !== this.current.id) break;
+        this.onSnapshot(m);
+        break;
+      case "update":
+        if (!this.room || m.room_id !== this.room.room_id) break;
+        this.onUpdate(m);
+        break;
+      case "chat":
+        if (this.current && m.room_id === this.current.id) appendChat(this, m);
+        break;
+      case "analysis":
+        if (this.current && m.room_id === this.current.id) {
+          if (!this.analysis || m.ply > this.analysis.ply || (m.ply === this.analysis.ply &&
+              (m.final || !this.analysis.final || m.depth >= this.analysis.depth))) {
+            this.analysis = m;
+            if (this.room) renderRoom(this, false);
+          }
+        }
+        break;
+      case "error":
+        if (m.re === undefined || m.code === "rate_limited" || m.code === "internal") {
+          this.toast(m.message || m.code, "error");
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  onSnapshot(m) {
+    const old = this.room;
+    const fresh = old && old.room_id === m.room_id && m.ply === old.ply + 1;
+    this.prevState = fresh ? old.state : null;
+    this.room = { ...m, rolls: m.rolls || [], clockAt: Date.now() };
+    if ((m.your_seats || []).length) {
+      this.rememberRoom(m.room_id);
+      this.current.mode = "join";
+    }
+    if (this.sentPly !== null && m.ply !== this.sentPly) this.sentPly = null;
+    if (old && old.ply !== m.ply && this.ui[m.room_id]) this.ui[m.room_id] = {};
+    renderRoom(this, !!fresh);
+  }
+
+  onUpdate(m) {
+    const room = this.room;
+    if (m.ply <= room.ply) return;  // already seen (a snapshot raced it)
+    if (m.ply !== room.ply + 1) {   // a gap: fetch a fresh snapshot
+      this.subscribe();
+      return;
+    }
+    this.prevState = room.state;
+    const next = { ...room, ply: m.ply, state: m.state, to_move: m.to_move,
+      legal_moves: m.legal_moves || [], status: m.status, result: m.result,
+      history: [...room.history, m.move] };
+    if (m.dice) next.rolls = [...(room.rolls || []), { ply: m.ply, dice: m.dice }];
+    for (const k of ["clocks", "clock_running"]) if (k in m) next[k] = m[k];
+    if ("clocks" in m) next.clockAt = Date.now();
+    this.room = next;
+    this.sentPly = null;
+    this.ui[m.room_id] = {};
+    renderRoom(this, true);
+  }
+
+  onKey(ev) {
+    const t = ev.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT")) return;
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (this.room && boardKey(this, ev)) ev.preventDefault();
+  }
+
+  // --- actions --------------------------------------------------------------------------------
+
+  createRoom(msg) {
+    this.conn.request({ type: "create_room", ...msg }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  takeSeat(seat) {
+    if (!this.room) return;
+    this.current.mode = "join";
+    this.conn.request({ type: "join", room_id: this.room.room_id, seat })
+      .catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  sendMove(move) {
+    const room = this.room;
+    if (!room || this.sentPly === room.ply) return;
+    this.sentPly = room.ply;
+    renderRoom(this, false);
+    this.conn.request({ type: "move", room_id: room.room_id, ply: room.ply, move }).catch((e) => {
+      if (this.room && this.room.ply === room.ply) this.sentPly = null;
+      if (e.code !== "stale") this.toast(e.message || e.code, "error");
+      if (e.code === "offline") return;
+      this.subscribe();  // refresh the snapshot after a refusal
+    });
+  }
+
+  resign() {
+    if (!this.room) return;
+    this.conn.request({ type: "resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  rematch() {
+    const room = this.room;
+    if (!room) return;
+    const other = room.seats.some((s, i) => s.kind === "human" && !(room.your_seats || []).includes(i));
+    this.rematchOf = other ? room.room_id : null;
+    this.conn.request({ type: "rematch", room_id: room.room_id })
+      .catch((e) => { this.rematchOf = null; this.toast(e.message || e.code, "error"); });
+  }
+
+  handToBot(seat) {
+    if (!this.room) return;
+    this.conn.request({ type: "hand_to_bot", room_id: this.room.room_id, seat, level: "medium" })
+      .catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  chat(text) {
+    if (!this.current) return;
+    this.conn.request({ type: "chat", room_id: this.current.id, text }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+}
+
+window.tablas = new App();

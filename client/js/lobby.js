@@ -1,0 +1,155 @@
+// The lobby: the live list of rooms and the "new game" form.
+import { h, s, clear } from "./dom.js";
+import { GAMES, gameTitle } from "./notation.js";
+import { SERVER_FEATURES } from "./features.js";
+
+const LEVELS = ["random", "easy", "medium", "hard", "max"];
+
+/** Small SVG pictures of the games (no emoji: not every system has an emoji font). */
+export function gameIcon(id) {
+  const svg = s("svg", { viewBox: "0 0 32 32", class: `game-icon gi-${id}`, "aria-hidden": "true" });
+  if (id === "tictactoe") {
+    svg.append(s("path", { d: "M5 5 L14 14 M14 5 L5 14", class: "gi-x" }),
+      s("circle", { cx: 22.5, cy: 22.5, r: 5, class: "gi-o" }),
+      s("path", { d: "M16 3 V29 M3 16 H29", class: "gi-grid" }));
+  } else if (id === "grundy") {
+    for (let i = 0; i < 4; i++) svg.append(s("ellipse", { cx: 10, cy: 26 - i * 5, rx: 7, ry: 3, class: "gi-coin" }));
+    for (let i = 0; i < 2; i++) svg.append(s("ellipse", { cx: 23, cy: 26 - i * 5, rx: 7, ry: 3, class: "gi-coin" }));
+  } else if (id === "connect4") {
+    svg.append(s("rect", { x: 2, y: 6, width: 28, height: 22, rx: 4, class: "gi-frame" }),
+      s("circle", { cx: 10, cy: 21, r: 4.5, class: "gi-red" }), s("circle", { cx: 22, cy: 21, r: 4.5, class: "gi-yellow" }),
+      s("circle", { cx: 10, cy: 12, r: 4.5, class: "gi-yellow" }), s("circle", { cx: 22, cy: 12, r: 4.5, class: "gi-hole" }));
+  } else if (id === "boom") {
+    svg.append(s("circle", { cx: 14, cy: 19, r: 10, class: "gi-bomb" }),
+      s("path", { d: "M19 10 q4 -7 9 -4", class: "gi-fuse" }), s("circle", { cx: 28, cy: 6, r: 3, class: "gi-spark" }));
+  } else {
+    svg.append(s("rect", { x: 3, y: 3, width: 26, height: 26, rx: 6, class: "gi-die" }));
+    for (const [x, y] of [[10, 10], [22, 10], [16, 16], [10, 22], [22, 22]]) svg.append(s("circle", { cx: x, cy: y, r: 2.6, class: "gi-pip" }));
+  }
+  return svg;
+}
+
+export function renderLobby(app, root) {
+  clear(root);
+  const saved = JSON.parse(localStorage.getItem("tablas-create") || "{}");
+  const form = h("form", { class: "panel create", id: "create-form", "aria-label": "new game" });
+  form.append(h("h2", {}, "New game"));
+  const games = h("div", { class: "game-pick", role: "radiogroup", "aria-label": "game" });
+  for (const id of Object.keys(GAMES)) {
+    const input = h("input", { type: "radio", name: "game", value: id, id: `g-${id}`,
+      checked: (saved.game || "connect4") === id });
+    games.append(h("label", { class: "game-card", for: `g-${id}` }, input,
+      gameIcon(id),
+      h("span", { class: "game-name" }, gameTitle(id))));
+  }
+  form.append(games);
+  const heap = h("input", { type: "number", id: "opt-heap", min: 3, max: 60, value: saved.heap || 7 });
+  const cube = h("input", { type: "checkbox", id: "opt-cube", checked: saved.cube !== false });
+  const opts = h("div", { class: "row options" },
+    h("label", { class: "opt opt-grundy" }, "Heap size ", heap),
+    h("label", { class: "opt opt-backgammon" }, cube, " Doubling cube"));
+  form.append(opts);
+  const opp = h("select", { id: "opponent" },
+    h("option", { value: "human" }, "A person (share the link)"),
+    LEVELS.map((l) => h("option", { value: l }, `Bot · ${l}`)));
+  opp.value = saved.opponent || "easy";
+  const seat = h("select", { id: "seat" },
+    h("option", { value: "0" }, "I move first"),
+    h("option", { value: "1" }, "I move second"),
+    h("option", { value: "random" }, "Random"));
+  seat.value = saved.seat || "0";
+  form.append(h("div", { class: "row" },
+    h("label", {}, "Opponent ", opp), h("label", {}, "Seat ", seat)));
+  // Room options (additive protocol fields): sent only when chosen.
+  const clock = h("select", { id: "clock" },
+    h("option", { value: "" }, "No clock"),
+    [["1+0", 60, 0], ["3+2", 180, 2], ["5+0", 300, 0], ["10+5", 600, 5], ["30+0", 1800, 0]].map(
+      ([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)));
+  clock.value = saved.clock || "";
+  const showAnalysis = h("input", { type: "checkbox", id: "show-analysis", checked: !!saved.showAnalysis });
+  const extras = h("div", { class: "row" });
+  if (SERVER_FEATURES.clocks) extras.append(h("label", {}, "Clock ", clock));
+  if (SERVER_FEATURES.showAnalysisOption) {
+    extras.append(h("label", {}, showAnalysis, " Show the bot's analysis to players"));
+  }
+  if (extras.childNodes.length) form.append(extras);
+  form.append(h("button", { class: "btn primary big", type: "submit", id: "create-btn" }, "Create game"));
+  const sync = () => {
+    const g = form.querySelector("input[name=game]:checked").value;
+    for (const el of opts.querySelectorAll(".opt")) el.hidden = !el.classList.contains(`opt-${g}`);
+  };
+  form.addEventListener("change", sync);
+  sync();
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const game = form.querySelector("input[name=game]:checked").value;
+    const options = {};
+    if (game === "grundy") options.heap = Math.max(3, Math.min(60, Number(heap.value) || 7));
+    if (game === "backgammon") options.cube = cube.checked;
+    localStorage.setItem("tablas-create", JSON.stringify({ game, heap: heap.value, cube: cube.checked,
+      opponent: opp.value, seat: seat.value, clock: clock.value, showAnalysis: showAnalysis.checked }));
+    let mine = seat.value === "random" ? Math.floor(Math.random() * 2) : Number(seat.value);
+    const other = opp.value === "human" ? { kind: "human" } : { kind: "bot", level: opp.value };
+    const seats = mine === 0 ? [{ kind: "human" }, other] : [other, { kind: "human" }];
+    const msg = { game, options, seats, join_seat: mine };
+    if (SERVER_FEATURES.clocks && clock.value) {
+      const [base, inc] = clock.value.split(":").map(Number);
+      msg.clock = { base_ms: base, increment_ms: inc };
+    }
+    if (SERVER_FEATURES.showAnalysisOption && showAnalysis.checked) msg.show_analysis = true;
+    app.createRoom(msg);
+  });
+
+  const list = h("div", { class: "panel rooms" },
+    h("div", { class: "panel-head" }, h("h2", {}, "Rooms"),
+      h("span", { class: "muted", id: "rooms-count" }, "")),
+    h("div", { id: "rooms-list", class: "rooms-list" }, h("p", { class: "muted" }, "Loading…")));
+  root.append(h("section", { class: "lobby" },
+    h("div", { class: "hero" },
+      h("h1", {}, "Play a game"),
+      h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch.")),
+    h("div", { class: "lobby-grid" }, form, list)));
+  renderRooms(app, app.rooms, true);
+}
+
+export function renderRooms(app, rooms, force = false) {
+  const box = document.getElementById("rooms-list");
+  if (!box || !rooms) return;
+  const sig = JSON.stringify(rooms) + "|" + [...app.myRooms].join(",");
+  if (!force && box.dataset.sig === sig) return;
+  box.dataset.sig = sig;
+  clear(box);
+  const count = document.getElementById("rooms-count");
+  if (count) count.textContent = `${rooms.length} room${rooms.length === 1 ? "" : "s"}`;
+  if (!rooms.length) {
+    box.append(h("p", { class: "muted" }, "No rooms yet: create the first game."));
+    return;
+  }
+  const ul = h("ul", { class: "room-items" });
+  for (const r of rooms) {
+    const mine = app.myRooms.has(r.room_id);
+    const open = r.seats.some((x) => x.kind === "human" && !x.name);
+    const players = h("span", { class: "players" });
+    r.seats.forEach((x, i) => {
+      if (i) players.append(h("span", { class: "vs" }, " vs "));
+      players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
+        x.name || "open seat"));
+    });
+    const actions = h("span", { class: "room-actions" });
+    if (mine && r.status !== "finished") {
+      actions.append(h("a", { class: "btn primary small", href: `#/room/${r.room_id}` }, "Resume"));
+    } else if (open && r.status === "waiting") {
+      actions.append(h("a", { class: "btn primary small", href: `#/room/${r.room_id}` }, "Join"));
+    }
+    actions.append(h("a", { class: "btn small", href: `#/watch/${r.room_id}` }, r.status === "finished" ? "Replay" : "Watch"));
+    ul.append(h("li", { class: `room-item st-${r.status}`, "data-room": r.room_id },
+      gameIcon(r.game),
+      h("span", { class: "room-info" },
+        h("span", { class: "room-game" }, gameTitle(r.game)),
+        players),
+      h("span", { class: `status-pill ${r.status}` }, r.status),
+      h("span", { class: "spec", title: "spectators" }, `${r.spectators} watching`),
+      actions));
+  }
+  box.append(ul);
+}

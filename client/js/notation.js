@@ -1,0 +1,90 @@
+// Human-readable text for moves, results and games.
+
+export const GAMES = {
+  tictactoe: { title: "Tic-tac-toe", pieces: ["X", "O"] },
+  grundy: { title: "Grundy's game", pieces: ["First", "Second"] },
+  connect4: { title: "Connect-4", pieces: ["Red", "Yellow"] },
+  boom: { title: "BOOM (Desconecta-4)", pieces: ["Red", "Yellow"] },
+  backgammon: { title: "Backgammon", pieces: ["White", "Black"] },
+};
+
+export function gameTitle(id) {
+  return (GAMES[id] && GAMES[id].title) || id;
+}
+
+export function pieceName(game, seat) {
+  const g = GAMES[game];
+  return g ? g.pieces[seat] : `Seat ${seat + 1}`;
+}
+
+const pt = (p) => (p === 25 ? "bar" : p === 0 ? "off" : String(p));
+
+export function bgPlayText(play) {
+  if (!play.length) return "no move";
+  // Chain consecutive steps of one checker: 24/18 18/13 -> 24/18/13, and count repeats.
+  const chains = [];
+  for (const [f, t] of play) {
+    const c = chains.find((ch) => ch[ch.length - 1] === f && ch.open);
+    if (c) c.push(t); else { const n = [f, t]; n.open = true; chains.push(n); }
+    if (t === 0) chains[chains.length - 1].open = false;
+  }
+  const texts = chains.map((c) => c.map(pt).join("/"));
+  const counts = new Map();
+  for (const t of texts) counts.set(t, (counts.get(t) || 0) + 1);
+  return [...counts].map(([t, n]) => (n > 1 ? `${t}(${n})` : t)).join(" ");
+}
+
+export function moveText(game, move) {
+  if (!move || typeof move !== "object") return String(move);
+  switch (game) {
+    case "tictactoe": {
+      const c = move.cell;
+      return "abc"[c % 3] + String(3 - Math.floor(c / 3));
+    }
+    case "grundy":
+      return `${move.split[0] + move.split[1]} → ${move.split[0]}+${move.split[1]}`;
+    case "connect4":
+      return `column ${move.column + 1}`;
+    case "boom":
+      return move.boom ? "BOOM!" : `column ${move.column + 1}`;
+    case "backgammon":
+      if (move.action) return move.action;
+      return bgPlayText(move.play || []);
+    default:
+      return JSON.stringify(move);
+  }
+}
+
+const REASONS = {
+  three_in_a_row: "three in a row",
+  four_in_a_row: "four in a row",
+  board_full: "the board is full",
+  no_moves: "no moves left",
+  resign: "resignation",
+  resigned: "resignation",
+  drop: "double dropped",
+  single: "single game",
+  gammon: "gammon",
+  backgammon: "backgammon",
+  timeout: "time ran out",
+  move_limit: "the move limit",
+  time: "time ran out",
+};
+
+export function reasonText(reason) {
+  return REASONS[reason] || String(reason || "").replace(/_/g, " ");
+}
+
+/** Who played each history entry (backgammon needs its roll/double/take bookkeeping). */
+export function historySeats(game, history, rolls) {
+  if (game !== "backgammon") return history.map((_, i) => i % 2);
+  const opening = (rolls || []).find((r) => r.ply === 0);
+  let turn = opening && opening.dice[1] > opening.dice[0] ? 1 : 0;
+  return history.map((mv) => {
+    const a = mv.action;
+    if (a === "take" || a === "drop") return 1 - turn;
+    const seat = turn;
+    if (!a) turn = 1 - turn;
+    return seat;
+  });
+}

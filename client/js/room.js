@@ -1,0 +1,403 @@
+// The room view: board, players, turn, moves, result, chat, analysis, dice verification.
+import { h, clear, fmtClock } from "./dom.js";
+import { gameTitle, moveText, pieceName, reasonText, historySeats } from "./notation.js";
+import { verifyDice } from "./dice.js";
+import * as ttt from "./boards/tictactoe.js";
+import * as grundy from "./boards/grundy.js";
+import * as drop from "./boards/drop.js";
+import * as bg from "./boards/backgammon.js";
+import { SERVER_FEATURES } from "./features.js";
+
+const BOARDS = { tictactoe: ttt, grundy, connect4: drop, boom: drop, backgammon: bg };
+const WIN = 1_000_000, PROVEN = WIN - 10_000;
+
+export function boardModule(game) {
+  return BOARDS[game] || null;
+}
+
+/** Builds the static skeleton of the room view once per room. */
+export function mountRoom(app, root, roomId) {
+  clear(root);
+  const chatInput = h("input", { id: "chat-input", maxlength: 500, placeholder: "Say something…",
+    autocomplete: "off", "aria-label": "chat message" });
+  const chatForm = h("form", { id: "chat-form", class: "chat-form" }, chatInput,
+    h("button", { class: "btn", type: "submit" }, "Send"));
+  chatForm.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const text = chatInput.value.trim();
+    if (!text) return;
+    app.chat(text);
+    chatInput.value = "";
+  });
+  const view = h("section", { class: "room-view", id: "room-view", "data-room": roomId },
+    h("div", { class: "room-main" },
+      h("div", { class: "room-title" },
+        h("a", { href: "#/", class: "back", "aria-label": "back to the lobby" }, "← Lobby"),
+        h("h2", { id: "room-game" }, ""),
+        h("span", { id: "room-spectators", class: "spec", title: "spectators" }, "")),
+      h("div", { class: "seat-card", id: "card-top" }),
+      h("div", { class: "board-area" },
+        h("div", { id: "board-holder", class: "board-holder" }, h("p", { class: "muted" }, "Loading the room…")),
+        h("div", { id: "banner", class: "banner", hidden: true })),
+      h("div", { class: "seat-card", id: "card-bottom" }),
+      h("div", { id: "controls", class: "controls" }),
+      h("p", { id: "hint", class: "hint" })),
+    h("aside", { class: "room-side" },
+      h("div", { class: "panel status-panel" },
+        h("div", { id: "turn", class: "turn", role: "status", "aria-live": "polite" }),
+        h("div", { id: "room-actions", class: "row" }),
+        h("div", { id: "share", class: "share" })),
+      h("div", { class: "panel", id: "analysis-panel", hidden: true }),
+      h("div", { class: "panel moves-panel" }, h("h3", {}, "Moves"),
+        h("ol", { id: "movelist", class: "movelist" })),
+      h("div", { class: "panel", id: "dice-panel", hidden: true }),
+      h("div", { class: "panel chat" }, h("h3", {}, "Chat"),
+        h("div", { id: "chatlog", class: "chatlog", "aria-live": "polite" }), chatForm)));
+  root.append(view);
+}
+
+export function viewSeat(room) {
+  const mine = room.your_seats || [];
+  if (mine.includes(room.to_move)) return room.to_move;
+  return mine.length ? mine[0] : 0;
+}
+
+export function canMove(app, room) {
+  return room.status === "playing" && (room.your_seats || []).includes(room.to_move) &&
+    room.legal_moves.length > 0 && app.sentPly !== room.ply;
+}
+
+function seatCard(app, room, seat, el) {
+  clear(el);
+  const s = room.seats[seat] || { kind: "human", name: null };
+  const mine = (room.your_seats || []).includes(seat);
+  el.className = `seat-card seat-${seat}${room.status === "playing" && room.to_move === seat ? " to-move" : ""}`;
+  el.dataset.seat = seat;
+  const name = h("span", { class: "name" }, s.name || "Open seat");
+  const tags = h("span", { class: "tags" });
+  if (mine) tags.append(h("span", { class: "tag you" }, "you"));
+  if (s.kind === "bot") tags.append(h("span", { class: "tag bot" }, "bot"));
+  if (s.kind === "human" && s.name) {
+    tags.append(h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? "connected" : "away" }));
+  }
+  const mod = boardModule(room.game);
+  const extra = mod && mod.cardExtra ? mod.cardExtra(room, seat) : pieceName(room.game, seat);
+  el.append(h("span", { class: `swatch g-${room.game} s${seat}`, "aria-hidden": "true" }),
+    h("span", { class: "who" }, name, tags, h("span", { class: "extra" }, extra)));
+  if (Array.isArray(room.clocks)) {
+    el.append(h("span", { class: `clock${room.clock_running === seat ? " running" : ""}`, "data-clock": seat },
+      fmtClock(clockValue(room, seat))));
+  }
+  if (!s.name && s.kind === "human" && room.status === "waiting" && !(room.your_seats || []).length) {
+    el.append(h("button", { class: "btn primary small", id: `take-seat-${seat}`,
+      on: { click: () => app.takeSeat(seat) } }, "Take this seat"));
+  }
+  if (room.status === "playing" && room.to_move === seat) {
+    el.append(h("span", { class: "turn-flag" }, mine ? "your move" : "to move"));
+  }
+}
+
+export function clockValue(room, seat) {
+  if (!Array.isArray(room.clocks)) return null;
+  let ms = room.clocks[seat];
+  if (room.clock_running === seat && room.status === "playing" && room.clockAt) {
+    ms -= Date.now() - room.clockAt;
+  }
+  return ms;
+}
+
+export function tickClocks(room) {
+  if (!room || !Array.isArray(room.clocks)) return;
+  for (const el of document.querySelectorAll("[data-clock]")) {
+    const seat = Number(el.dataset.clock);
+    const ms = clockValue(room, seat);
+    el.textContent = fmtClock(ms);
+    el.classList.toggle("low", ms !== null && ms < 20000);
+  }
+}
+
+function turnText(app, room) {
+  const mine = room.your_seats || [];
+  const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
+  if (room.status === "waiting") {
+    return mine.length ? "Waiting for an opponent to join — share the link." : "Waiting for players.";
+  }
+  if (room.status === "finished") return resultText(room);
+  const t = room.to_move;
+  if (t === null || t === undefined) return "…";
+  if (mine.includes(t)) {
+    if (room.game === "backgammon") {
+      const ph = room.state.phase;
+      if (ph === "roll") return "Your turn: roll (or double).";
+      if (ph === "take") return "Your opponent doubled: take or drop?";
+    }
+    return "Your turn.";
+  }
+  const s = room.seats[t];
+  return s && s.kind === "bot" ? `${seatName(t)} is thinking…` : `Waiting for ${seatName(t)}.`;
+}
+
+export function resultText(room) {
+  const r = room.result;
+  if (!r) return "Game over.";
+  const mine = room.your_seats || [];
+  const pts = r.points ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
+  if (r.winner === null || r.winner === undefined) return `Draw — ${reasonText(r.reason)}${pts}`;
+  const name = (room.seats[r.winner] && room.seats[r.winner].name) || pieceName(room.game, r.winner);
+  let head;
+  if (mine.length === 1) head = mine[0] === r.winner ? "You win!" : "You lose";
+  else head = `${name} wins`;
+  return `${head} — ${reasonText(r.reason)}${pts}`;
+}
+
+function renderBanner(app, room) {
+  const el = document.getElementById("banner");
+  if (room.status !== "finished") { el.hidden = true; clear(el); return; }
+  el.hidden = false;
+  clear(el);
+  const mine = room.your_seats || [];
+  const r = room.result || {};
+  const win = mine.length === 1 && r.winner === mine[0];
+  const lose = mine.length === 1 && r.winner !== null && r.winner !== undefined && r.winner !== mine[0];
+  el.className = `banner${win ? " win" : lose ? " lose" : ""}`;
+  el.append(h("div", { class: "banner-text", id: "result-text" }, resultText(room)));
+  const row = h("div", { class: "row" });
+  if (mine.length) row.append(h("button", { class: "btn primary", on: { click: () => app.rematch() } }, "Rematch"));
+  row.append(h("a", { class: "btn", href: "#/" }, "Lobby"));
+  row.append(h("button", { class: "btn ghost", on: { click: () => { el.hidden = true; } } }, "Hide"));
+  el.append(row);
+}
+
+function renderActions(app, room) {
+  const el = document.getElementById("room-actions");
+  clear(el);
+  const mine = room.your_seats || [];
+  if (mine.length && room.status === "playing") {
+    const b = h("button", { class: "btn danger", id: "resign-btn" }, "Resign");
+    b.addEventListener("click", () => {
+      if (b.dataset.armed) { app.resign(); return; }
+      b.dataset.armed = "1";
+      b.textContent = "Really resign?";
+      setTimeout(() => { if (b.isConnected) { delete b.dataset.armed; b.textContent = "Resign"; } }, 4000);
+    });
+    el.append(b);
+    const hand = h("button", { class: "btn", id: "hand-to-bot-btn", title: "a bot plays your seat from here on" }, "Let a bot finish");
+    hand.addEventListener("click", () => {
+      if (hand.dataset.armed) { app.handToBot(viewSeat(room)); return; }
+      hand.dataset.armed = "1";
+      hand.textContent = "Hand my seat to a bot?";
+      setTimeout(() => { if (hand.isConnected) { delete hand.dataset.armed; hand.textContent = "Let a bot finish"; } }, 4000);
+    });
+    if (SERVER_FEATURES.handToBot) el.append(hand);
+  }
+  if (mine.length && room.status === "finished") {
+    el.append(h("button", { class: "btn primary", id: "rematch-btn", on: { click: () => app.rematch() } }, "Rematch"));
+  }
+  if (!mine.length) el.append(h("span", { class: "tag watch" }, "watching"));
+  const share = document.getElementById("share");
+  clear(share);
+  const url = `${location.origin}${location.pathname}#/room/${room.room_id}`;
+  const input = h("input", { readonly: true, value: url, id: "share-url", "aria-label": "link to this room" });
+  input.addEventListener("focus", () => input.select());
+  share.append(h("label", { class: "muted small" }, room.status === "waiting" ? "Invite a friend:" : "Link to this room:"),
+    h("div", { class: "row nowrap" }, input,
+      h("button", { class: "btn small", on: { click: () => copy(url) } }, "Copy")));
+}
+
+function copy(text) {
+  if (navigator.clipboard && navigator.clipboard.writeText) {
+    navigator.clipboard.writeText(text).catch(() => {});
+  }
+}
+
+function renderMoves(app, room) {
+  const ol = document.getElementById("movelist");
+  clear(ol);
+  const seats = historySeats(room.game, room.history, room.rolls);
+  const rollsAt = new Map();
+  for (const r of room.rolls || []) {
+    if (!rollsAt.has(r.ply)) rollsAt.set(r.ply, []);
+    rollsAt.get(r.ply).push(r.dice);
+  }
+  if (room.game === "backgammon" && rollsAt.has(0)) {
+    const d = rollsAt.get(0)[rollsAt.get(0).length - 1];
+    ol.append(h("li", { class: "opening" }, `Opening roll: ${pieceName("backgammon", 0)} ${d[0]}, ${pieceName("backgammon", 1)} ${d[1]}`));
+  }
+  room.history.forEach((mv, i) => {
+    const seat = seats[i];
+    const li = h("li", { class: `mv s${seat}${i === room.history.length - 1 ? " last" : ""}`, "data-ply": i + 1 },
+      h("span", { class: "num" }, `${i + 1}.`),
+      h("span", { class: `swatch tiny g-${room.game} s${seat}`, "aria-hidden": "true" }),
+      h("span", { class: "mv-text" }, moveText(room.game, mv)));
+    const dice = rollsAt.get(i + 1);
+    if (dice) li.append(h("span", { class: "mv-dice" }, ` · ${dice[dice.length - 1].join("-")}`));
+    ol.append(li);
+  });
+  if (!room.history.length && !ol.children.length) ol.append(h("li", { class: "muted empty" }, "No moves yet."));
+  ol.scrollTop = ol.scrollHeight;
+}
+
+function scoreText(game, score) {
+  if (Math.abs(score) >= PROVEN) {
+    const d = WIN - Math.abs(score);
+    return `${score > 0 ? "wins" : "loses"} in ${d} ${d === 1 ? "ply" : "plies"}`;
+  }
+  if (game === "backgammon") return `${score >= 0 ? "+" : ""}${Number(score).toFixed(3)}`;
+  return `${score >= 0 ? "+" : ""}${Math.round(score)}`;
+}
+
+function renderAnalysis(app, room) {
+  const el = document.getElementById("analysis-panel");
+  const a = app.analysis;
+  if (!a || a.room_id !== room.room_id || a.ply < room.ply - 1) { el.hidden = true; return; }
+  el.hidden = false;
+  clear(el);
+  const score = Number(a.score) || 0;
+  let frac;
+  if (Math.abs(score) >= PROVEN) frac = score > 0 ? 1 : 0;
+  else frac = 0.5 + 0.5 * Math.tanh(score / (room.game === "backgammon" ? 1 : 150));
+  const p0 = a.seat === 0 ? frac : 1 - frac;  // seat 0's share of the bar
+  const name = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
+  el.append(h("h3", {}, "Bot analysis", a.final ? "" : h("span", { class: "live" }, " · live")),
+    h("div", { class: "evalbar", role: "img", "aria-label": `evaluation ${Math.round(p0 * 100)}% for ${name(0)}` },
+      h("div", { class: `evalfill g-${room.game}`, style: { width: `${(p0 * 100).toFixed(1)}%` } })),
+    h("div", { class: "evalrow small" },
+      h("span", {}, name(0)), h("span", { class: "evalscore" }, `${name(a.seat)}: ${scoreText(room.game, score)}`),
+      h("span", {}, name(1))),
+    h("div", { class: "small muted" }, `depth ${a.depth ?? "?"} · ${Number(a.nodes || 0).toLocaleString()} nodes · ply ${a.ply}`),
+    h("div", { class: "pv small" }, "PV: ",
+      (a.pv || []).map((m) => (typeof m === "string" ? m : moveText(room.game, m))).join("  ")));
+}
+
+function renderDicePanel(app, room) {
+  const el = document.getElementById("dice-panel");
+  if (!room.dice_commitment) { el.hidden = true; return; }
+  el.hidden = false;
+  if (el.dataset.key === `${room.room_id}:${room.status}:${room.rolls.length}` && el.dataset.verified) return;
+  el.dataset.key = `${room.room_id}:${room.status}:${room.rolls.length}`;
+  delete el.dataset.verified;
+  clear(el);
+  el.append(h("h3", {}, "Fair dice"),
+    h("p", { class: "small muted" }, "The server committed to every roll before the game: sha256 of a secret seed."),
+    h("code", { class: "hash", id: "dice-commitment", title: room.dice_commitment }, room.dice_commitment));
+  if (room.dice_seed) {
+    const out = h("div", { id: "dice-verify-out" });
+    el.append(h("p", { class: "small" }, "Seed revealed: ", h("code", { class: "hash" }, room.dice_seed)),
+      h("button", { class: "btn", id: "verify-dice", on: { click: () => runVerify(room, out, el) } }, "Verify dice"),
+      out);
+  } else {
+    el.append(h("p", { class: "small muted" }, "The seed is revealed when the game ends; then you can check every roll here."));
+  }
+}
+
+async function runVerify(room, out, panel) {
+  clear(out);
+  out.append(h("p", { class: "muted small" }, "Checking…"));
+  try {
+    const res = await verifyDice(room.room_id, room.dice_seed, room.dice_commitment, room.rolls);
+    clear(out);
+    panel.dataset.verified = "1";
+    out.append(h("p", { class: `verdict ${res.ok ? "ok" : "bad"}`, id: "dice-verdict" },
+      res.ok ? `✔ All ${res.rows.length} rolls match the committed seed.` :
+        res.commitmentOk ? "✘ Some rolls do not match the seed!" : "✘ The seed does not match the commitment!"));
+    out.append(h("p", { class: "small" }, `Commitment sha256(seed): ${res.commitmentOk ? "✔ matches" : "✘ differs"}`));
+    const table = h("table", { class: "dice-table" },
+      h("thead", {}, h("tr", {}, h("th", {}, "after ply"), h("th", {}, "shown"), h("th", {}, "recomputed"), h("th", {}, ""))));
+    const tb = h("tbody");
+    for (const r of res.rows) {
+      tb.append(h("tr", { class: r.ok ? "ok" : "bad" }, h("td", {}, String(r.ply)), h("td", {}, r.shown.join("-")),
+        h("td", {}, r.computed.join("-")), h("td", {}, r.ok ? "✔" : "✘")));
+    }
+    table.append(tb);
+    out.append(table);
+  } catch (e) {
+    clear(out);
+    out.append(h("p", { class: "verdict bad" }, `Could not verify: ${e && e.message ? e.message : e}`));
+  }
+}
+
+/** Redraws the whole room from app.room. */
+export function renderRoom(app, fresh = false) {
+  const room = app.room;
+  if (!room || !document.getElementById("room-view")) return;
+  document.getElementById("room-game").textContent = gameTitle(room.game) +
+    (room.game === "grundy" && room.options && room.options.heap ? ` · heap ${room.options.heap}` : "");
+  document.getElementById("room-spectators").textContent = `${room.spectators || 0} watching`;
+  const v = viewSeat(room);
+  seatCard(app, room, 1 - v, document.getElementById("card-top"));
+  seatCard(app, room, v, document.getElementById("card-bottom"));
+  const turn = document.getElementById("turn");
+  turn.textContent = turnText(app, room);
+  const mine = room.your_seats || [];
+  const lost = room.status === "finished" && room.result && mine.length === 1 &&
+    room.result.winner !== null && room.result.winner !== mine[0];
+  turn.className = `turn${canMove(app, room) ? " mine" : ""}${room.status === "finished" ? (lost ? " lost" : " over") : ""}`;
+  renderBoard(app, fresh);
+  renderBanner(app, room);
+  renderActions(app, room);
+  renderMoves(app, room);
+  renderAnalysis(app, room);
+  renderDicePanel(app, room);
+  document.title = `${canMove(app, room) ? "● " : ""}${gameTitle(room.game)} · Tablas`;
+}
+
+export function boardCtx(app, fresh) {
+  const room = app.room;
+  if (!app.ui[room.room_id]) app.ui[room.room_id] = {};
+  return {
+    room,
+    game: room.game,
+    viewSeat: viewSeat(room),
+    canMove: canMove(app, room),
+    ui: app.ui[room.room_id],
+    prev: fresh ? app.prevState : null,
+    fresh,
+    send: (move) => app.sendMove(move),
+    rerender: () => renderBoard(app, false),
+  };
+}
+
+export function renderBoard(app, fresh = false) {
+  const room = app.room;
+  const holder = document.getElementById("board-holder");
+  if (!room || !holder) return;
+  const mod = boardModule(room.game);
+  clear(holder);
+  const controls = document.getElementById("controls");
+  clear(controls);
+  const hint = document.getElementById("hint");
+  if (!mod) {
+    holder.append(h("p", {}, `No board for ${room.game}; the position is ${room.state.notation || ""}.`));
+    return;
+  }
+  const ctx = boardCtx(app, fresh);
+  const out = mod.render(ctx);
+  out.svg.classList.add(ctx.canMove ? "can-move" : "idle");
+  holder.append(out.svg);
+  if (out.controls && out.controls.childNodes.length) controls.append(out.controls);
+  hint.textContent = out.hint || "";
+}
+
+export function appendChat(app, m) {
+  const log = document.getElementById("chatlog");
+  if (!log) return;
+  const line = h("div", { class: "chat-line" });
+  const who = h("span", { class: "chat-name" }, m.name);
+  line.append(who, h("span", { class: "sep" }, ": "));
+  const match = /^rematch: ([0-9a-zA-Z_-]{1,64})$/.exec(m.text);
+  if (match) {
+    line.append(h("span", { class: "chat-text" }, "offers a rematch "),
+      h("a", { class: "btn small primary", href: `#/room/${match[1]}` }, "Play it"));
+  } else {
+    line.append(h("span", { class: "chat-text" }, m.text));
+  }
+  log.append(line);
+  log.scrollTop = log.scrollHeight;
+}
+
+export function boardKey(app, ev) {
+  if (!app.room) return false;
+  const mod = boardModule(app.room.game);
+  if (!mod || !mod.key) return false;
+  return mod.key(boardCtx(app, false), ev);
+}

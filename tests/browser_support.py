@@ -1,0 +1,145 @@
+"""Helpers for the browser tests: Debian's Chromium driven by Playwright, a real server.
+
+The browser is the system's ``/usr/bin/chromium`` (``apt-get install chromium``); Playwright's
+own browser downloads are never used. Tests skip only when that binary is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("TABLAS_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
+ROOT = Path(__file__).resolve().parent.parent
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+
+
+def require_chromium() -> None:
+    """Skips (with the install hint) when the system Chromium is absent."""
+    if not (Path(CHROMIUM).is_file() or shutil.which(CHROMIUM)):
+        pytest.skip(f"{CHROMIUM} is missing: install it with `apt-get install -y chromium` "
+                    "(the README's test command does)")
+
+
+def launch(playwright: Any) -> Any:
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+
+
+def new_page(browser: Any, base: str, name: str | None = None, *,
+             width: int = 1280, height: int = 860, path: str = "/") -> tuple[Any, Any]:
+    """A fresh context (its own localStorage: a new player) and a page open at ``path``."""
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    if name is not None:
+        ctx.add_init_script(
+            "if (!localStorage.getItem('tablas-name')) localStorage.setItem('tablas-name', "
+            + _js_string(name) + ");"
+        )
+    page = ctx.new_page()
+    page.set_default_timeout(20_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.errors = errors  # type: ignore[attr-defined]
+    page.goto(base + path)
+    wait_online(page)
+    return ctx, page
+
+
+def _js_string(s: str) -> str:
+    import json
+
+    return json.dumps(s)
+
+
+def wait_online(page: Any, timeout: float = 20_000) -> None:
+    page.wait_for_selector("#conn[data-status=online]", timeout=timeout)
+
+
+def create_room(page: Any, game: str, opponent: str = "random", seat: str = "0",
+                heap: int | None = None, cube: bool | None = None) -> str:
+    """Creates a room from the lobby form; returns its id once its board is shown."""
+    page.goto(page.url.split("#")[0] + "#/")
+    page.click(f"label[for=g-{game}]")
+    page.select_option("#opponent", opponent)
+    page.select_option("#seat", seat)
+    if heap is not None:
+        page.fill("#opt-heap", str(heap))
+    if cube is not None:
+        page.set_checked("#opt-cube", cube)
+    page.click("#create-btn")
+    page.wait_for_selector("#room-view svg.board")
+    room_id: str = page.evaluate("window.tablas.room.room_id")
+    return room_id
+
+
+def ply(page: Any) -> int:
+    return int(page.evaluate("window.tablas.room ? window.tablas.room.ply : -1"))
+
+
+def wait_my_turn_or_end(page: Any, timeout: float = 30_000) -> bool:
+    """Waits until this page may move (True) or the game is over (False)."""
+    page.wait_for_function(
+        "() => { const a = window.tablas; return a.room && (a.room.status === 'finished' ||"
+        " document.querySelector('svg.board.can-move')); }",
+        timeout=timeout,
+    )
+    return bool(page.evaluate("window.tablas.room.status !== 'finished'"))
+
+
+def screenshot(page: Any, name: str, full_page: bool = False, still: bool = True) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page,
+                    animations="disabled" if still else "allow")
+    return path
+
+
+def wait_ply_above(page: Any, n: int, timeout: float = 30_000) -> None:
+    page.wait_for_function(f"window.tablas.room && window.tablas.room.ply > {n}", timeout=timeout)
+
+
+def build_backgammon_play(page: Any) -> None:
+    """Clicks checker then destination until a complete play is built (does not send it)."""
+    for _ in range(16):
+        play = page.locator("#play-btn")
+        if play.is_enabled() and not page.locator("rect.hit.src").count():
+            return
+        if page.locator("rect.hit.dest").count():
+            page.locator("rect.hit.dest").first.click()
+        elif page.locator("rect.hit.src").count():
+            page.locator("rect.hit.src").first.click()
+        else:
+            return
+
+
+def play_backgammon_turn(page: Any) -> int:
+    """Plays this page's next checker play (taking a double or rolling first if needed);
+    returns the ply before the play was sent."""
+    while True:
+        assert wait_my_turn_or_end(page), "the game ended before our turn"
+        n = ply(page)
+        if page.locator("#take-btn").count():
+            page.click("#take-btn")
+        elif page.locator("#roll-btn").count():
+            page.click("#roll-btn")
+        else:
+            page.wait_for_selector("#play-btn")
+            build_backgammon_play(page)
+            page.click("#play-btn")
+            wait_ply_above(page, n)
+            return n
+        wait_ply_above(page, n)

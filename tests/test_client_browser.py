@@ -1,0 +1,376 @@
+"""The web client in a real browser (Debian's Chromium, driven by Playwright) against a real
+``tablas serve`` on an ephemeral port: games played by clicks and keys, a spectator, a hostile
+player name, a server killed and restarted mid-game, and a screenshot of every board
+(``artifacts/screenshots/``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import (
+    build_backgammon_play,
+    create_room,
+    launch,
+    new_page,
+    play_backgammon_turn,
+    ply,
+    require_chromium,
+    screenshot,
+    wait_my_turn_or_end,
+    wait_online,
+    wait_ply_above,
+)
+from playwright.sync_api import sync_playwright
+from server_support import Subprocess
+
+MOVES_SHOWN = "document.querySelectorAll('#movelist li.mv').length"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    require_chromium()
+    with sync_playwright() as p:
+        b = launch(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    d = tmp_path_factory.mktemp("browser")
+    srv = Subprocess(d / "t.db", d / "server.log", workers=2)
+    srv.start()
+    try:
+        yield f"http://127.0.0.1:{srv.port}"
+    finally:
+        srv.terminate()
+
+
+def hot_columns(page: Any) -> list[int]:
+    cols: list[int] = page.eval_on_selector_all(
+        "svg.board g.col.hot", "els => els.map(e => Number(e.dataset.col))")
+    return cols
+
+
+def drop_piece(page: Any, i: int, by_key: bool) -> None:
+    """Drops into a legal column (a click, or its number key) and waits for the update."""
+    cols = hot_columns(page)
+    assert cols, "no legal column shown"
+    col = cols[i % len(cols)]
+    n = ply(page)
+    if by_key:
+        page.keyboard.press(str(col + 1))
+    else:
+        page.click(f"svg.board g.col[data-col='{col}']")
+    wait_ply_above(page, n)
+
+
+def test_connect4_against_a_bot_to_the_end_with_a_spectator(browser: Any, base: str) -> None:
+    ctx, page = new_page(browser, base, "Ana")
+    room = create_room(page, "connect4", "random")
+    sctx, spec = new_page(browser, base, "Watcher", path=f"/#/watch/{room}")
+    spec.wait_for_selector("svg.board")
+    assert spec.locator("#room-spectators").text_content() == "1 watching"
+    assert spec.locator(".tag.watch").count() == 1
+    moves = 0
+    while wait_my_turn_or_end(page):
+        drop_piece(page, 0, by_key=moves % 2 == 1)  # always the leftmost open column
+        moves += 1
+        assert moves < 30
+    page.wait_for_selector("#banner:not([hidden]) #result-text")
+    text = page.locator("#result-text").text_content() or ""
+    assert "four in a row" in text or "Draw" in text, text
+    page.wait_for_function("document.getElementById('room-spectators').textContent"
+                           " === '1 watching'")
+    final = ply(page)
+    assert page.evaluate(MOVES_SHOWN) == final == len(page.evaluate("window.tablas.room.history"))
+    # The spectator saw every move and the end.
+    spec.wait_for_function(f"{MOVES_SHOWN} === {final}")
+    spec.wait_for_selector("#banner:not([hidden]) #result-text")
+    history = "window.tablas.room.history"
+    assert spec.evaluate(history) == page.evaluate(history)
+    assert page.errors == [] and spec.errors == []
+    ctx.close()
+    sctx.close()
+
+
+def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> None:
+    ctx, page = new_page(browser, base, "Bea")
+    create_room(page, "backgammon", "random", cube=True)
+    before = play_backgammon_turn(page)
+    # The update arrived: the play is in the history and in the move list.
+    played = page.evaluate(f"window.tablas.room.history[{before}]")
+    assert "play" in played, played
+    page.wait_for_function(f"{MOVES_SHOWN} === window.tablas.room.ply")
+    assert page.locator(f"#movelist li[data-ply='{before + 1}']").count() == 1
+    pips = page.evaluate("window.tablas.room.state.pips")
+    assert all(isinstance(x, int) for x in pips)
+    assert page.locator("#dice-commitment").text_content() == page.evaluate(
+        "window.tablas.room.dice_commitment")
+    # Resign (two clicks), then the seed is revealed and every roll checks out.
+    page.click("#resign-btn")
+    page.click("#resign-btn")
+    page.wait_for_selector("#banner:not([hidden]) #result-text")
+    assert "resign" in (page.locator("#result-text").text_content() or "")
+    page.click("#verify-dice")
+    page.wait_for_selector("#dice-verdict")
+    verdict = page.locator("#dice-verdict").text_content() or ""
+    assert verdict.startswith("✔"), verdict
+    rows = page.locator(".dice-table tbody tr.ok").count()
+    assert rows == len(page.evaluate("window.tablas.room.rolls")) >= 1
+    # The same check through the JavaScript SHA-256 (used where WebCrypto is unavailable).
+    fallback = page.evaluate("""async () => {
+        const m = await import('/js/dice.js'); const r = window.tablas.room;
+        const res = await m.verifyDice(r.room_id, r.dice_seed, r.dice_commitment, r.rolls, true);
+        return res.ok; }""")
+    assert fallback is True
+    assert page.errors == []
+    ctx.close()
+
+
+def test_hostile_name_is_shown_as_text(browser: Any, base: str) -> None:
+    evil = "<script>alert(1)</script>"
+    ctx, page = new_page(browser, base, evil)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    room = create_room(page, "tictactoe", "random")
+    assert page.locator("#card-bottom .name").text_content() == evil
+    page.fill("#chat-input", evil + " <img src=x onerror=alert(2)>")
+    page.press("#chat-input", "Enter")
+    page.wait_for_selector("#chatlog .chat-line")
+    assert page.locator("#chatlog .chat-name").first.text_content() == evil
+    assert page.locator("#chatlog .chat-text").first.text_content() == (
+        evil + " <img src=x onerror=alert(2)>")
+    # Another player sees it as text in the room and in the lobby.
+    octx, other = new_page(browser, base, "Other", path=f"/#/watch/{room}")
+    other.wait_for_selector("svg.board")
+    names = other.eval_on_selector_all(".seat-card .name", "els => els.map(e => e.textContent)")
+    assert evil in names
+    other.goto(f"{base}/#/")
+    other.wait_for_selector(f"li[data-room='{room}']")
+    assert evil in other.eval_on_selector_all(
+        f"li[data-room='{room}'] .pname", "els => els.map(e => e.textContent)")
+    for p in (page, other):
+        scripts = p.evaluate("[...document.scripts].map(s => s.src || s.textContent)")
+        assert len(scripts) == 1 and scripts[0].endswith("/js/app.js"), scripts
+        assert p.locator("img").count() == 0
+    assert dialogs == []
+    ctx.close()
+    octx.close()
+
+
+def test_reconnects_after_a_server_restart(browser: Any, tmp_path: Path) -> None:
+    srv = Subprocess(tmp_path / "r.db", tmp_path / "server.log", workers=1)
+    srv.start()
+    base = f"http://127.0.0.1:{srv.port}"
+    try:
+        ctx, page = new_page(browser, base, "Cid")
+        create_room(page, "connect4", "random")
+        assert wait_my_turn_or_end(page)
+        drop_piece(page, 3, by_key=False)
+        assert wait_my_turn_or_end(page)  # the bot answered
+        n = ply(page)
+        page.evaluate("window.__same_page = 42")
+        srv.kill9()
+        page.wait_for_selector("#conn[data-status=offline]")
+        srv.start()
+        wait_online(page, timeout=30_000)
+        # The room was resumed without a reload; the game goes on.
+        assert page.evaluate("window.__same_page") == 42
+        assert wait_my_turn_or_end(page)
+        assert ply(page) == n
+        drop_piece(page, 3, by_key=True)
+        wait_ply_above(page, n + 1)  # the bot (restarted with the server) answered too
+        page.wait_for_function(f"{MOVES_SHOWN} === window.tablas.room.ply")
+        assert page.errors == []
+        ctx.close()
+    finally:
+        srv.kill9()
+
+
+def _moves_for_screenshot(page: Any, game: str) -> None:
+    if game == "tictactoe":
+        for _ in range(2):
+            if not wait_my_turn_or_end(page):
+                return
+            n = ply(page)
+            page.locator("svg.board g.ttt-cell.hot").nth(2).click()
+            wait_ply_above(page, n)
+    elif game == "grundy":
+        for _ in range(2):
+            if not wait_my_turn_or_end(page):
+                return
+            n = ply(page)
+            page.locator("svg.board g.heap.hot").first.click()
+            page.locator("button.split").last.click()
+            wait_ply_above(page, n)
+        if wait_my_turn_or_end(page):
+            page.locator("svg.board g.heap.hot").first.click()  # a heap chosen: its splits
+    elif game == "connect4":
+        for i in range(5):
+            if not wait_my_turn_or_end(page):
+                return
+            drop_piece(page, i * 3 + 1, by_key=False)
+        wait_my_turn_or_end(page)
+    elif game == "boom":
+        for i in range(16):
+            if not wait_my_turn_or_end(page):
+                return
+            if page.locator("#boom-btn").count():  # our bomb is on the board: explode it
+                n = ply(page)
+                page.click("#boom-btn")
+                wait_ply_above(page, n)
+                assert page.locator("polygon.blast").count() > 0
+                page.wait_for_timeout(120)
+                screenshot(page, "boom_explosion", still=False)
+                break
+            drop_piece(page, i * 3 + 1, by_key=False)
+        wait_my_turn_or_end(page)
+    elif game == "backgammon":
+        play_backgammon_turn(page)
+        if not wait_my_turn_or_end(page):
+            return
+        for _ in range(3):
+            if page.locator("#take-btn").count() or page.locator("#roll-btn").count():
+                n = ply(page)
+                page.click("#take-btn" if page.locator("#take-btn").count() else "#roll-btn")
+                wait_ply_above(page, n)
+                wait_my_turn_or_end(page)
+        if page.locator("rect.hit.src").count():
+            page.locator("rect.hit.src").first.click()  # a checker chosen: its destinations
+
+
+@pytest.mark.parametrize("game", ["tictactoe", "grundy", "connect4", "boom", "backgammon"])
+def test_board_screenshot(browser: Any, base: str, game: str) -> None:
+    ctx, page = new_page(browser, base, "Dee", width=1280, height=900)
+    create_room(page, game, "random", heap=13 if game == "grundy" else None)
+    _moves_for_screenshot(page, game)
+    page.wait_for_timeout(700)  # let the drop/explosion animations settle
+    path = screenshot(page, game)
+    assert path.stat().st_size > 10_000
+    if game == "backgammon":
+        # Phone width: the same room stacks vertically and still fits.
+        mctx, phone = new_page(browser, base, "Phone", width=390, height=844,
+                               path=f"/#/watch/{page.evaluate('window.tablas.room.room_id')}")
+        phone.wait_for_selector("svg.board")
+        width = phone.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, width
+        screenshot(phone, "backgammon_phone", full_page=True)
+        mctx.close()
+    if game == "connect4":
+        page.goto(page.url.split("#")[0] + "#/")
+        page.wait_for_selector(".room-item")
+        screenshot(page, "lobby")
+    assert page.errors == []
+    ctx.close()
+
+
+def test_keyboard_only_tictactoe(browser: Any, base: str) -> None:
+    """Tab to a square and press Enter; the digit keys play too."""
+    ctx, page = new_page(browser, base, "Kay")
+    create_room(page, "tictactoe", "random")
+    assert wait_my_turn_or_end(page)
+    page.focus("svg.board g.ttt-cell.hot")
+    n = ply(page)
+    page.keyboard.press("Enter")
+    wait_ply_above(page, n)
+    if wait_my_turn_or_end(page):
+        free = page.eval_on_selector_all("svg.board g.ttt-cell.hot",
+                                         "els => els.map(e => Number(e.dataset.cell))")
+        n = ply(page)
+        page.keyboard.press(str(free[0] + 1))
+        wait_ply_above(page, n)
+    assert page.evaluate(MOVES_SHOWN) >= 2
+    ctx.close()
+
+
+def test_build_backgammon_play_undo(browser: Any, base: str) -> None:
+    """A partial play can be undone before it is sent."""
+    ctx, page = new_page(browser, base, "Uma")
+    create_room(page, "backgammon", "random", cube=False)
+    while True:
+        assert wait_my_turn_or_end(page)
+        if page.locator("rect.hit.src").count():
+            break
+        n = ply(page)  # no legal move: pass and wait for the next turn
+        page.click("#play-btn")
+        wait_ply_above(page, n)
+    page.locator("rect.hit.src").first.click()
+    page.locator("rect.hit.dest").first.click()
+    assert page.evaluate("window.tablas.ui[window.tablas.room.room_id].builder.steps.length") >= 1
+    page.click("#undo-btn")
+    assert page.evaluate("window.tablas.ui[window.tablas.room.room_id].builder.steps.length") == 0
+    build_backgammon_play(page)
+    n = ply(page)
+    page.keyboard.press("Enter")
+    wait_ply_above(page, n)
+    ctx.close()
+
+
+def test_clocks_analysis_and_rematch_offer_render(browser: Any, base: str) -> None:
+    """Additive fields the server is growing: clocks, live analysis, a rematch offer."""
+    ctx, page = new_page(browser, base, "Eve")
+    room = create_room(page, "connect4", "random")
+    assert wait_my_turn_or_end(page)
+    page.evaluate("""() => { const a = window.tablas;
+        a.onSnapshot({...a.room, clocks: [65000, 30000], clock_running: a.room.to_move}); }""")
+    clock = page.locator("#card-bottom [data-clock]")
+    assert clock.text_content() in ("1:05", "1:04")
+    page.wait_for_function("document.querySelector('#card-bottom [data-clock]').textContent"
+                           " <= '1:03'")
+    assert page.locator("#card-top [data-clock]").text_content() == "0:30"
+    p = ply(page)
+    page.evaluate(f"""() => window.tablas.onMessage({{type: 'analysis', room_id: '{room}',
+        ply: {p}, seat: 1, depth: 9, score: 999991, pv: ['4', '4', '3'], nodes: 12345,
+        final: true}})""")
+    page.wait_for_selector("#analysis-panel:not([hidden]) .evalbar")
+    assert "loses in 9" not in (page.locator("#analysis-panel").text_content() or "")
+    assert "wins in 9 plies" in (page.locator("#analysis-panel").text_content() or "")
+    width = page.evaluate("document.querySelector('.evalfill').style.width")
+    assert width in ("0%", "0.0%"), width  # seat 1 proven to win: the bar is all seat 1's
+    assert "4  4  3" in (page.locator("#analysis-panel .pv").text_content() or "")
+    page.evaluate(f"""() => window.tablas.onMessage({{type: 'chat', room_id: '{room}',
+        player_id: 'x', name: 'Bo', text: 'rematch: abc123', time: 0}})""")
+    assert page.locator("#chatlog a[href='#/room/abc123']").count() == 1
+    ctx.close()
+
+
+def test_two_people_by_share_link_then_rematch(browser: Any, base: str) -> None:
+    """A person creates a room, a second person opens its link and takes the open seat;
+    they play tic-tac-toe to the end, and the rematch offer reaches the other player."""
+    actx, ana = new_page(browser, base, "Ana")
+    room = create_room(ana, "tictactoe", "human")
+    assert "Waiting for an opponent" in (ana.locator("#turn").text_content() or "")
+    link = ana.locator("#share-url").input_value()
+    assert link.endswith(f"#/room/{room}")
+    bctx, bo = new_page(browser, base, "Bo", path=link.split(base, 1)[1])
+    bo.wait_for_selector("svg.board")
+    bo.wait_for_function("window.tablas.room.your_seats.length === 1")
+    ana.wait_for_function("window.tablas.room.status === 'playing'")
+    players = {0: ana, 1: bo}
+    for cell in (0, 3, 1, 4, 2):  # X wins on the top row
+        page = players[ply(ana) % 2]
+        assert wait_my_turn_or_end(page)
+        n = ply(page)
+        page.click(f"svg.board g.ttt-cell[data-cell='{cell}']")
+        wait_ply_above(ana, n)
+        wait_ply_above(bo, n)
+    for page, text in ((ana, "You win!"), (bo, "You lose")):
+        page.wait_for_selector("#banner:not([hidden]) #result-text")
+        assert (page.locator("#result-text").text_content() or "").startswith(text)
+    ana.click("#rematch-btn")
+    ana.wait_for_function(f"window.tablas.room && window.tablas.room.room_id !== '{room}'")
+    new_room = ana.evaluate("window.tablas.room.room_id")
+    offer = bo.locator(f"#chatlog a[href='#/room/{new_room}']")
+    offer.wait_for()
+    offer.click()
+    bo.wait_for_function(f"window.tablas.room && window.tablas.room.room_id === '{new_room}'"
+                         " && window.tablas.room.status === 'playing'")
+    assert bo.evaluate("window.tablas.room.your_seats") == [0]  # seats swapped: Bo is X now
+    actx.close()
+    bctx.close()
