@@ -5,6 +5,10 @@ Handlers only parse (:mod:`server.protocol`), call the room (:mod:`server.room`)
 check → commit to SQLite → change the room in memory → enqueue the messages; so every message
 anyone receives describes a state already on disk, and every connection sees a room's
 messages in order.
+
+Timers: a room with a clock or ``abandon_to_bot_after_ms`` has a timer task that sleeps until
+the next flag fall or handover is due (woken up whenever a move, a connection or a handover
+changes that), then checks it against the injected clock under the room's lock.
 """
 
 from __future__ import annotations
@@ -31,12 +35,14 @@ from websockets.http11 import Request, Response
 from engine.core import Outcome
 from server.bots import BotPool, random_move
 from server.protocol import (
+    Analysis,
     AnyClientMessage,
     BotSeat,
     Chat,
     ChatMessage,
     CreateRoom,
     Error,
+    HandToBot,
     Hello,
     Join,
     Leave,
@@ -47,6 +53,7 @@ from server.protocol import (
     Rematch,
     Resign,
     RoomCreated,
+    RoomOptions,
     Rooms,
     ServerMessage,
     Spectate,
@@ -54,7 +61,16 @@ from server.protocol import (
     parse_client,
     peek_id,
 )
-from server.room import Action, Pending, Room, RoomError, SeatState, game_for
+from server.room import (
+    Action,
+    BotJob,
+    Flagged,
+    Pending,
+    Room,
+    RoomError,
+    SeatState,
+    game_for,
+)
 from server.store import Store
 
 log = logging.getLogger("tablas.server")
@@ -135,6 +151,9 @@ class RoomEntry:
     conns: set[Conn] = field(default_factory=set)
     spectators: set[Conn] = field(default_factory=set)
     bot_task: asyncio.Task[None] | None = None
+    timer_task: asyncio.Task[None] | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    final_analysis_ply: int | None = None  # no more live analysis for this ply
 
 
 class TablasServer:
@@ -178,6 +197,7 @@ class TablasServer:
                 log.exception("room %s could not be reloaded; it stays on disk", room_id)
         for entry in self.rooms.values():
             self._kick_bot(entry)
+            self._arm_timer(entry)
         return n
 
     async def start(self, host: str, port: int) -> int:
@@ -203,6 +223,8 @@ class TablasServer:
         for entry in self.rooms.values():
             if entry.bot_task is not None:
                 entry.bot_task.cancel()
+            if entry.timer_task is not None:
+                entry.timer_task.cancel()
         if self.server is not None:
             self.server.close(close_connections=False)
         for conn in list(self.conns):
@@ -336,6 +358,7 @@ class TablasServer:
             Resign: self._resign,
             Chat: self._chat,
             Rematch: self._rematch,
+            HandToBot: self._hand_to_bot,
         }
         await handlers[type(msg)](conn, msg)
 
@@ -391,6 +414,7 @@ class TablasServer:
         for entry in self.rooms.values():
             if entry.room.status != "finished" and entry.room.seats_of(player_id):
                 self._broadcast_snapshot(entry)
+                self._arm_timer(entry)
 
     def _connected(self, player_id: str) -> bool:
         return bool(self.online.get(player_id))
@@ -472,12 +496,14 @@ class TablasServer:
         seats: list[SeatState],
         join_seat: int | None,
         re: str | int | None,
+        room_options: RoomOptions,
     ) -> None:
         assert conn.player is not None
         game_for(game_id)  # unknown_game before anything else
         room_id = self._new_room_id()
         seed = self.seed_factory() if self.seed_factory is not None else None
-        room = Room(room_id, game_id, options, seats, clock=self.clock, seed=seed)
+        room = Room(room_id, game_id, options, seats, clock=self.clock, seed=seed,
+                    room_options=room_options)
         if join_seat is not None:
             if room.seats[join_seat].kind != "human":
                 raise RoomError("seat_taken", f"seat {join_seat} is a bot's")
@@ -486,7 +512,7 @@ class TablasServer:
             room.start()
         await self.store.create_room(
             room_id, room.game_id, room.options, room.seats, room.status, room.seed,
-            room.opening_rolls, room.created_at,
+            room.opening_rolls, room.created_at, room.room_options,
         )
         entry = RoomEntry(room)
         self.rooms[room_id] = entry
@@ -494,13 +520,15 @@ class TablasServer:
         conn.send(RoomCreated(re=re, room_id=room_id))
         conn.send(self._snapshot_for(entry, conn, re))
         self._kick_bot(entry)
+        self._arm_timer(entry)
 
     async def _create_room(self, conn: Conn, msg: CreateRoom) -> None:
         seats = [
             SeatState("bot", s.level) if isinstance(s, BotSeat) else SeatState("human")
             for s in msg.seats
         ]
-        await self._open_room(conn, msg.game, dict(msg.options), seats, msg.join_seat, msg.id)
+        await self._open_room(conn, msg.game, dict(msg.options), seats, msg.join_seat, msg.id,
+                              msg.room_options())
 
     async def _rematch(self, conn: Conn, msg: Rematch) -> None:
         entry = await self._entry(msg.room_id)
@@ -511,7 +539,8 @@ class TablasServer:
         if old.status != "finished":
             raise RoomError("bad_request", "the game is not over yet")
         seats = [SeatState(s.kind, s.level) for s in reversed(old.seats)]
-        await self._open_room(conn, old.game_id, old.options, seats, 1 - held[0], msg.id)
+        await self._open_room(conn, old.game_id, old.options, seats, 1 - held[0], msg.id,
+                              old.room_options)
 
     async def _join(self, conn: Conn, msg: Join) -> None:
         assert conn.player is not None
@@ -535,6 +564,7 @@ class TablasServer:
             else:
                 conn.send(self._snapshot_for(entry, conn, msg.id))
         self._kick_bot(entry)
+        self._arm_timer(entry)
 
     async def _spectate(self, conn: Conn, msg: Spectate) -> None:
         entry = await self._entry(msg.room_id)
@@ -581,11 +611,34 @@ class TablasServer:
         self._broadcast_update(entry, action, answer, re)
         if room.status == "finished":
             self._broadcast_snapshot(entry)
+        self._arm_timer(entry)
+
+    async def _end(
+        self,
+        entry: RoomEntry,
+        outcome: Outcome,
+        clocks: list[int] | None,
+        answer: Conn | None = None,
+        re: str | int | None = None,
+    ) -> None:
+        """Ends the game without a move (resignation, timeout): persist, change, broadcast
+        (caller holds the room's lock)."""
+        room = entry.room
+        await self.store.record_result(room.room_id, outcome, clocks, self.clock())
+        room.finish(outcome, clocks)
+        if answer is not None and answer not in entry.conns:
+            answer.send(self._snapshot_for(entry, answer, re))
+        self._broadcast_snapshot(entry, answer, re)
+        self._arm_timer(entry)
 
     async def _move(self, conn: Conn, msg: Move) -> None:
         entry = await self._entry(msg.room_id)
         async with entry.lock:
-            pending = entry.room.prepare_move(conn.player_id, msg.ply, dict(msg.move))
+            try:
+                pending = entry.room.prepare_move(conn.player_id, msg.ply, dict(msg.move))
+            except Flagged as f:  # the move came too late: the game is lost on time
+                await self._end(entry, f.outcome, f.clocks)
+                raise
             await self._apply(entry, pending, conn, msg.id)
         self._kick_bot(entry)
 
@@ -594,11 +647,92 @@ class TablasServer:
         async with entry.lock:
             room = entry.room
             outcome: Outcome = room.prepare_resign(conn.player_id or "")
-            await self.store.record_result(room.room_id, outcome)
-            room.finish(outcome)
-            if conn not in entry.conns:
-                conn.send(self._snapshot_for(entry, conn, msg.id))
-            self._broadcast_snapshot(entry, conn, msg.id)
+            await self._end(entry, outcome, room.live_clocks(), conn, msg.id)
+
+    async def _hand_to_bot(self, conn: Conn, msg: HandToBot) -> None:
+        entry = await self._entry(msg.room_id)
+        async with entry.lock:
+            entry.room.check_hand_to_bot(conn.player_id, msg.seat)
+            await self._hand_over(entry, msg.seat, msg.level, "hand_to_bot", conn, msg.id)
+        self._kick_bot(entry)
+
+    async def _hand_over(
+        self,
+        entry: RoomEntry,
+        seat: int,
+        level: str,
+        reason: str,
+        answer: Conn | None = None,
+        re: str | int | None = None,
+    ) -> None:
+        """Seat ``seat`` becomes a bot's: persist, broadcast a snapshot (caller holds the
+        lock). The former holder's connections stay in the room, as spectators."""
+        room = entry.room
+        former = room.seats[seat].player_id
+        room.hand_to_bot(seat, level)
+        try:
+            await self.store.hand_seat_to_bot(
+                room.room_id, seat, level, room.ply, former, reason, self.clock(),
+                room.status, room.opening_rolls,
+            )
+        except BaseException:
+            await self._reload_after_failure(entry)
+            raise
+        for c in entry.conns:
+            if c.player_id == former and not room.seats_of(former):
+                entry.spectators.add(c)
+        if answer is not None and answer not in entry.conns:
+            answer.send(self._snapshot_for(entry, answer, re))
+        self._broadcast_snapshot(entry, answer, re)
+        self._arm_timer(entry)
+
+    # --- timers: flag falls, seats abandoned ---------------------------------------------
+
+    def _arm_timer(self, entry: RoomEntry) -> None:
+        """(Re)computes when the room's timer must fire; starts its task if needed."""
+        if self._closing:
+            return
+        room = entry.room
+        room.sync_presence(self._connected)
+        entry.wake.set()
+        if room.status != "playing" or (
+            room.remaining is None and room.room_options.abandon_to_bot_after_ms is None
+        ):
+            return
+        if entry.timer_task is None or entry.timer_task.done():
+            entry.timer_task = asyncio.get_running_loop().create_task(self._timer_loop(entry))
+
+    async def _timer_loop(self, entry: RoomEntry) -> None:
+        try:
+            while not self._closing:
+                room = entry.room
+                waits = [w for w in (room.seconds_to_flag(), room.seconds_to_abandon())
+                         if w is not None]
+                if room.status != "playing" or not waits:
+                    return
+                entry.wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(entry.wake.wait(), min(waits) + 0.001)
+                    continue  # something changed: compute again
+                await self._on_timer(entry)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("timer of room %s failed", entry.room.room_id)
+
+    async def _on_timer(self, entry: RoomEntry) -> None:
+        async with entry.lock:
+            room = entry.room
+            if room.status != "playing":
+                return
+            flagged = room.flag_fall()
+            if flagged is not None:
+                await self._end(entry, *flagged)
+                return
+            room.sync_presence(self._connected)
+            for seat in room.abandoned():
+                await self._hand_over(entry, seat, "medium", "abandoned")
+        self._kick_bot(entry)
 
     async def _chat(self, conn: Conn, msg: Chat) -> None:
         assert conn.player is not None
@@ -632,7 +766,11 @@ class TablasServer:
                 job = entry.room.bot_job()
                 if job is None:
                     return
-                move = await self.bots.decide(job)
+
+                def progress(info: dict[str, Any], job: BotJob = job) -> None:
+                    self._send_analysis(entry, job, info, final=False)
+
+                decision = await self.bots.decide(job, progress)
                 if self.bot_pause:
                     await asyncio.sleep(self.bot_pause)
                 async with entry.lock:
@@ -640,20 +778,59 @@ class TablasServer:
                     if room.ply != job.ply or room.bot_to_move() != job.seat:
                         continue
                     pending = None
-                    if move is not None:
-                        try:
-                            pending = room.prepare_move(None, job.ply, move, bot_seat=job.seat)
-                        except RoomError as e:
-                            log.warning("bot move %s refused in room %s: %s", move,
-                                        room.room_id, e.message)
-                    if pending is None:  # no answer in time, or a bad one: a random move
-                        fallback = random_move(room.game, room.state, job.seed)
-                        pending = room.prepare_move(None, job.ply, fallback, bot_seat=job.seat)
+                    try:
+                        if decision is not None:
+                            move = decision.get("move")
+                            try:
+                                pending = room.prepare_move(None, job.ply, move,
+                                                            bot_seat=job.seat)
+                                self._send_analysis(entry, job, decision, final=True)
+                            except Flagged:
+                                raise
+                            except RoomError as e:
+                                log.warning("bot move %s refused in room %s: %s", move,
+                                            room.room_id, e.message)
+                        if pending is None:  # no answer in time, or a bad one: random
+                            fallback = random_move(room.game, room.state, job.seed)
+                            pending = room.prepare_move(None, job.ply, fallback,
+                                                        bot_seat=job.seat)
+                    except Flagged as f:  # the bot's own clock ran out
+                        await self._end(entry, f.outcome, f.clocks)
+                        continue
                     await self._apply(entry, pending, None, None)
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("bot loop of room %s failed", entry.room.room_id)
+
+
+    def _send_analysis(
+        self, entry: RoomEntry, job: BotJob, info: dict[str, Any], *, final: bool
+    ) -> None:
+        """A bot's thoughts to the spectators (and the players, with ``show_analysis``);
+        never for a ply the room has left, never live after the final one."""
+        room = entry.room
+        if (room.status != "playing" or room.ply != job.ply or room.bot_to_move() != job.seat
+                or entry.final_analysis_ply == job.ply):
+            return
+        if final:
+            entry.final_analysis_ply = job.ply
+        targets = entry.conns if room.room_options.show_analysis else entry.spectators
+        if not targets:
+            return
+        score = info.get("score")
+        msg = Analysis(
+            room_id=room.room_id,
+            ply=job.ply,
+            seat=job.seat,
+            depth=int(info.get("depth") or 0),
+            score=score if isinstance(score, int | float) else None,
+            pv=[str(t) for t in info.get("pv") or []],
+            nodes=int(info.get("nodes") or 0),
+            final=final,
+        ).to_json()
+        for c in targets:
+            c.send(msg)
 
 
 async def run(host: str, port: int, db: str, bot_workers: int | None) -> None:

@@ -5,17 +5,31 @@ replaying the room's history (with its dice) and asks :func:`engine.search.bots.
 same pure function the CLI and the ladder use. :class:`BotPool` owns the
 ``ProcessPoolExecutor``: a decision has a deadline, and a dead worker (``BrokenProcessPool``)
 gets the pool rebuilt and the decision retried.
+
+Live analysis: a worker cannot call back into the event loop, so it puts what the search
+found after each iteration on a queue served by a ``multiprocessing`` manager (its proxy is
+handed to each worker once, by the pool's initializer; a plain ``multiprocessing.Queue``
+could not be), tagged with the decision's token, and a ``None`` when it is done. One thread
+of the server blocks on that queue and hands each item to the event loop
+(``call_soon_threadsafe``); :meth:`BotPool.decide` waits for the ``None`` before it returns,
+so every progress report comes before the decision.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
 import logging
 import multiprocessing
 import os
+import queue as queue_mod
 import random
+import threading
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.managers import SyncManager
 from typing import Any
 
 from engine.core import JSON, Game
@@ -34,6 +48,18 @@ BUDGET_MS: dict[str, float] = {
     "max": 5000.0,
 }
 RETRIES = 3
+# Workers run below the event loop's priority: on a busy machine people's moves come first.
+WORKER_NICE = 5
+MIN_BUDGET_MS = 10.0
+Progress = Callable[[JSON], None]
+
+
+def budget_ms(job: BotJob) -> float:
+    """The level's thinking time, capped by a tenth of the time left on the bot's clock."""
+    budget = BUDGET_MS.get(job.level, 1000.0)
+    if job.time_left_ms is not None:
+        budget = max(MIN_BUDGET_MS, min(budget, job.time_left_ms / 10))
+    return budget
 
 
 def deadline_s(level: str) -> float:
@@ -46,12 +72,47 @@ def random_move(game: Game[Any, Any], state: Any, seed: int) -> JSON:
     return game.move_to_json(random.Random(seed).choice(game.legal_moves(state)))
 
 
-def decide(job: BotJob, budget_ms: float) -> JSON:
-    """The bot's MOVE for ``job`` (runs in a worker process). Engine states are rebuilt from
-    the room's history rather than pickled, so only plain data crosses the process boundary."""
-    game = get_game(job.game_id)
-    state = replay(game, job.options, job.opening_rolls, job.actions)
-    return search_bots.decide(job.game_id, state, job.level, budget_ms, job.seed).move
+_PROGRESS: Any = None  # in a worker: the manager's queue, set by the pool's initializer
+
+
+def decide(job: BotJob, budget_ms: float, token: int = 0, progress: Any = None) -> JSON:
+    """The bot's decision for ``job`` as JSON (``move``, ``move_text``, ``score``, ``depth``,
+    ``nodes``, ``pv``, …); runs in a worker process. Engine states are rebuilt from the room's
+    history rather than pickled, so only plain data crosses the process boundary. With a
+    ``token``, each search iteration is put on the ``progress`` queue (default: the worker's)
+    as ``(token, info)``, then ``(token, None)``."""
+    if progress is None and token:
+        progress = _PROGRESS
+
+    def report(info: JSON) -> None:
+        with contextlib.suppress(Exception):
+            progress.put((token, info))
+
+    try:
+        game = get_game(job.game_id)
+        state = replay(game, job.options, job.opening_rolls, job.actions)
+        decision = search_bots.decide(
+            job.game_id, state, job.level, budget_ms, job.seed,
+            on_progress=None if progress is None else report,
+        )
+        return decision.to_json()
+    finally:
+        if progress is not None:
+            with contextlib.suppress(Exception):
+                progress.put((token, None))
+
+
+def _worker_init(progress: Any) -> None:
+    global _PROGRESS
+    _PROGRESS = progress
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(WORKER_NICE)
+
+
+class _Listener:
+    def __init__(self, on_progress: Progress) -> None:
+        self.on_progress = on_progress
+        self.done = asyncio.Event()
 
 
 class BotPool:
@@ -61,11 +122,26 @@ class BotPool:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self._pool: ProcessPoolExecutor | None = None
         self.rebuilds = 0
+        self._manager: SyncManager | None = None
+        self._queue: Any = None
+        self._pump: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._tokens = itertools.count(1)
+        self._listeners: dict[int, _Listener] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    def _ensure(self) -> ProcessPoolExecutor:
+    async def _ensure(self) -> ProcessPoolExecutor:
+        if self._queue is None:
+            try:
+                await self._progress_queue()
+            except Exception:
+                log.exception("no progress queue: bots think without live analysis")
         if self._pool is None:
             ctx = multiprocessing.get_context("forkserver")
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=ctx, initializer=_worker_init,
+                initargs=(self._queue,),
+            )
         return self._pool
 
     def _rebuild(self, broken: ProcessPoolExecutor) -> None:
@@ -82,19 +158,87 @@ class BotPool:
 
     async def warm_up(self) -> None:
         """Starts the workers now rather than at the first decision."""
-        pool = self._ensure()
+        pool = await self._ensure()
         loop = asyncio.get_running_loop()
         await asyncio.gather(*(loop.run_in_executor(pool, os.getpid) for _ in range(self.workers)))
 
-    async def decide(self, job: BotJob) -> JSON | None:
-        """The bot's move, or None when no worker answered in time (the caller falls back)."""
-        loop = asyncio.get_running_loop()
-        budget = BUDGET_MS.get(job.level, 1000.0)
-        for attempt in range(RETRIES):
-            pool = self._ensure()
+    # --- progress reports ----------------------------------------------------------------
+
+    async def _progress_queue(self) -> Any:
+        """The manager's queue and the thread that empties it (started on first use)."""
+        if self._queue is None:
+            self._loop = asyncio.get_running_loop()
+            ctx = multiprocessing.get_context("forkserver")
+            manager = SyncManager(ctx=ctx)
+            await asyncio.to_thread(manager.start)
+            if self._queue is None:
+                self._manager = manager
+                self._queue = manager.Queue()
+                self._stop.clear()
+                self._pump = threading.Thread(
+                    target=self._pump_loop, args=(self._queue,), name="bot-progress",
+                    daemon=True,
+                )
+                self._pump.start()
+            else:
+                manager.shutdown()
+        return self._queue
+
+    def _pump_loop(self, q: Any) -> None:
+        loop = self._loop
+        assert loop is not None
+        while not self._stop.is_set():
             try:
-                fut = loop.run_in_executor(pool, decide, job, budget)
-                return await asyncio.wait_for(fut, deadline_s(job.level))
+                item = q.get(timeout=0.2)
+            except queue_mod.Empty:
+                continue
+            except Exception:  # the manager went away (shutdown)
+                return
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                loop.call_soon_threadsafe(self._deliver, item)
+
+    def _deliver(self, item: tuple[int, JSON | None]) -> None:
+        token, info = item
+        listener = self._listeners.get(token)
+        if listener is None:
+            return
+        if info is None:
+            listener.done.set()
+            return
+        try:
+            listener.on_progress(info)
+        except Exception:
+            log.exception("bot progress callback failed")
+
+    # --- decisions -----------------------------------------------------------------------
+
+    async def decide(self, job: BotJob, on_progress: Progress | None = None) -> JSON | None:
+        """The bot's decision (``move``, ``score``, ``depth``, ``pv``, …), or None when no
+        worker answered in time (the caller falls back). ``on_progress`` is called on the
+        event loop with each search iteration's ``{depth, score, pv, nodes}``, all of them
+        before this returns."""
+        await self._ensure()
+        token = next(self._tokens) if on_progress is not None and self._queue is not None else 0
+        listener = _Listener(on_progress) if token and on_progress is not None else None
+        if listener is not None:
+            self._listeners[token] = listener
+        try:
+            return await self._decide(job, token, listener)
+        finally:
+            self._listeners.pop(token, None)
+
+    async def _decide(self, job: BotJob, token: int, listener: _Listener | None) -> JSON | None:
+        loop = asyncio.get_running_loop()
+        budget = budget_ms(job)
+        for attempt in range(RETRIES):
+            pool = await self._ensure()
+            try:
+                fut = loop.run_in_executor(pool, decide, job, budget, token)
+                decision: JSON = await asyncio.wait_for(fut, deadline_s(job.level))
+                if listener is not None:  # the reports still on their way come first
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(listener.done.wait(), 1.0)
+                return decision
             except BrokenProcessPool:
                 self._rebuild(pool)
                 log.warning(
@@ -112,3 +256,12 @@ class BotPool:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+        self._stop.set()
+        if self._pump is not None:
+            self._pump.join(1.0)
+            self._pump = None
+        if self._manager is not None:
+            with contextlib.suppress(Exception):
+                self._manager.shutdown()
+            self._manager = None
+            self._queue = None

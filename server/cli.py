@@ -148,8 +148,11 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from engine.bench import run_benchmarks
+    from server.bench import run_server_bench
 
     results = run_benchmarks(quick=args.quick, progress=None if args.json else sys.stderr)
+    # The engine may not import the server, so the server's figures are added here.
+    results += run_server_bench(args.quick)
     if args.json:
         print(json.dumps({"benchmarks": results}))
     else:

@@ -103,12 +103,45 @@ class BotSeat(BaseModel):
 SeatSpec = Annotated[HumanSeat | BotSeat, Field(discriminator="kind")]
 
 
+MAX_CLOCK_MS = 24 * 3600 * 1000
+
+
+class ClockSpec(BaseModel):
+    """Additive: a chess clock per seat, ``base_ms`` each, ``increment_ms`` added per action."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    base_ms: Annotated[int, Field(ge=1, le=MAX_CLOCK_MS)]
+    increment_ms: Annotated[int, Field(ge=0, le=MAX_CLOCK_MS)] = 0
+
+
+class RoomOptions(BaseModel):
+    """Additive: options of the room itself (not of the game), set at ``create_room``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    show_analysis: bool = Field(
+        default=False, description="players too (not only spectators) receive `analysis`")
+    clock: ClockSpec | None = None
+    abandon_to_bot_after_ms: Annotated[int, Field(ge=1, le=MAX_CLOCK_MS)] | None = Field(
+        default=None,
+        description="a seat whose player is disconnected this long goes to a medium bot")
+
+
 class CreateRoom(ClientMessage):
     type: Literal["create_room"]
     game: Annotated[str, Field(max_length=64)]
     options: JSONObject = Field(default_factory=dict)
     seats: Annotated[list[SeatSpec], Field(min_length=2, max_length=2)]
     join_seat: Seat | None = None
+    show_analysis: bool = Field(default=False, description="additive: see RoomOptions")
+    clock: ClockSpec | None = Field(default=None, description="additive: see RoomOptions")
+    abandon_to_bot_after_ms: Annotated[int, Field(ge=1, le=MAX_CLOCK_MS)] | None = Field(
+        default=None, description="additive: see RoomOptions")
+
+    def room_options(self) -> RoomOptions:
+        return RoomOptions(show_analysis=self.show_analysis, clock=self.clock,
+                           abandon_to_bot_after_ms=self.abandon_to_bot_after_ms)
 
 
 class Join(ClientMessage):
@@ -158,14 +191,26 @@ class Rematch(ClientMessage):
     room_id: RoomId
 
 
+class HandToBot(ClientMessage):
+    """Additive: the holder of ``seat`` hands it to a bot of ``level`` (mid-game too)."""
+
+    type: Literal["hand_to_bot"]
+    room_id: RoomId
+    seat: Seat
+    level: Level = "medium"
+
+
+_CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
+                  Rematch, HandToBot)
 AnyClientMessage = Annotated[
-    Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch,
+    Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
+    | HandToBot,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
 CLIENT_TYPES: frozenset[str] = frozenset(
     m.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
-    for m in (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat, Rematch)
+    for m in _CLIENT_MODELS
 )
 
 
@@ -304,6 +349,11 @@ class RoomSnapshot(ServerMessage):
     rolls: list[Roll] = Field(default_factory=list, description="additive: every roll so far")
     dice_commitment: str | None = Field(default=None, description="additive: sha256(seed) hex")
     dice_seed: str | None = Field(default=None, description="additive: revealed when finished")
+    room_options: RoomOptions = Field(default_factory=RoomOptions, description="additive")
+    clocks: list[int] | None = Field(
+        default=None, description="additive: each seat's time left in ms (null: no clock)")
+    clock_running: Seat | None = Field(
+        default=None, description="additive: the seat whose clock runs")
 
 
 class Update(ServerMessage):
@@ -318,6 +368,10 @@ class Update(ServerMessage):
     status: Literal["waiting", "playing", "finished"]
     result: Result | None
     dice: list[int] | None = Field(default=None, description="additive: the roll this caused")
+    clocks: list[int] | None = Field(
+        default=None, description="additive: each seat's time left in ms (null: no clock)")
+    clock_running: Seat | None = Field(
+        default=None, description="additive: the seat whose clock runs")
 
 
 class Rooms(ServerMessage):
@@ -347,8 +401,26 @@ class ChatMessage(ServerMessage):
     time: float
 
 
+class Analysis(ServerMessage):
+    """Additive: what a bot thinks while it thinks (``final``: the decision it took).
+
+    ``ply`` is the room's ply when the bot started thinking (its move will be ``ply`` + 1's
+    update); ``score`` is from ``seat``'s side, in the engine's units (backgammon: equity)."""
+
+    type: Literal["analysis"] = "analysis"
+    room_id: str
+    ply: int
+    seat: Seat
+    depth: int
+    score: int | float | None
+    pv: list[str]
+    nodes: int
+    final: bool
+
+
 AnyServerMessage = Annotated[
-    Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage,
+    Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
+    | Analysis,
     Field(discriminator="type"),
 ]
 

@@ -10,6 +10,11 @@ Chance nodes are resolved by the room itself at once: the opening roll when the 
 and any roll an action leads to (backgammon's ``roll``, ``take`` or a play when the cube is
 not available). The rolls are recorded with the action that caused them; the opening roll
 belongs to ply 0 (``opening_rolls``).
+
+Room options (:class:`~server.protocol.RoomOptions`, not the game's): a chess clock per seat
+(each action costs the time since the previous one, then earns the increment; the seat whose
+time runs out loses on ``timeout``), and handing a seat to a bot, by its holder or after its
+player has been away ``abandon_to_bot_after_ms``. Every time is read from the injected clock.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from server.protocol import (
     ErrorCode,
     Result,
     Roll,
+    RoomOptions,
     RoomSnapshot,
     RoomSummary,
     SeatSummary,
@@ -48,6 +54,16 @@ class RoomError(Exception):
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
+
+
+class Flagged(RoomError):
+    """A move came after its seat's time ran out: the caller ends the game with ``outcome``
+    (and ``clocks``), then refuses the move (``game_over``)."""
+
+    def __init__(self, outcome: Outcome, clocks: list[int]) -> None:
+        super().__init__("game_over", f"seat {1 - (outcome.winner or 0)}'s time ran out")
+        self.outcome = outcome
+        self.clocks = clocks
 
 
 @dataclass(slots=True)
@@ -71,6 +87,7 @@ class Action:
     move: JSON
     rolls: tuple[Dice, ...] = ()
     time: float = 0.0
+    clocks: tuple[int, int] | None = None  # each seat's time left after it (ms), with a clock
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +111,7 @@ class BotJob:
     ply: int
     level: str
     seed: int
+    time_left_ms: float | None = None  # the bot's clock, when the room has one
 
 
 def game_for(game_id: str) -> Game[Any, Any]:
@@ -155,6 +173,7 @@ class Room:
         dice: DiceSource | None = None,
         seed: bytes | None = None,
         created_at: float | None = None,
+        room_options: RoomOptions | None = None,
     ) -> None:
         if len(seats) != 2:
             raise RoomError("bad_request", "a room has exactly two seats")
@@ -180,6 +199,16 @@ class Room:
         self.opening_rolls: tuple[Dice, ...] = ()
         self.result: Outcome | None = None
         self._legal_cache: tuple[int, list[JSON]] | None = None
+        self.room_options = room_options or RoomOptions()
+        clock_spec = self.room_options.clock
+        # Each seat's time left (ms) when its clock last stopped; the running one started at
+        # ``turn_started`` (the injected clock's time).
+        self.remaining: list[int] | None = (
+            None if clock_spec is None else [clock_spec.base_ms, clock_spec.base_ms]
+        )
+        self.turn_started: float | None = None
+        # Since when each seat's player has been disconnected (while the game is played).
+        self.away_since: list[float | None] = [None, None]
 
     # --- reading -------------------------------------------------------------------------
 
@@ -275,6 +304,9 @@ class Room:
             rolls=self.rolls(),
             dice_commitment=self.commitment(),
             dice_seed=self.revealed_seed(),
+            room_options=self.room_options,
+            clocks=self.live_clocks(),
+            clock_running=self.clock_running,
         )
 
     def update(self, action: Action, viewer: str | None) -> Update:
@@ -290,6 +322,8 @@ class Room:
             status=self.status,
             result=self.result_model(),
             dice=list(action.rolls[-1]) if action.rolls else None,
+            clocks=self.live_clocks(),
+            clock_running=self.clock_running,
         )
 
     def summary(self, spectators: int = 0) -> RoomSummary:
@@ -358,7 +392,106 @@ class Room:
             raise RoomError("bad_request", "the game starts when every seat is filled")
         self.state, self.opening_rolls = resolve_chance(self.game, self.state, self.dice, 0)
         self.status = "playing"
+        self.turn_started = self.clock()
         self._settle()
+
+    # --- clocks --------------------------------------------------------------------------
+
+    @property
+    def clock_running(self) -> int | None:
+        """The seat whose clock runs: the seat to move, in a room with a clock."""
+        return None if self.remaining is None else self.to_move
+
+    def live_clocks(self, now: float | None = None) -> list[int] | None:
+        """Each seat's time left now (ms, never below 0); None without a clock."""
+        if self.remaining is None:
+            return None
+        out = list(self.remaining)
+        seat = self.clock_running
+        if seat is not None and self.turn_started is not None:
+            now = self.clock() if now is None else now
+            out[seat] -= round((now - self.turn_started) * 1000)
+        return [max(0, ms) for ms in out]
+
+    def stake(self) -> int:
+        """What a game ended by resignation or timeout is worth: 1, or the cube's value."""
+        return int(getattr(self.state, "cube", 1) or 1)
+
+    def flag_fall(self, now: float | None = None) -> tuple[Outcome, list[int]] | None:
+        """The end of the game if the running clock's time is up (the room is unchanged)."""
+        seat = self.clock_running
+        clocks = self.live_clocks(now)
+        if seat is None or clocks is None or clocks[seat] > 0:
+            return None
+        return Outcome(winner=1 - seat, points=self.stake(), reason="timeout"), clocks
+
+    def _clocks_after(self, seat: int, now: float) -> tuple[int, int] | None:
+        """The clocks once ``seat`` acts at ``now``; :class:`Flagged` if its time is up."""
+        if self.remaining is None or self.room_options.clock is None:
+            return None
+        flagged = self.flag_fall(now)
+        if flagged is not None:
+            raise Flagged(*flagged)
+        left = list(self.remaining)
+        started = self.turn_started if self.turn_started is not None else now
+        left[seat] += -round((now - started) * 1000) + self.room_options.clock.increment_ms
+        return left[0], left[1]
+
+    def seconds_to_flag(self, now: float | None = None) -> float | None:
+        """How long until the running clock's time is up (None: no clock is running)."""
+        seat = self.clock_running
+        clocks = self.live_clocks(now)
+        if seat is None or clocks is None:
+            return None
+        return clocks[seat] / 1000
+
+    # --- presence and bots taking over ---------------------------------------------------
+
+    def sync_presence(self, connected: Callable[[str], bool], now: float | None = None) -> None:
+        """Notes since when each seated player has been away (only while the game is played)."""
+        now = self.clock() if now is None else now
+        for i, s in enumerate(self.seats):
+            away = (self.status == "playing" and s.kind == "human" and s.player_id is not None
+                    and not connected(s.player_id))
+            if not away:
+                self.away_since[i] = None
+            elif self.away_since[i] is None:
+                self.away_since[i] = now
+
+    def seconds_to_abandon(self, now: float | None = None) -> float | None:
+        """How long until an away player's seat goes to a bot (None: nobody will)."""
+        after = self.room_options.abandon_to_bot_after_ms
+        if after is None or self.status != "playing":
+            return None
+        now = self.clock() if now is None else now
+        waits = [t + after / 1000 - now for t in self.away_since if t is not None]
+        return max(0.0, min(waits)) if waits else None
+
+    def abandoned(self, now: float | None = None) -> list[int]:
+        """The seats whose player has been away for ``abandon_to_bot_after_ms``."""
+        after = self.room_options.abandon_to_bot_after_ms
+        if after is None or self.status != "playing":
+            return []
+        now = self.clock() if now is None else now
+        return [i for i, t in enumerate(self.away_since)
+                if t is not None and now - t >= after / 1000 and self.seats[i].kind == "human"]
+
+    def check_hand_to_bot(self, player_id: str | None, seat: int) -> None:
+        """Refuses a handover by anyone but the seat's holder, or of a finished game."""
+        if not 0 <= seat < len(self.seats):
+            raise RoomError("bad_request", f"seat must be 0 or 1, got {seat}")
+        if player_id is None or self.seats[seat].player_id != player_id:
+            raise RoomError("not_seated", f"you do not hold seat {seat} of room {self.room_id}")
+        if self.status == "finished":
+            raise RoomError("game_over", f"the game in room {self.room_id} is over")
+
+    def hand_to_bot(self, seat: int, level: str) -> None:
+        """Seat ``seat`` is a bot's from now on (a waiting room whose seats are all filled
+        then starts)."""
+        self.seats[seat] = SeatState("bot", level)
+        self.away_since[seat] = None
+        if self.ready:
+            self.start()
 
     # --- moves ---------------------------------------------------------------------------
 
@@ -392,9 +525,11 @@ class Room:
             raise RoomError("illegal_move", f"not a move of {game.id}: {e}") from None
         except IllegalMoveError as e:
             raise RoomError("illegal_move", str(e)) from None
+        now = self.clock()
+        clocks = self._clocks_after(seat, now)
         state = game.apply(self.state, listed)
         state, rolls = resolve_chance(game, state, self.dice, self.ply + 1)
-        action = Action(self.ply, seat, game.move_to_json(listed), rolls, self.clock())
+        action = Action(self.ply, seat, game.move_to_json(listed), rolls, now, clocks)
         return Pending(action, state, game.outcome(state))
 
     def commit(self, pending: Pending) -> Action:
@@ -403,6 +538,9 @@ class Room:
             raise RoomError("stale", "the room moved on since the move was prepared")
         self.history.append(pending.action)
         self.state = pending.state
+        if pending.action.clocks is not None:
+            self.remaining = list(pending.action.clocks)
+            self.turn_started = pending.action.time
         if pending.outcome is not None:
             self.result = pending.outcome
             self.status = "finished"
@@ -426,10 +564,14 @@ class Room:
         # Holding both seats (playing oneself), the seat to move resigns.
         seat = self.to_move if self.to_move in seats else seats[0]
         assert seat is not None
-        points = int(getattr(self.state, "cube", 1) or 1)
-        return Outcome(winner=1 - seat, points=points, reason="resign")
+        return Outcome(winner=1 - seat, points=self.stake(), reason="resign")
 
-    def finish(self, outcome: Outcome) -> None:
+    def finish(self, outcome: Outcome, clocks: Sequence[int] | None = None) -> None:
+        """Ends the game without a move; the clocks stop at ``clocks`` (default: now)."""
+        if self.remaining is not None:
+            live = self.live_clocks() if clocks is None else list(clocks)
+            assert live is not None
+            self.remaining = live
         self.result = outcome
         self.status = "finished"
 
@@ -440,6 +582,7 @@ class Room:
         if seat is None:
             return None
         level = self.seats[seat].level or "medium"
+        clocks = self.live_clocks()
         return BotJob(
             game_id=self.game_id,
             options=self.options,
@@ -451,6 +594,7 @@ class Room:
             seed=int.from_bytes(
                 hashlib.sha256(f"{self.room_id}:{self.ply}:{budget_seed}".encode()).digest()[:4]
             ),
+            time_left_ms=None if clocks is None else clocks[seat],
         )
 
     def restore(
@@ -459,8 +603,13 @@ class Room:
         opening_rolls: Sequence[Dice],
         actions: Sequence[Action],
         result: Outcome | None,
+        final_clocks: Sequence[int] | None = None,
     ) -> None:
-        """Rebuilds the room from stored data by replaying every action with its dice."""
+        """Rebuilds the room from stored data by replaying every action with its dice.
+
+        Clocks resume from the time left after the last action (``final_clocks`` once the
+        game is over); the running clock restarts now, so time the server was down is not
+        charged to anyone."""
         self.opening_rolls = tuple(opening_rolls)
         self.history = list(actions)
         if status != "waiting":
@@ -470,6 +619,15 @@ class Room:
             )
         self.status = status
         self.result = result
+        if self.remaining is not None:
+            if final_clocks is not None and status == "finished":
+                self.remaining = list(final_clocks)
+            else:
+                for a in reversed(actions):
+                    if a.clocks is not None:
+                        self.remaining = list(a.clocks)
+                        break
+            self.turn_started = self.clock()
         if status == "playing":
             self._settle()
 
@@ -488,11 +646,15 @@ class RoomRecord:
     opening_rolls: list[Dice] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     result: Outcome | None = None
+    room_options: RoomOptions = field(default_factory=RoomOptions)
+    final_clocks: list[int] | None = None
 
     def to_room(self, clock: Clock = time.time) -> Room:
         room = Room(
             self.room_id, self.game_id, self.options, self.seats,
             clock=clock, seed=self.seed, created_at=self.created_at,
+            room_options=self.room_options,
         )
-        room.restore(self.status, self.opening_rolls, self.actions, self.result)
+        room.restore(self.status, self.opening_rolls, self.actions, self.result,
+                     self.final_clocks)
         return room

@@ -6,23 +6,30 @@ has seen survives ``kill -9`` of the server and also a power cut. (WAL with ``NO
 survive a process crash too, since a commit is in the OS's page cache once ``write`` returns,
 but could lose the last commits on power loss; moves are rare enough that FULL costs nothing.)
 
+Concurrency: the server has one connection, shared by every room. Each public method holds
+the store's lock for its whole transaction, so two rooms' writes never interleave (one room's
+``BEGIN`` inside another's transaction, or a ``commit`` of someone else's half-done work).
+
 Migrations are the numbered files of ``migrations/`` (``0001_initial.sql``, ...), applied in
 order at start, each inside one transaction and recorded in ``schema_migrations``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import aiosqlite
 
 from engine.core import Outcome
+from server.protocol import RoomOptions
 from server.room import Action, Dice, RoomRecord, SeatState, Status
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
@@ -46,6 +53,23 @@ def migration_files(folder: Path = MIGRATIONS_DIR) -> list[tuple[int, str, str]]
     return out
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _serialised(
+    fn: Callable[Concatenate[Store, P], Awaitable[R]],
+) -> Callable[Concatenate[Store, P], Coroutine[Any, Any, R]]:
+    """Runs the method under the store's lock: one transaction at a time on the connection."""
+
+    async def locked(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        async with self._lock:
+            return await fn(self, *args, **kwargs)
+
+    functools.update_wrapper(locked, fn)
+    return locked
+
+
 def _rolls(text: str | None) -> list[Dice]:
     return [(int(a), int(b)) for a, b in json.loads(text or "[]")]
 
@@ -55,6 +79,7 @@ class Store:
 
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
+        self._lock = asyncio.Lock()
 
     @classmethod
     async def open(
@@ -113,6 +138,7 @@ class Store:
 
     # --- players -------------------------------------------------------------------------
 
+    @_serialised
     async def create_player(self, player_id: str, name: str, token: str) -> None:
         now = time.time()
         await self.db.execute(
@@ -122,6 +148,7 @@ class Store:
         )
         await self.db.commit()
 
+    @_serialised
     async def player_by_token(self, token: str) -> tuple[str, str] | None:
         async with self.db.execute(
             "SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),)
@@ -129,6 +156,7 @@ class Store:
             row = await cur.fetchone()
         return None if row is None else (str(row[0]), str(row[1]))
 
+    @_serialised
     async def touch_player(self, player_id: str, name: str) -> None:
         await self.db.execute(
             "UPDATE players SET name = ?, last_seen = ? WHERE id = ?",
@@ -138,6 +166,7 @@ class Store:
 
     # --- rooms ---------------------------------------------------------------------------
 
+    @_serialised
     async def create_room(
         self,
         room_id: str,
@@ -148,16 +177,19 @@ class Store:
         seed: bytes | None,
         opening_rolls: Sequence[Dice],
         created_at: float,
+        room_options: RoomOptions | None = None,
     ) -> None:
         """The room with its seats, in one transaction."""
         db = self.db
+        ropts = (room_options or RoomOptions()).model_dump(mode="json")
         await db.execute("BEGIN IMMEDIATE")
         try:
             await db.execute(
                 "INSERT INTO rooms (id, game, options, status, dice_seed, opening_dice,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " created_at, room_options) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (room_id, game_id, json.dumps(options), status, seed,
-                 json.dumps([list(r) for r in opening_rolls]), created_at),
+                 json.dumps([list(r) for r in opening_rolls]), created_at,
+                 json.dumps(ropts)),
             )
             await db.executemany(
                 "INSERT INTO seats (room_id, seat, kind, level, player_id) VALUES (?, ?, ?, ?, ?)",
@@ -168,6 +200,7 @@ class Store:
             await db.rollback()
             raise
 
+    @_serialised
     async def save_seats(
         self,
         room_id: str,
@@ -192,6 +225,7 @@ class Store:
             await db.rollback()
             raise
 
+    @_serialised
     async def record_move(
         self, room_id: str, action: Action, outcome: Outcome | None
     ) -> None:
@@ -199,40 +233,97 @@ class Store:
         db = self.db
         await db.execute("BEGIN IMMEDIATE")
         try:
+            clocks = action.clocks or (None, None)
             await db.execute(
-                "INSERT INTO moves (room_id, ply, seat, move, dice, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO moves (room_id, ply, seat, move, dice, created_at,"
+                " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (room_id, action.index, action.seat, json.dumps(action.move),
-                 json.dumps([list(r) for r in action.rolls]), action.time),
+                 json.dumps([list(r) for r in action.rolls]), action.time, *clocks),
             )
             if outcome is not None:
-                await self._finish(room_id, outcome, action.time)
+                await self._finish(room_id, outcome, action.time, action.clocks)
             await db.commit()
         except BaseException:
             await db.rollback()
             raise
 
-    async def record_result(self, room_id: str, outcome: Outcome) -> None:
-        """The end of a game that no move ended (a resignation)."""
+    @_serialised
+    async def record_result(
+        self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
+        when: float | None = None,
+    ) -> None:
+        """The end of a game that no move ended (a resignation, a timeout)."""
         db = self.db
         await db.execute("BEGIN IMMEDIATE")
         try:
-            await self._finish(room_id, outcome, time.time())
+            await self._finish(room_id, outcome, time.time() if when is None else when, clocks)
             await db.commit()
         except BaseException:
             await db.rollback()
             raise
 
-    async def _finish(self, room_id: str, outcome: Outcome, when: float) -> None:
+    async def _finish(
+        self, room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] | None
+    ) -> None:
+        c0, c1 = clocks if clocks is not None else (None, None)
         await self.db.execute(
-            "INSERT INTO results (room_id, winner, points, reason, finished_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (room_id, outcome.winner, outcome.points, outcome.reason, when),
+            "INSERT INTO results (room_id, winner, points, reason, finished_at,"
+            " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
         )
         await self.db.execute(
             "UPDATE rooms SET status = 'finished' WHERE id = ?", (room_id,)
         )
 
+    @_serialised
+    async def hand_seat_to_bot(
+        self,
+        room_id: str,
+        seat: int,
+        level: str,
+        ply: int,
+        from_player: str | None,
+        reason: str,
+        when: float,
+        status: Status,
+        opening_rolls: Sequence[Dice],
+    ) -> None:
+        """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
+        handover can start a waiting game), in one transaction."""
+        db = self.db
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            await db.execute(
+                "UPDATE seats SET kind = 'bot', level = ?, player_id = NULL"
+                " WHERE room_id = ? AND seat = ?",
+                (level, room_id, seat),
+            )
+            await db.execute(
+                "INSERT INTO seat_changes (room_id, seat, ply, from_player, kind, level, reason,"
+                " created_at) VALUES (?, ?, ?, ?, 'bot', ?, ?, ?)",
+                (room_id, seat, ply, from_player, level, reason, when),
+            )
+            await db.execute(
+                "UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?",
+                (status, json.dumps([list(r) for r in opening_rolls]), room_id),
+            )
+            await db.commit()
+        except BaseException:
+            await db.rollback()
+            raise
+
+    @_serialised
+    async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
+        """The room's seat handovers, oldest first."""
+        async with self.db.execute(
+            "SELECT seat, ply, from_player, kind, level, reason, created_at FROM seat_changes"
+            " WHERE room_id = ? ORDER BY id",
+            (room_id,),
+        ) as cur:
+            cols = ("seat", "ply", "from_player", "kind", "level", "reason", "created_at")
+            return [dict(zip(cols, row)) for row in await cur.fetchall()]
+
+    @_serialised
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
         await self.db.execute(
             "INSERT INTO chat (room_id, player_id, text, created_at) VALUES (?, ?, ?, ?)",
@@ -242,23 +333,25 @@ class Store:
 
     # --- loading -------------------------------------------------------------------------
 
+    @_serialised
     async def unfinished_room_ids(self) -> list[str]:
         async with self.db.execute(
             "SELECT id FROM rooms WHERE status != 'finished' ORDER BY created_at"
         ) as cur:
             return [str(r[0]) for r in await cur.fetchall()]
 
+    @_serialised
     async def load_room(self, room_id: str) -> RoomRecord | None:
         db = self.db
         async with db.execute(
-            "SELECT game, options, status, dice_seed, opening_dice, created_at"
+            "SELECT game, options, status, dice_seed, opening_dice, created_at, room_options"
             " FROM rooms WHERE id = ?",
             (room_id,),
         ) as cur:
             row = await cur.fetchone()
         if row is None:
             return None
-        game_id, options, status, seed, opening, created_at = row
+        game_id, options, status, seed, opening, created_at, ropts = row
         async with db.execute(
             "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
             " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ? ORDER BY s.seat",
@@ -269,20 +362,26 @@ class Store:
                 for _seat, kind, level, player_id, name in await cur.fetchall()
             ]
         async with db.execute(
-            "SELECT ply, seat, move, dice, created_at FROM moves WHERE room_id = ? ORDER BY ply",
+            "SELECT ply, seat, move, dice, created_at, clock0_ms, clock1_ms FROM moves"
+            " WHERE room_id = ? ORDER BY ply",
             (room_id,),
         ) as cur:
             actions = [
-                Action(int(ply), int(seat), json.loads(move), tuple(_rolls(dice)), float(t))
-                for ply, seat, move, dice, t in await cur.fetchall()
+                Action(int(ply), int(seat), json.loads(move), tuple(_rolls(dice)), float(t),
+                       None if c0 is None or c1 is None else (int(c0), int(c1)))
+                for ply, seat, move, dice, t, c0, c1 in await cur.fetchall()
             ]
         if [a.index for a in actions] != list(range(len(actions))):
             raise RuntimeError(f"room {room_id}: the stored plies have a gap")
         async with db.execute(
-            "SELECT winner, points, reason FROM results WHERE room_id = ?", (room_id,)
+            "SELECT winner, points, reason, clock0_ms, clock1_ms FROM results WHERE room_id = ?",
+            (room_id,),
         ) as cur:
             res = await cur.fetchone()
         result = None if res is None else Outcome(res[0], int(res[1]), str(res[2]))
+        final_clocks = (
+            None if res is None or res[3] is None or res[4] is None else [int(res[3]), int(res[4])]
+        )
         return RoomRecord(
             room_id=room_id,
             game_id=str(game_id),
@@ -294,4 +393,6 @@ class Store:
             opening_rolls=_rolls(opening),
             actions=actions,
             result=result,
+            room_options=RoomOptions.model_validate(json.loads(ropts or "{}")),
+            final_clocks=final_clocks,
         )

@@ -92,4 +92,7 @@ def test_bench_quick_prints_every_figure_with_its_unit() -> None:
     assert {"backgammon: plays generated", "connect4: moves applied (protocol apply)"} <= names
     assert "backgammon decision time, hard" in names
     assert "easyAI Negamax / our solver, Test_L3_R1" in names  # easyAI is in the test extra
-    assert all(f["value"] > 0 and f["unit"] for f in figures)
+    # Rates and times are positive; a count (bot plies in a short run) may honestly be 0.
+    assert all(f["unit"] for f in figures)
+    assert all(f["value"] > 0 for f in figures if f["unit"] != "plies")
+    assert any(n.startswith("server: move round trip") for n in names)

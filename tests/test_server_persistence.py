@@ -150,12 +150,28 @@ async def test_migrations_from_every_version(tmp_path: Path, start: int) -> None
         await s.db.execute(
             "INSERT INTO players (id, name, token_hash, created_at) VALUES (?, ?, ?, ?)",
             ("p1", "Old", token_hash("tok"), 1.0))
+        await s.db.execute(
+            "INSERT INTO rooms (id, game, options, status, created_at)"
+            " VALUES ('r1', 'connect4', '{}', 'playing', 1.0)")
+        await s.db.execute(
+            "INSERT INTO seats (room_id, seat, kind, level, player_id)"
+            " VALUES ('r1', 0, 'human', NULL, 'p1'), ('r1', 1, 'bot', 'easy', NULL)")
+        await s.db.execute(
+            "INSERT INTO moves (room_id, ply, seat, move, created_at)"
+            " VALUES ('r1', 0, 0, '{\"column\": 3}', 2.0)")
         await s.db.commit()
     await s.close()
     s = await Store.open(old)
     assert await s.schema_version() == len(migration_files())
     if start >= 1:
         assert await s.player_by_token("tok") == ("p1", "Old")
+        # 0003: a room from before clocks loads without one, its moves without clock times
+        record = await s.load_room("r1")
+        assert record is not None and record.room_options.clock is None
+        assert [a.clocks for a in record.actions] == [None] and record.final_clocks is None
+        room = record.to_room()
+        assert room.ply == 1 and room.live_clocks() is None and room.bot_to_move() == 1
+        assert await s.seat_changes("r1") == []
     await s.close()
     assert _schema(old) == _schema(fresh)
     con = sqlite3.connect(old)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,18 +121,26 @@ def decide(
     level: str,
     budget_ms: float | None = None,
     seed: int = 0,
+    *,
+    on_progress: Callable[[JSON], None] | None = None,
 ) -> Decision:
     """The bot's decision in ``state`` (which must be a decision for the side to move).
 
     ``budget_ms`` caps the thinking time of every level (the server passes the time left on a
-    deadline); ``seed`` makes the noise reproducible.
+    deadline); ``seed`` makes the noise reproducible. ``on_progress`` sees
+    ``{depth, score, pv (move texts), nodes}`` after each completed alpha-beta iteration
+    (backgammon: once, with the decision).
     """
     game = get_game(game_id)
     check_level(level)
     if game.id == "backgammon":
         from engine.search.backgammon_bot import decide_backgammon
 
-        return decide_backgammon(game, state, level, budget_ms, seed)
+        decision = decide_backgammon(game, state, level, budget_ms, seed)
+        if on_progress is not None:
+            on_progress({"depth": decision.depth, "score": decision.score,
+                         "pv": decision.pv, "nodes": decision.nodes})
+        return decision
     rng = random.Random(seed)
     moves = game.legal_moves(state)
     if not moves:
@@ -160,8 +169,14 @@ def decide(
             )
         if time_ms is not None:
             time_ms = max(1.0, time_ms - (time.perf_counter() - started) * 1000)
+    def iteration(r: SearchResult[Any]) -> None:
+        if on_progress is not None:
+            on_progress({"depth": r.depth, "score": r.score, "pv": pv_texts(game, state, r.pv),
+                         "nodes": r.nodes})
+
     result = engine_for(game, state).search(
-        state, Limits(depth=spec.depth, time_ms=time_ms), multipv=spec.noise > 0
+        state, Limits(depth=spec.depth, time_ms=time_ms), multipv=spec.noise > 0,
+        on_iteration=None if on_progress is None else iteration,
     )
     move = _noisy_choice(result, spec.noise, rng)
     return Decision(
