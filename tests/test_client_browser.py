@@ -378,3 +378,31 @@ def test_two_people_by_share_link_then_rematch(browser: Any, base: str) -> None:
     assert bo.evaluate("window.tablas.room.your_seats") == [0]  # seats swapped: Bo is X now
     actx.close()
     bctx.close()
+
+
+def test_spectator_sees_the_bots_live_analysis(browser: Any, base: str) -> None:
+    """A real ``hard`` bot thinks on the server; its analysis stream reaches the spectator's
+    evaluation bar, depth and PV, and the player (no ``show_analysis``) is not shown it."""
+    ctx, page = new_page(browser, base, "Ida")
+    room = create_room(page, "connect4", "hard")
+    sctx, spec = new_page(browser, base, "Watcher", path=f"/#/watch/{room}")
+    spec.wait_for_selector("svg.board")
+    assert wait_my_turn_or_end(page)
+    drop_piece(page, 3, by_key=False)
+    # The server's own message, as the client received it: from the bot's seat, for the ply
+    # it was thinking on, with a searched depth and the nodes it counted.
+    spec.wait_for_function(
+        "() => { const a = window.tablas.analysis; return a && a.final && a.seat === 1; }")
+    analysis = spec.evaluate("window.tablas.analysis")
+    assert analysis["room_id"] == room and analysis["depth"] >= 1 and analysis["nodes"] > 0
+    assert analysis["pv"], analysis
+    spec.wait_for_selector("#analysis-panel:not([hidden]) .evalbar .evalfill")
+    panel = spec.locator("#analysis-panel").text_content() or ""
+    assert f"depth {analysis['depth']}" in panel and "PV:" in panel, panel
+    width = spec.evaluate("document.querySelector('#analysis-panel .evalfill').style.width")
+    assert width.endswith("%") and 0.0 <= float(width[:-1]) <= 100.0, width
+    screenshot(spec, "connect4-analysis")
+    assert page.locator("#analysis-panel").is_hidden()
+    assert page.errors == [] and spec.errors == []
+    ctx.close()
+    sctx.close()
