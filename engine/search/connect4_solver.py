@@ -106,15 +106,20 @@ class Connect4Solver:
                 lo = r
         return lo
 
-    def _negamax(self, current: int, mask: int, moves: int, alpha: int, beta: int) -> int:
-        """Pons' negamax; the caller guarantees the side to move cannot win at once."""
+    def _negamax(
+        self, current: int, mask: int, moves: int, alpha: int, beta: int, opp_win: int = -1
+    ) -> int:
+        """Pons' negamax; the caller guarantees the side to move cannot win at once.
+        ``opp_win`` is the threats of the side not to move when the caller has them already
+        (it counted them to order its moves), else -1."""
         self.nodes += 1
         if not self.nodes & 4095 and self._deadline is not None:
             if self.clock() > self._deadline:
                 raise SolverTimeout
         opponent = current ^ mask
         possible = (mask + BOTTOM_MASK) & BOARD_MASK
-        opp_win = compute_winning_position(opponent, mask)
+        if opp_win < 0:
+            opp_win = compute_winning_position(opponent, mask)
         forced = possible & opp_win
         if forced:
             if forced & (forced - 1):
@@ -147,25 +152,25 @@ class Connect4Solver:
         # Order: most threats created first; ties keep the centre-out order (stable sort).
         # A lone candidate (often: a forced answer) needs no ordering.
         if not nxt & (nxt - 1):
-            ordered: list[int] = [nxt]
+            ordered: list[tuple[int, int]] = [(nxt, -1)]
         elif moves >= ORDER_UNTIL:
             # Late in the game subtrees are small, and counting threats (a full
             # compute_winning_position per candidate) costs more than the nodes it saves:
             # centre-out only. On L2 sets this is ~25% faster for ~35% more nodes.
-            ordered = [nxt & col for col in _ORDER_MASKS if nxt & col]
+            ordered = [(nxt & col, -1) for col in _ORDER_MASKS if nxt & col]
         else:
             cands = []
             for i, col in enumerate(_ORDER_MASKS):
                 move = nxt & col
                 if move:
-                    threats = compute_winning_position(current | move, mask).bit_count()
-                    cands.append((-threats, i, move))
+                    # The threats after the move are the child's opponent threats: passed on.
+                    w = compute_winning_position(current | move, mask) & ~move
+                    cands.append((-w.bit_count(), i, move, w))
             cands.sort()
-            ordered = [m for _, _, m in cands]
+            ordered = [(m, w) for _, _, m, w in cands]
         new_moves = moves + 1
-        for move in ordered:
-            new_mask = mask | move
-            score = -self._negamax(opponent, new_mask, new_moves, -beta, -alpha)
+        for move, w in ordered:
+            score = -self._negamax(opponent, mask | move, new_moves, -beta, -alpha, w)
             if score >= beta:
                 self.lower[key] = score
                 return score
