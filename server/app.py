@@ -19,8 +19,9 @@ import json
 import logging
 import mimetypes
 import secrets
+import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from pathlib import Path
@@ -77,6 +78,12 @@ log = logging.getLogger("tablas.server")
 
 MAX_FRAME = 64 * 1024
 OUT_QUEUE = 512
+# The kernel's send buffer per connection. Left to itself Linux grows it up to tcp_wmem's
+# maximum (4 MiB) for a peer that stops reading, so a slow client would hold megabytes and
+# stay connected long after OUT_QUEUE should have dropped it. Fixed, it bounds a connection
+# to about 2 × SEND_BUFFER in the kernel + websockets' write_limit + OUT_QUEUE messages.
+SEND_BUFFER = 64 * 1024
+WRITE_LIMIT = 32 * 1024
 RATE = 20.0
 BURST = 40.0
 CLIENT_DIR = Path(__file__).resolve().parent.parent / "client"
@@ -92,6 +99,19 @@ _TYPES = {
     ".txt": "text/plain; charset=utf-8",
     ".wasm": "application/wasm",
 }
+
+
+def _loggable(raw: str | bytes) -> str | bytes:
+    """The start of a frame, for the log, with any token blanked out: a token is a secret
+    and logs are read by more people than the database is."""
+    with contextlib.suppress(ValueError, RecursionError):
+        obj = json.loads(raw)
+        if isinstance(obj, dict) and "token" in obj:
+            obj["token"] = "<redacted>"
+            return json.dumps(obj)[:200]
+    if b"token" in (raw.encode(errors="replace") if isinstance(raw, str) else raw):
+        return "<a frame mentioning a token, not logged>"
+    return raw[:200]
 
 
 class TokenBucket:
@@ -170,6 +190,7 @@ class TablasServer:
         bot_pause: float = 0.0,
         rate: float = RATE,
         burst: float = BURST,
+        allow_origins: Sequence[str] | None = None,
     ) -> None:
         self.store = store
         self.bots = BotPool(bot_workers)
@@ -178,6 +199,12 @@ class TablasServer:
         self.client_dir = client_dir.resolve()
         self.bot_pause = bot_pause
         self.rate, self.burst = rate, burst
+        # None: any Origin (as before the option existed). Stored without a trailing slash
+        # and in lower case, as browsers send it.
+        self.allow_origins = (
+            None if allow_origins is None
+            else frozenset(o.rstrip("/").lower() for o in allow_origins)
+        )
         self.rooms: dict[str, RoomEntry] = {}
         self.online: dict[str, set[Conn]] = {}
         self.conns: set[Conn] = set()
@@ -210,6 +237,10 @@ class TablasServer:
             process_request=self.process_request,
             max_size=MAX_FRAME,
             max_queue=32,
+            # websockets' default, said out loud: a send() waits in drain() once this much
+            # is buffered, which is what keeps a slow reader's writer task (and only it)
+            # waiting until OUT_QUEUE overflows and the reader is dropped.
+            write_limit=WRITE_LIMIT,
             server_header="tablas",
         )
         sock = next(iter(self.server.sockets))
@@ -227,10 +258,9 @@ class TablasServer:
                 entry.timer_task.cancel()
         if self.server is not None:
             self.server.close(close_connections=False)
-        for conn in list(self.conns):
-            conn.closing = True
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(conn.ws.close(1001, "server shutting down"), 2)
+        # All at once: one by one, every client that does not answer the close frame
+        # would add its own timeout to the shutdown (4 of them took 16 s).
+        await asyncio.gather(*(self._say_goodbye(c) for c in list(self.conns)))
         if self.server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.server.wait_closed(), 5)
@@ -243,6 +273,16 @@ class TablasServer:
         self.bots.shutdown()
         await self.store.close()
 
+    @staticmethod
+    async def _say_goodbye(conn: Conn) -> None:
+        conn.closing = True
+        try:
+            await asyncio.wait_for(conn.ws.close(1001, "server shutting down"), 2)
+        except Exception:
+            # No answer to the close frame in time (the peer does not read): drop the TCP
+            # connection, or its handler would hold server.wait_closed() up too.
+            conn.ws.transport.abort()
+
     # --- HTTP ----------------------------------------------------------------------------
 
     async def process_request(
@@ -250,12 +290,32 @@ class TablasServer:
     ) -> Response | None:
         path = urlsplit(request.path).path
         if path == "/ws":
+            if not self._origin_allowed(request.headers):
+                log.warning("refused a WebSocket from origin %r",
+                            request.headers.get("Origin"))
+                return self._response(HTTPStatus.FORBIDDEN, b"origin not allowed\n",
+                                      "text/plain")
             return None
         if path == "/healthz":
             return self._json(HTTPStatus.OK, {"status": "ok"})
         if path == "/api/rooms":
             return self._json(HTTPStatus.OK, {"rooms": self._room_list()})
         return await self._static(path)
+
+    def _origin_allowed(self, headers: Headers) -> bool:
+        """The ``--allow-origin`` check (cross-site WebSocket hijacking): a browser always
+        sends ``Origin``; a request without one is not from a web page (a bot, a script) and
+        is let through, and so is a page served by this very server (same host)."""
+        if self.allow_origins is None:
+            return True
+        origins = headers.get_all("Origin")
+        if not origins:
+            return True
+        if len(origins) > 1:
+            return False
+        origin = origins[0].rstrip("/").lower()
+        host = headers.get("Host", "").lower()
+        return origin in self.allow_origins or origin in (f"http://{host}", f"https://{host}")
 
     @staticmethod
     def _response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
@@ -274,11 +334,15 @@ class TablasServer:
 
     async def _static(self, path: str) -> Response:
         rel = unquote(path).lstrip("/") or "index.html"
-        target = (self.client_dir / rel).resolve()
-        if target.is_dir():
-            target = target / "index.html"
-        if not target.is_relative_to(self.client_dir) or not target.is_file():
-            return self._response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain")
+        not_found = self._response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain")
+        try:
+            target = (self.client_dir / rel).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_relative_to(self.client_dir) or not target.is_file():
+                return not_found
+        except (ValueError, OSError):  # a NUL byte, a name too long: no such file either
+            return not_found
         ctype = _TYPES.get(target.suffix.lower()) or (
             mimetypes.guess_type(target.name)[0] or "application/octet-stream"
         )
@@ -296,6 +360,10 @@ class TablasServer:
     # --- WebSocket -----------------------------------------------------------------------
 
     async def handler(self, ws: ServerConnection) -> None:
+        sock = ws.transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         conn = Conn(ws, bucket=TokenBucket(self.rate, self.burst))
         self.conns.add(conn)
         writer = asyncio.create_task(self._writer(conn))
@@ -341,7 +409,7 @@ class TablasServer:
             conn.send(Error(re=msg.id if msg else None, code=e.code, message=e.message))
         except Exception:
             log.exception(
-                "internal error: player %s, frame %r", conn.player_id, raw[:200]
+                "internal error: player %s, frame %r", conn.player_id, _loggable(raw)
             )
             conn.send(Error(re=msg.id if msg else peek_id(raw), code="internal",
                             message="internal server error"))
@@ -833,12 +901,13 @@ class TablasServer:
             c.send(msg)
 
 
-async def run(host: str, port: int, db: str, bot_workers: int | None) -> None:
+async def run(host: str, port: int, db: str, bot_workers: int | None,
+              allow_origins: Sequence[str] | None = None) -> None:
     """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully."""
     import signal
 
     store = await Store.open(db)
-    server = TablasServer(store, bot_workers)
+    server = TablasServer(store, bot_workers, allow_origins=allow_origins)
     try:
         await server.start(host, port)
     except BaseException:

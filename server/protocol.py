@@ -62,8 +62,10 @@ def clean_name(name: str) -> str:
     name = name.strip()
     if not 1 <= len(name) <= MAX_NAME:
         raise ValueError(f"name must be 1 to {MAX_NAME} characters after stripping spaces")
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in name):
-        raise ValueError("name must not contain control characters")
+    # Cs: a lone surrogate (sent as a \udXXX escape in the JSON) cannot be encoded to
+    # UTF-8, so SQLite and every other client would choke on it.
+    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in name):
+        raise ValueError("name must not contain control characters or lone surrogates")
     return name
 
 
