@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import queue as queue_mod
 import random
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -102,9 +103,16 @@ def decide(job: BotJob, budget_ms: float, token: int = 0, progress: Any = None) 
                 progress.put((token, None))
 
 
+def _ignore_interrupt() -> None:
+    # Ctrl-C reaches the whole process group; the server alone decides when its workers stop
+    # (after its graceful shutdown), so a worker must not die first under a thinking bot.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _worker_init(progress: Any) -> None:
     global _PROGRESS
     _PROGRESS = progress
+    _ignore_interrupt()
     with contextlib.suppress(OSError, AttributeError):
         os.nice(WORKER_NICE)
 
@@ -170,7 +178,7 @@ class BotPool:
             self._loop = asyncio.get_running_loop()
             ctx = multiprocessing.get_context("forkserver")
             manager = SyncManager(ctx=ctx)
-            await asyncio.to_thread(manager.start)
+            await asyncio.to_thread(manager.start, _ignore_interrupt)
             if self._queue is None:
                 self._manager = manager
                 self._queue = manager.Queue()

@@ -97,9 +97,7 @@ async def test_sigterm_mid_game_then_restart(tmp_path: Path) -> None:
         assert srv.proc is not None
         t0 = time.monotonic()
         # To the server process only, as `kill PID` or an orchestrator stopping the main
-        # process does. (A signal to the whole process group, like Ctrl-C, also hits the bot
-        # workers and their progress manager: the server then still exits 0, but may log a
-        # bot retry failing against the dead manager first.)
+        # process does (Ctrl-C to the whole group: the next test).
         os.kill(srv.proc.pid, signal.SIGTERM)
         closes = await asyncio.gather(*(_closed(c) for c in (a, b, s)))
         code = await asyncio.to_thread(srv.proc.wait, 15)
@@ -139,5 +137,33 @@ async def test_sigterm_mid_game_then_restart(tmp_path: Path) -> None:
         for c in (a2, b2, s2):
             await c.close()
         assert srv.terminate() == 0
+    finally:
+        srv.kill9()
+
+
+async def test_ctrl_c_to_the_process_group_while_a_bot_thinks(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal signals the whole process group, bot workers and their progress
+    manager included. The workers ignore SIGINT and leave the stopping to the server, which
+    closes its clients with 1001 and exits 0 without a traceback."""
+    db, log = tmp_path / "t.db", tmp_path / "server.log"
+    srv = Subprocess(db, log)
+    srv.start()
+    try:
+        a, s = Client(srv.url), Client(srv.url)
+        await a.connect("Ana")
+        await s.connect("Spec")
+        room, view = await create(a, "connect4", [HUMAN, {"kind": "bot", "level": "max"}])
+        await s.request({"type": "spectate", "room_id": room}, "room")
+        await a.request({"type": "move", "room_id": room, "ply": view["ply"],
+                         "move": {"column": 3}}, "update")
+        # The bot is thinking in a worker: its live analysis is reaching the spectator.
+        await s.expect("analysis", timeout=30)
+        assert srv.proc is not None
+        os.killpg(srv.proc.pid, signal.SIGINT)
+        code, _ = await _closed(a)
+        assert code == 1001
+        assert await asyncio.to_thread(srv.proc.wait, 15) == 0
+        text = log.read_text()
+        assert "shutting down" in text and "Traceback" not in text, text[-3000:]
     finally:
         srv.kill9()
