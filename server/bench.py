@@ -11,6 +11,11 @@ ephemeral port with a temporary SQLite file (``synchronous=FULL``, as served), t
    wakes up.
 
 The rate limit is lifted for the scripted clients (they move as fast as answers come).
+
+``python -m server.bench load`` (or ``tablas bench --load``) is the load generator: the server
+in a process of its own, hundreds of games and spectators from client processes, human pace
+and saturation, against a bare ``websockets`` echo server too (see the section below, and
+docs/benchmarks.md for the figures and the command).
 """
 
 from __future__ import annotations
@@ -215,6 +220,636 @@ def run_server_bench(quick: bool = False) -> list[Figure]:
     return asyncio.run(_bench(quick))
 
 
-if __name__ == "__main__":
-    for fig in run_server_bench(quick="--quick" in __import__("sys").argv):
+
+# --- the load generator (``python -m server.bench load``) ------------------------------
+#
+# The server runs in its own process (``python -m server.bench serve-child``: the same
+# TablasServer as ``tablas serve``, plus a lag probe and the rate limit lifted), and so does a
+# raw ``websockets`` echo server (``echo-child``); the clients run in ``--workers`` processes
+# of their own, each an event loop holding whole games (both players and the spectators), so
+# a latency is always measured on one process's clock. Children are controlled by lines on
+# their stdin and answer JSON lines on their stdout.
+
+LOAD_GAMES = ("tictactoe", "connect4")
+SLOW_MS = 100.0
+CONNECT_CONCURRENCY = 32
+
+
+def _raise_nofile() -> int:
+    """Raises the soft limit on open files to the hard one; the new soft limit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 16)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            return target
+    return soft
+
+
+def _proc_memory(pid: int) -> dict[str, float]:
+    """``VmRSS`` and ``VmHWM`` (peak) of a process, in MiB (empty when it is gone)."""
+    out: dict[str, float] = {}
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = round(int(rest.split()[0]) / 1024, 1)
+    return out
+
+
+def _lag_summary(lags: list[float]) -> dict[str, float]:
+    if not lags:
+        return {"lag_samples": 0}
+    return {"lag_p50_ms": round(_pct(lags, 50), 2), "lag_p99_ms": round(_pct(lags, 99), 2),
+            "lag_max_ms": round(max(lags), 2), "lag_samples": len(lags)}
+
+
+def _stdin_commands(loop: asyncio.AbstractEventLoop, on_line: Any) -> None:
+    """A thread handing each stdin line to ``on_line`` on the loop (EOF: ``quit``)."""
+    import sys
+    import threading
+
+    def pump() -> None:
+        for line in sys.stdin:
+            loop.call_soon_threadsafe(on_line, line.strip())
+        loop.call_soon_threadsafe(on_line, "quit")
+
+    threading.Thread(target=pump, daemon=True, name="bench-stdin").start()
+
+
+async def _child_main(start: Any, close: Any) -> None:
+    """Runs a child server: prints ``{"port"}``, then answers ``reset``/``report``/``quit``."""
+    import sys
+
+    loop = asyncio.get_running_loop()
+    lags: list[float] = []
+    stop = asyncio.Event()
+    port = await start()
+    probe = asyncio.create_task(_lag_probe(stop, lags))
+
+    def on_line(line: str) -> None:
+        if line == "reset":
+            lags.clear()
+            print(json.dumps({"ok": True}), flush=True)
+        elif line == "report":
+            print(json.dumps(_lag_summary(lags)), flush=True)
+        elif line == "quit":
+            stop.set()
+
+    _stdin_commands(loop, on_line)
+    print(json.dumps({"port": port}), flush=True)
+    sys.stdout.flush()
+    await stop.wait()
+    await probe
+    await close()
+
+
+async def _serve_child(db: str, bot_workers: int) -> None:
+    """``tablas serve`` as served (SQLite ``synchronous=FULL``), with the rate limit lifted."""
+    store = await Store.open(db)
+    srv = TablasServer(store, bot_workers, rate=1e9, burst=1e9)
+
+    async def start() -> int:
+        return await srv.start("127.0.0.1", 0)
+
+    await _child_main(start, srv.close)
+
+
+async def _echo_child() -> None:
+    """A bare ``websockets`` server that sends every frame back: the ceiling to compare with."""
+
+    async def echo(ws: Any) -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for msg in ws:
+                await ws.send(msg)
+
+    server = await websockets.serve(echo, "127.0.0.1", 0, max_size=MAX_ECHO_FRAME)
+
+    async def start() -> int:
+        port: int = next(iter(server.sockets)).getsockname()[1]
+        return port
+
+    async def close() -> None:
+        server.close()
+        await server.wait_closed()
+
+    await _child_main(start, close)
+
+
+MAX_ECHO_FRAME = 2**20
+
+
+class _Child:
+    """A child server process (``serve-child`` or ``echo-child``) and its control pipe."""
+
+    def __init__(self, kind: str, *args: str) -> None:
+        import subprocess
+        import sys
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server.bench", kind, *args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+        first = self._read()
+        self.port = int(first["port"])
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"bench child exited with {self.proc.wait()}")
+        out: dict[str, Any] = json.loads(line)
+        return out
+
+    def ask(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def memory(self) -> dict[str, float]:
+        return _proc_memory(self.proc.pid)
+
+    def stop(self) -> None:
+        import subprocess
+
+        if self.proc.poll() is None:
+            with contextlib.suppress(BrokenPipeError, OSError):
+                assert self.proc.stdin is not None
+                self.proc.stdin.write("quit\n")
+                self.proc.stdin.flush()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class _Refused(Exception):
+    pass
+
+
+class _Recorder:
+    """One client worker's measurements (only inside the measurement window)."""
+
+    def __init__(self) -> None:
+        self.sent: dict[tuple[str, int], float] = {}
+        self.own: list[float] = []
+        self.opp: list[float] = []
+        self.spec: list[float] = []
+        self.moves = 0
+        self.errors = 0
+        self.games = 0
+        self.slow: dict[int, int] = {}  # second of the window -> updates later than SLOW_MS
+        self.lags: list[float] = []
+        self.start = float("inf")
+        self.end = float("inf")
+
+    def active(self, t: float) -> bool:
+        return self.start <= t < self.end
+
+    def on_update(self, room: str, ply: int, role: str, t: float) -> None:
+        t0 = self.sent.get((room, ply))
+        if t0 is not None and self.active(t0):
+            ms = (t - t0) * 1000
+            (self.opp if role == "opp" else self.spec).append(ms)
+            if ms > SLOW_MS:
+                second = int(t0 - self.start)
+                self.slow[second] = self.slow.get(second, 0) + 1
+
+
+class _LoadConn:
+    """One socket: answers go to their request's future, the rest to the recorder (and, for
+    a player, to its inbox)."""
+
+    def __init__(self, ws: Any, rec: _Recorder, role: str) -> None:
+        self.ws, self.rec, self.role = ws, rec, role
+        self.n = 0
+        self.waiters: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, url: str, rec: _Recorder, role: str, name: str) -> _LoadConn:
+        c = cls(await websockets.connect(url, max_size=2**22, open_timeout=60), rec, role)
+        if role != "echo":
+            await c.request({"type": "hello", "name": name, "token": None})
+        return c
+
+    async def _read(self) -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for raw in self.ws:
+                t = time.perf_counter()
+                m: dict[str, Any] = json.loads(raw)
+                rid = m.get("id" if self.role == "echo" else "re")
+                fut = self.waiters.pop(rid, None) if rid is not None else None
+                if fut is not None:
+                    if not fut.done():
+                        fut.set_result(m)
+                    continue
+                if m.get("type") == "update":
+                    self.rec.on_update(m["room_id"], m["ply"], self.role, t)
+                if self.role == "opp":
+                    self.inbox.put_nowait(m)
+        for fut in self.waiters.values():
+            if not fut.done():
+                fut.set_exception(_Refused("connection closed"))
+
+    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        self.n += 1
+        fut = asyncio.get_running_loop().create_future()
+        self.waiters[self.n] = fut
+        await self.ws.send(json.dumps(dict(msg, id=self.n)))
+        m: dict[str, Any] = await asyncio.wait_for(fut, 60)
+        if m.get("type") == "error":
+            raise _Refused(f"{msg['type']}: {m.get('code')}")
+        return m
+
+    async def next_of(self, pred: Any) -> dict[str, Any]:
+        while True:
+            m = await asyncio.wait_for(self.inbox.get(), 60)
+            if pred(m):
+                return m
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        self.reader.cancel()
+
+
+async def _open_all(url: str, rec: _Recorder, roles: list[str]) -> list[_LoadConn]:
+    gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+    async def one(i: int, role: str) -> _LoadConn:
+        async with gate:
+            return await _LoadConn.open(url, rec, role, f"load-{role}-{i}")
+
+    return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(roles))))
+
+
+async def _slot_games(slot: int, players: list[_LoadConn], watchers: list[_LoadConn],
+                      rec: _Recorder, think: tuple[float, float], rng: random.Random) -> None:
+    """Plays games in one slot until the window closes: create, join, spectate, move."""
+    a, b = players
+    if think[1] > 0:  # human pace: the slots start spread over one think time
+        await asyncio.sleep(rng.uniform(0, think[1]))
+    while time.perf_counter() < rec.end:
+        game = LOAD_GAMES[(slot + rec.games) % len(LOAD_GAMES)]
+        try:
+            created = await a.request({"type": "create_room", "game": game, "options": {},
+                                       "seats": [{"kind": "human"}, {"kind": "human"}],
+                                       "join_seat": 0})
+            room = created["room_id"]
+            for w in watchers:
+                await w.request({"type": "spectate", "room_id": room})
+            await b.request({"type": "join", "room_id": room, "seat": 1})
+            view = await a.next_of(lambda m, r=room: m.get("type") == "room"
+                                   and m.get("room_id") == r and m.get("status") == "playing")
+            seats = {0: a, 1: b}
+            while view["status"] == "playing" and time.perf_counter() < rec.end:
+                if think[1] > 0:
+                    await asyncio.sleep(rng.uniform(*think))
+                seat = view["to_move"]
+                ply = view["ply"]
+                move = rng.choice(view["legal_moves"])
+                t0 = time.perf_counter()
+                rec.sent[(room, ply + 1)] = t0
+                await seats[seat].request({"type": "move", "room_id": room, "ply": ply,
+                                           "move": move})
+                t1 = time.perf_counter()
+                if rec.active(t0):
+                    rec.own.append((t1 - t0) * 1000)
+                    if t1 < rec.end:
+                        rec.moves += 1
+                view = await seats[1 - seat].next_of(
+                    lambda m, r=room, p=ply + 1: m.get("type") == "update"
+                    and m.get("room_id") == r and m.get("ply") == p)
+            rec.games += 1
+            for key in [k for k in rec.sent if k[0] == room]:
+                del rec.sent[key]
+        except (_Refused, TimeoutError, websockets.ConnectionClosed):
+            rec.errors += 1
+            await asyncio.sleep(0.05)
+            if a.reader.done() or b.reader.done():
+                return
+
+
+async def _echo_pairs(pair: list[_LoadConn], rec: _Recorder, rng: random.Random) -> None:
+    """The echo server driven like a game: the two sockets of a pair take turns, each turn
+    one move-sized frame sent and its echo awaited (one round trip)."""
+    payload = {"type": "move", "room_id": "0123456789", "ply": 0, "move": {"column": 3}}
+    turn = 0
+    while time.perf_counter() < rec.end:
+        t0 = time.perf_counter()
+        payload["ply"] = rng.randrange(42)
+        await pair[turn].request(payload)
+        t1 = time.perf_counter()
+        if rec.active(t0):
+            rec.own.append((t1 - t0) * 1000)
+            if t1 < rec.end:
+                rec.moves += 1
+        turn = 1 - turn
+
+
+async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
+                               think: tuple[float, float], seconds: float, seed: int,
+                               echo: bool, ready: Any, go: Any) -> dict[str, Any]:
+    rec = _Recorder()
+    roles: list[str] = []
+    for k in watchers:
+        roles += ["echo", "echo"] if echo else ["opp", "opp"] + ["spec"] * k
+    conns = await _open_all(url, rec, roles)
+    ready.put(len(conns))
+    await asyncio.to_thread(go.wait)
+    rec.start = time.perf_counter()
+    rec.end = rec.start + seconds
+    rng = random.Random(seed)
+    stop = asyncio.Event()
+    probe = asyncio.create_task(_lag_probe(stop, rec.lags))
+    tasks = []
+    i = 0
+    for slot, k in zip(slots, watchers, strict=True):
+        players, specs = conns[i:i + 2], conns[i + 2:i + 2 + k]
+        i += 2 + k
+        if echo:
+            # an echo server returns the frame to its sender only: requests use ids
+            tasks.append(_echo_pairs(players, rec, random.Random(rng.random())))
+        else:
+            tasks.append(_slot_games(slot, players, specs, rec, think,
+                                     random.Random(rng.random())))
+    await asyncio.gather(*tasks)
+    stop.set()
+    await probe
+    await asyncio.gather(*(c.close() for c in conns))
+    return {"own": rec.own, "opp": rec.opp, "spec": rec.spec, "moves": rec.moves,
+            "errors": rec.errors, "games": rec.games, "sockets": len(conns),
+            "lags": rec.lags, "slow": rec.slow}
+
+
+def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple[float, float],
+                   seconds: float, seed: int, echo: bool, ready: Any, go: Any, out: Any) -> None:
+    _raise_nofile()
+    try:
+        result = asyncio.run(_client_worker_async(url, slots, watchers, think, seconds, seed,
+                                                  echo, ready, go))
+    except BaseException as e:  # the parent reports it
+        ready.put(-1)
+        result = {"failed": repr(e)}
+    out.put(result)
+
+
+def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple[float, float],
+              seconds: float, workers: int, seed: int, echo: bool = False) -> dict[str, Any]:
+    """One measurement: ``games`` slots and ``spectators`` spread over them, for ``seconds``."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    per_slot = [spectators // games + (1 if i < spectators % games else 0) for i in range(games)]
+    workers = max(1, min(workers, games))
+    procs = []
+    for w in range(workers):
+        slots = list(range(w, games, workers))
+        procs.append(ctx.Process(
+            target=_client_worker,
+            args=(url, slots, [per_slot[s] for s in slots], think, seconds, seed * 1000 + w,
+                  echo, ready, go, out),
+            daemon=True,
+        ))
+    t_setup = time.perf_counter()
+    for p in procs:
+        p.start()
+    sockets = 0
+    for _ in procs:
+        n = ready.get(timeout=600)
+        if n < 0:
+            break
+        sockets += n
+    setup_s = time.perf_counter() - t_setup
+    child.ask("reset")
+    go.set()
+    time.sleep(seconds)
+    lag = child.ask("report")
+    memory = child.memory()
+    results = [out.get(timeout=300) for _ in procs]
+    for p in procs:
+        p.join(30)
+    failed = [r["failed"] for r in results if "failed" in r]
+    if failed:
+        raise RuntimeError(f"client worker failed: {failed[0]}")
+
+    def cat(key: str) -> list[float]:
+        return [v for r in results for v in r[key]]
+
+    def lat(values: list[float]) -> dict[str, float | None]:
+        if not values:
+            return {"n": 0, "p50_ms": None, "p99_ms": None}
+        return {"n": len(values), "p50_ms": round(_pct(values, 50), 2),
+                "p99_ms": round(_pct(values, 99), 2)}
+
+    moves = sum(int(r["moves"]) for r in results)
+    slow: dict[int, int] = {}
+    for r in results:
+        for second, n in r["slow"].items():
+            slow[int(second)] = slow.get(int(second), 0) + int(n)
+    client_lags = cat("lags")
+    return {
+        "games": games, "spectators": spectators, "sockets": sockets, "seconds": seconds,
+        "think_s": list(think), "client_workers": workers, "setup_s": round(setup_s, 1),
+        "moves": moves, "moves_per_s": round(moves / seconds, 1),
+        "games_finished": sum(int(r["games"]) for r in results),
+        "errors": sum(int(r["errors"]) for r in results),
+        "own_update": lat(cat("own")), "opponent_update": lat(cat("opp")),
+        "spectator_update": lat(cat("spec")),
+        "server": {**lag, **memory},
+        "client_lag": _lag_summary(client_lags),
+        "updates_over_100ms_by_second": dict(sorted(slow.items())),
+    }
+
+
+def _fresh_server(tmp: str, bot_workers: int, n: int) -> _Child:
+    return _Child("serve-child", "--db", str(Path(tmp) / f"load-{n}.db"),
+                  "--bot-workers", str(bot_workers))
+
+
+def _p99(result: dict[str, Any]) -> float:
+    """The load's verdict: the worse p99 of the opponent's and the spectators' update."""
+    values = [result["opponent_update"]["p99_ms"]]
+    if result["spectator_update"]["n"]:
+        values.append(result["spectator_update"]["p99_ms"])
+    return float(max(values))
+
+
+def run_load(
+    games: int = 500,
+    spectators: int = 1000,
+    seconds: float = 20.0,
+    think: tuple[float, float] = (1.0, 3.0),
+    sat_games: int = 64,
+    sat_spectators: int = 0,
+    sat_seconds: float = 10.0,
+    workers: int = 2,
+    search_s: float = 0.0,
+    target_ms: float = 100.0,
+    max_games: int = 4000,
+    seed: int = 1,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """The load report: human pace at ``games``/``spectators``, then (``search_s`` > 0) the
+    largest human-pace load whose p99 stays within ``target_ms`` (doubling, then bisecting,
+    within ``search_s`` seconds), then saturation against the server and the echo server."""
+    _raise_nofile()
+
+    def say(msg: str) -> None:
+        if progress is not None:
+            print(msg, file=progress, flush=True)
+
+    ratio = spectators / games if games else 0.0
+    report: dict[str, Any] = {"target_p99_ms": target_ms}
+    with tempfile.TemporaryDirectory(prefix="tablas-load-") as tmp:
+        trial = 0
+
+        def human(n: int) -> dict[str, Any]:
+            nonlocal trial
+            trial += 1
+            child = _fresh_server(tmp, 1, trial)
+            try:
+                specs = round(n * ratio)
+                say(f"human pace: {n} games + {specs} spectators, {seconds:g} s ...")
+                r = _run_load(child, f"ws://127.0.0.1:{child.port}/ws", n, specs, think,
+                              seconds, workers, seed + trial)
+            finally:
+                child.stop()
+            r["holds"] = _p99(r) <= target_ms and r["errors"] == 0
+            say(f"  -> {r['moves_per_s']} moves/s, opponent p50/p99 "
+                f"{r['opponent_update']['p50_ms']}/{r['opponent_update']['p99_ms']} ms, "
+                f"spectators p99 {r['spectator_update']['p99_ms']} ms, server lag p99/max "
+                f"{r['server'].get('lag_p99_ms')}/{r['server'].get('lag_max_ms')} ms, client lag"
+                f" p99/max {r['client_lag'].get('lag_p99_ms')}/{r['client_lag'].get('lag_max_ms')}"
+                f" ms, RSS {r['server'].get('VmHWM')} MiB, "
+                f"errors {r['errors']}: {'holds' if r['holds'] else 'FAILS'}")
+            return r
+
+        first = human(games)
+        report["human"] = first
+        if search_s > 0:
+            deadline = time.perf_counter() + search_s
+            trials = [first]
+            good = games if first["holds"] else 0
+            bad = games if not first["holds"] else 0
+            n = games
+            while not bad and n * 2 <= max_games and time.perf_counter() < deadline:
+                n *= 2
+                r = human(n)
+                trials.append(r)
+                if r["holds"]:
+                    good = n
+                else:
+                    bad = n
+            if not bad and not good:
+                bad = games
+            lo, hi = good, bad or max_games
+            while hi - lo > max(8, lo // 10) and time.perf_counter() < deadline and bad:
+                mid = (lo + hi) // 2
+                r = human(mid)
+                trials.append(r)
+                if r["holds"]:
+                    lo = mid
+                else:
+                    hi = mid
+            report["search"] = {
+                "largest_holding_games": lo,
+                "largest_holding_spectators": round(lo * ratio),
+                "smallest_failing_games": hi if bad else None,
+                "trials": [{k: t[k] for k in ("games", "spectators", "moves_per_s", "holds",
+                                              "errors")}
+                           | {"p99_ms": _p99(t), "lag_p99_ms": t["server"].get("lag_p99_ms"),
+                              "VmHWM_MiB": t["server"].get("VmHWM")} for t in trials],
+            }
+        # saturation: the server, then the echo server, driven the same way
+        trial += 1
+        child = _fresh_server(tmp, 1, trial)
+        try:
+            say(f"saturation: {sat_games} games + {sat_spectators} spectators, no think time,"
+                f" {sat_seconds:g} s ...")
+            sat = _run_load(child, f"ws://127.0.0.1:{child.port}/ws", sat_games,
+                            sat_spectators, (0.0, 0.0), sat_seconds, workers, seed)
+        finally:
+            child.stop()
+        say(f"  -> {sat['moves_per_s']} moves/s, own p50/p99 {sat['own_update']['p50_ms']}/"
+            f"{sat['own_update']['p99_ms']} ms, lag p99 {sat['server'].get('lag_p99_ms')} ms")
+        echo_child = _Child("echo-child")
+        try:
+            say(f"echo server: {sat_games} socket pairs, no think time, {sat_seconds:g} s ...")
+            echo = _run_load(echo_child, f"ws://127.0.0.1:{echo_child.port}/", sat_games, 0,
+                             (0.0, 0.0), sat_seconds, workers, seed, echo=True)
+        finally:
+            echo_child.stop()
+        say(f"  -> {echo['moves_per_s']} round trips/s")
+        report["saturation"] = sat
+        report["echo"] = {k: echo[k] for k in ("games", "sockets", "seconds", "moves",
+                                                "moves_per_s", "own_update", "errors")}
+        report["echo"]["round_trips_per_s"] = report["echo"].pop("moves_per_s")
+        report["saturation_vs_echo"] = round(
+            sat["moves_per_s"] / max(1e-9, report["echo"]["round_trips_per_s"]), 3)
+    import os
+
+    report["machine"] = {"cpus": os.cpu_count(), "loadavg": os.getloadavg()}
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m server.bench")
+    parser.add_argument("--quick", action="store_true", help="the short in-process bench")
+    sub = parser.add_subparsers(dest="cmd")
+    p = sub.add_parser("load", help="the load generator (server in its own process)")
+    p.add_argument("--games", type=int, default=500)
+    p.add_argument("--spectators", type=int, default=1000)
+    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"))
+    p.add_argument("--sat-games", type=int, default=64)
+    p.add_argument("--sat-spectators", type=int, default=0)
+    p.add_argument("--sat-seconds", type=float, default=10.0)
+    p.add_argument("--workers", type=int, default=2, help="client processes")
+    p.add_argument("--search", type=float, default=0.0, metavar="SECONDS",
+                   help="then search the largest human-pace load holding --target-ms")
+    p.add_argument("--target-ms", type=float, default=100.0)
+    p.add_argument("--max-games", type=int, default=4000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("serve-child")
+    p.add_argument("--db", required=True)
+    p.add_argument("--bot-workers", type=int, default=1)
+    sub.add_parser("echo-child")
+    args = parser.parse_args(argv)
+    if args.cmd == "serve-child":
+        _raise_nofile()
+        asyncio.run(_serve_child(args.db, args.bot_workers))
+        return 0
+    if args.cmd == "echo-child":
+        _raise_nofile()
+        asyncio.run(_echo_child())
+        return 0
+    if args.cmd == "load":
+        report = run_load(
+            games=args.games, spectators=args.spectators, seconds=args.seconds,
+            think=(args.think[0], args.think[1]), sat_games=args.sat_games,
+            sat_spectators=args.sat_spectators, sat_seconds=args.sat_seconds,
+            workers=args.workers, search_s=args.search, target_ms=args.target_ms,
+            max_games=args.max_games, seed=args.seed, progress=sys.stderr,
+        )
+        print(json.dumps(report, indent=None if args.json else 2))
+        return 0
+    for fig in run_server_bench(quick=args.quick):
         print(f"{fig['name']:<45} {fig['value']:>10} {fig['unit']:<8} {fig['note']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

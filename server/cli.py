@@ -150,6 +150,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from engine.bench import run_benchmarks
     from server.bench import run_server_bench
 
+    if args.load:  # the server load generator, with its defaults (docs/benchmarks.md)
+        from server.bench import main as server_bench_main
+
+        return server_bench_main(["load", *(["--json"] if args.json else [])])
     results = run_benchmarks(quick=args.quick, progress=None if args.json else sys.stderr)
     # The engine may not import the server, so the server's figures are added here.
     results += run_server_bench(args.quick)
@@ -181,7 +185,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     try:
-        asyncio.run(run(args.host, args.port, args.db, args.bot_workers))
+        asyncio.run(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin))
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except OSError as e:
@@ -218,11 +222,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default="tablas.sqlite3", help="the SQLite database file")
     p.add_argument("--bot-workers", type=int, default=None, metavar="N",
                    help="bot worker processes (default: the number of CPUs)")
+    p.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
+                   help="a web page origin allowed to open /ws, e.g. https://games.example "
+                        "(repeatable; default: any; pages of this server are always allowed)")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("bench", help="run the benchmarks")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--quick", action="store_true", help="a short run, for a smoke test")
+    p.add_argument("--load", action="store_true",
+                   help="the server load test instead (python -m server.bench load --help)")
     p.set_defaults(run=cmd_bench)
     return parser
 

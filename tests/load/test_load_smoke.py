@@ -1,0 +1,28 @@
+"""The load generator's smoke run (the real run is ``python -m server.bench load``; see
+docs/benchmarks.md): a few games and spectators over real sockets to a server process, a
+few seconds, then the report's fields must be sane. No speed target here."""
+
+from __future__ import annotations
+
+import math
+
+from server.bench import run_load
+
+
+def test_load_smoke_report_is_sane() -> None:
+    report = run_load(games=5, spectators=5, seconds=3.0, think=(0.1, 0.3), sat_games=4,
+                      sat_seconds=2.0, workers=1)
+    human, sat, echo = report["human"], report["saturation"], report["echo"]
+    assert human["sockets"] == 5 * 2 + 5
+    assert human["errors"] == 0 and sat["errors"] == 0 and echo["errors"] == 0
+    assert human["moves"] > 10 and human["moves_per_s"] > 0
+    for key in ("own_update", "opponent_update", "spectator_update"):
+        lat = human[key]
+        assert lat["n"] > 0 and 0 < lat["p50_ms"] <= lat["p99_ms"] < 10_000, (key, lat)
+    server = human["server"]
+    assert server["lag_samples"] > 0 and server["lag_p99_ms"] >= 0
+    assert 10 < server["VmRSS"] <= server["VmHWM"] < 4096  # MiB, read from /proc
+    assert sat["moves_per_s"] > human["moves_per_s"]
+    assert echo["round_trips_per_s"] > 0
+    ratio = report["saturation_vs_echo"]
+    assert math.isclose(ratio, sat["moves_per_s"] / echo["round_trips_per_s"], rel_tol=0.01)
