@@ -241,6 +241,9 @@ class TablasServer:
             # is buffered, which is what keeps a slow reader's writer task (and only it)
             # waiting until OUT_QUEUE overflows and the reader is dropped.
             write_limit=WRITE_LIMIT,
+            # Frames are a few hundred bytes: permessage-deflate saves little bandwidth and
+            # cost ~8% of the server's CPU under load (docs/benchmarks.md).
+            compression=None,
             server_header="tablas",
         )
         sock = next(iter(self.server.sockets))

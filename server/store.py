@@ -70,6 +70,9 @@ def _serialised(
     return locked
 
 
+_PendingMove = tuple[str, Action, "Outcome | None", "asyncio.Future[None]"]
+
+
 def _rolls(text: str | None) -> list[Dice]:
     return [(int(a), int(b)) for a, b in json.loads(text or "[]")]
 
@@ -80,6 +83,8 @@ class Store:
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
         self._lock = asyncio.Lock()
+        self._moves: list[_PendingMove] = []  # waiting for the next group commit
+        self._flusher: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(
@@ -97,6 +102,8 @@ class Store:
         return store
 
     async def close(self) -> None:
+        if self._flusher is not None:
+            await self._flusher  # moves already handed to the store are written first
         await self.db.close()
 
     # --- migrations ----------------------------------------------------------------------
@@ -225,23 +232,75 @@ class Store:
             await db.rollback()
             raise
 
-    @_serialised
     async def record_move(
         self, room_id: str, action: Action, outcome: Outcome | None
     ) -> None:
-        """One action (and the end of the game, if it ends it), committed durably."""
+        """One action (and the end of the game, if it ends it), committed durably before this
+        returns.
+
+        Group commit: moves of different rooms that arrive while a transaction is being
+        written wait together and go into the next one, with one fsync for all of them (the
+        fsync, not the SQL, is what a move costs). The caller holds its room's lock, so a
+        batch never holds two moves of one room. If the batch's transaction fails, each of
+        its moves is retried alone, so one bad move fails only its own caller."""
+        item: _PendingMove = (room_id, action, outcome, asyncio.get_running_loop().create_future())
+        self._moves.append(item)
+        if self._flusher is None:
+            # A task of its own, not the first caller: a caller may be cancelled, the batch
+            # it would have carried must still be written.
+            self._flusher = asyncio.create_task(self._flush())
+        await item[3]
+
+    async def _flush(self) -> None:
+        try:
+            while self._moves:
+                async with self._lock:
+                    batch, self._moves = self._moves, []
+                    await self._write_moves(batch)
+        finally:
+            self._flusher = None
+            for *_, fut in self._moves:  # only when cancelled: nobody will write these
+                fut.cancel()
+            self._moves = []
+
+    async def _write_moves(self, batch: list[_PendingMove]) -> None:
+        """Writes ``batch`` and settles each move's future; a failed batch is retried one
+        move per transaction."""
+        try:
+            await self._insert_moves(batch)
+        except Exception as e:
+            if len(batch) > 1:
+                for one in batch:
+                    await self._write_moves([one])
+                return
+            if not batch[0][3].done():
+                batch[0][3].set_exception(e)
+            return
+        except BaseException:
+            for *_, fut in batch:
+                fut.cancel()
+            raise
+        for *_, fut in batch:
+            if not fut.done():
+                fut.set_result(None)
+
+    async def _insert_moves(self, batch: list[_PendingMove]) -> None:
         db = self.db
         await db.execute("BEGIN IMMEDIATE")
         try:
-            clocks = action.clocks or (None, None)
-            await db.execute(
+            # One hop to aiosqlite's thread for all the rows: under load the hops, not
+            # SQLite, are what the event loop waits for.
+            await db.executemany(
                 "INSERT INTO moves (room_id, ply, seat, move, dice, created_at,"
                 " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (room_id, action.index, action.seat, json.dumps(action.move),
-                 json.dumps([list(r) for r in action.rolls]), action.time, *clocks),
+                [(room_id, action.index, action.seat, json.dumps(action.move),
+                  json.dumps([list(r) for r in action.rolls]), action.time,
+                  *(action.clocks or (None, None)))
+                 for room_id, action, _, _ in batch],
             )
-            if outcome is not None:
-                await self._finish(room_id, outcome, action.time, action.clocks)
+            for room_id, action, outcome, _ in batch:
+                if outcome is not None:
+                    await self._finish(room_id, outcome, action.time, action.clocks)
             await db.commit()
         except BaseException:
             await db.rollback()

@@ -1,0 +1,88 @@
+"""The store's group commit: moves of many rooms share transactions, and stay each their
+caller's own (durable before the call returns; a bad one fails alone)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from server.room import Action, SeatState
+from server.store import Store
+
+HUMANS = [SeatState("human"), SeatState("human")]
+
+
+async def _store_with_rooms(db: Path, n: int) -> Store:
+    store = await Store.open(db)
+    for i in range(n):
+        await store.create_room(f"r{i}", "tictactoe", {}, HUMANS, "playing", None, [], 0.0)
+    return store
+
+
+def _count_commits(store: Store) -> list[int]:
+    commits = [0]
+    real = store.db.commit
+
+    async def counted() -> None:
+        commits[0] += 1
+        await real()
+
+    store.db.commit = counted  # type: ignore[method-assign]
+    return commits
+
+
+async def test_concurrent_moves_of_many_rooms_share_commits(tmp_path: Path) -> None:
+    store = await _store_with_rooms(tmp_path / "t.db", 30)
+    commits = _count_commits(store)
+    for ply in range(3):
+        await asyncio.gather(*(
+            store.record_move(f"r{i}", Action(ply, ply % 2, {"cell": ply}), None)
+            for i in range(30)))
+    await store.close()
+    con = sqlite3.connect(tmp_path / "t.db")
+    rows = con.execute("SELECT room_id, ply FROM moves ORDER BY room_id, ply").fetchall()
+    con.close()
+    assert sorted(rows) == sorted((f"r{i}", p) for i in range(30) for p in range(3))
+    # 90 moves: the first of each wave commits alone, the 29 that queued behind it together.
+    assert commits[0] <= 6, commits
+
+
+async def test_a_bad_move_in_a_batch_fails_only_its_caller(tmp_path: Path) -> None:
+    store = await _store_with_rooms(tmp_path / "t.db", 4)
+    await store.record_move("r0", Action(0, 0, {"cell": 4}), None)
+
+    async def move(room: str) -> Any:
+        return await store.record_move(room, Action(0, 0, {"cell": 0}), None)
+
+    # r0's ply 0 exists already: its insert breaks the batch, the others must still land.
+    results = await asyncio.gather(*(move(f"r{i}") for i in range(4)), return_exceptions=True)
+    assert isinstance(results[0], sqlite3.IntegrityError), results
+    assert results[1:] == [None, None, None]
+    for i in range(1, 4):
+        record = await store.load_room(f"r{i}")
+        assert record is not None and [a.move for a in record.actions] == [{"cell": 0}]
+    record = await store.load_room("r0")
+    assert record is not None and [a.move for a in record.actions] == [{"cell": 4}]
+    await store.close()
+
+
+async def test_close_writes_what_was_handed_over(tmp_path: Path) -> None:
+    store = await _store_with_rooms(tmp_path / "t.db", 3)
+    tasks = [asyncio.create_task(store.record_move(f"r{i}", Action(0, 0, {"cell": 1}), None))
+             for i in range(3)]
+    await asyncio.sleep(0)  # handed over, not yet written
+    await store.close()
+    assert [t.result() for t in tasks] == [None, None, None]
+    con = sqlite3.connect(tmp_path / "t.db")
+    assert con.execute("SELECT COUNT(*) FROM moves").fetchone() == (3,)
+    con.close()
+
+
+async def test_one_move_alone_is_one_commit(tmp_path: Path) -> None:
+    store = await _store_with_rooms(tmp_path / "t.db", 1)
+    commits = _count_commits(store)
+    await store.record_move("r0", Action(0, 0, {"cell": 4}), None)
+    assert commits[0] == 1
+    await store.close()
