@@ -10,7 +10,7 @@ import pytest
 
 from engine.games import get_game
 from engine.games.backgammon import Backgammon, BGState
-from engine.search.backgammon_bot import cubeless
+from engine.search.backgammon_bot import DOUBLE_AT, TAKE_AT, TOO_GOOD, cubeless, roll_equity
 from engine.search.backgammon_eval import evaluate_for_seat0, stage
 from engine.search.bots import LEVELS, decide
 from engine.search.expectimax import Expectimax
@@ -108,3 +108,32 @@ def test_a_beam_of_one_keeps_exactly_the_best_play_by_the_static_look() -> None:
     best_static = (max if seat == 0 else min)(one_ply, key=lambda mv: mv[1])
     assert cands[0] == best_static[0]
     assert v_full == pytest.approx(best_static[1])
+
+
+def _bearoff(mine: list[int], theirs: list[int], phase: str) -> BGState:
+    """Both sides bearing off, the rest of their checkers already off; seat 0 to act."""
+    def board(points: list[int]) -> tuple[int, ...]:
+        b = [0] * 26
+        for p in points:
+            b[p] += 1
+        b[0] = 15 - len(points)
+        return tuple(b)
+
+    return BGState((board(mine), board(theirs)), 0, phase, None, 1, None, True)
+
+
+def test_the_cube_has_a_double_take_window_a_cash_and_a_too_good() -> None:
+    # ~0.45 for the side on roll: worth doubling, and the other side should take.
+    s = _bearoff([6, 5], [6, 4], "roll")
+    assert DOUBLE_AT <= roll_equity(BG, s) < -TAKE_AT
+    assert decide("backgammon", s, "medium").move == {"action": "double"}
+    assert decide("backgammon", BG.apply(s, "double"), "medium").move == {"action": "take"}
+    # ~0.75: a double the other side drops, which cashes the point.
+    s = _bearoff([4, 4], [5, 5], "roll")
+    assert -TAKE_AT <= roll_equity(BG, s) < TOO_GOOD
+    assert decide("backgammon", s, "medium").move == {"action": "double"}
+    assert decide("backgammon", BG.apply(s, "double"), "medium").move == {"action": "drop"}
+    # A gammon (or more) in sight: playing on is worth more than the point a double cashes.
+    s = BGState(((14, 1) + (0,) * 24, (0,) * 24 + (15, 0)), 0, "roll", None, 1, None, True)
+    assert roll_equity(BG, s) >= TOO_GOOD
+    assert decide("backgammon", s, "medium").move == {"action": "roll"}

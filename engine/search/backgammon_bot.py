@@ -17,10 +17,14 @@ Opening: every level from ``medium`` up plays the opening roll from the book
 (:mod:`engine.search.opening_book`).
 
 Cube (every level but ``random``): before rolling, the bot estimates its cubeless equity E as
-the average over the 21 rolls of its best 1-ply play. It doubles when ``E >= DOUBLE_AT`` and
-takes when its own equity after the double is at least ``TAKE_AT`` (the money-game take point
-of 25% winning chances is equity -0.5 without gammons; gammons make dropping a little
-likelier, so -0.45).
+the average over the 21 rolls of its best 1-ply play. It takes when its own equity after the
+double is at least ``TAKE_AT`` (-0.5: the money-game take point of 25% winning chances,
+gammons aside). It doubles when ``DOUBLE_AT <= E < TOO_GOOD``: from 0.4 the cube's market is
+about to be lost (the first window, 0.4 to 0.5, is double/take: the other side should take),
+and above 0.5 the other side should drop, so doubling cashes a point, unless E is 1 or more:
+then the gammons it expects are worth more than the point, and it plays on undoubled.
+(An earlier pair, double at 0.55 with take at -0.45, left no double/take window: between two
+bots every double was dropped; the bot ladder in docs/benchmarks.md showed it.)
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ from engine.search.bots import Decision
 from engine.search.expectimax import Expectimax
 from engine.search.opening_book import book_play
 
-DOUBLE_AT = 0.55
-TAKE_AT = -0.45
+DOUBLE_AT = 0.4
+TAKE_AT = -0.5
+TOO_GOOD = 1.0
 NOISE = {"easy": 0.15}
 LO, HI = -3.0, 3.0
 
@@ -112,9 +117,12 @@ def rank_plays(
 def roll_equity(game: Backgammon, state: BGState) -> float:
     """Cubeless equity of the player on roll before rolling: 1-ply over the 21 rolls."""
     search = cubeless(game)
-    on_roll = game.apply(state, "roll") if state.phase in ("roll", "take") else state
-    if state.phase == "take":
-        on_roll = game.apply(state, "take")
+    on_roll = state
+    if state.phase in ("roll", "take"):
+        # Cubeless means a cube of 1: the games the search sees end score their points times
+        # the cube, and a taker must judge by the same number the doubler did.
+        on_roll = game.apply(
+            BGState(state.boards, state.turn, "roll", None, 1, None, False), "roll")
     return _signed(state.turn, search.value(on_roll, 1))
 
 
@@ -146,7 +154,7 @@ def _cube_decision(game: Any, state: BGState, level: str, rng: random.Random) ->
         if level == "random" or "double" not in game.legal_moves(state):
             return Decision({"action": "roll"}, "roll")
         e = roll_equity(game, state)
-        action = "double" if e >= DOUBLE_AT else "roll"
+        action = "double" if DOUBLE_AT <= e < TOO_GOOD else "roll"
         return Decision({"action": action}, action, round(e, 4))
     if level == "random":
         action = rng.choice(["take", "drop"])
