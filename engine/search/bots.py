@@ -178,7 +178,14 @@ def decide(
         state, Limits(depth=spec.depth, time_ms=time_ms), multipv=spec.noise > 0,
         on_iteration=None if on_progress is None else iteration,
     )
-    move = _noisy_choice(result, spec.noise, rng)
+    return decision_of(game, state, result, _noisy_choice(result, spec.noise, rng))
+
+
+def decision_of(
+    game: Game[Any, Any], state: Any, result: SearchResult[Any], move: Any
+) -> Decision:
+    """The decision to play ``move`` after the search ``result``; the principal variation
+    only stands behind the search's own best move, so another move gets just itself."""
     return Decision(
         move=game.move_to_json(move),
         move_text=game.move_text(state, move),
