@@ -137,3 +137,16 @@ def test_the_cube_has_a_double_take_window_a_cash_and_a_too_good() -> None:
     s = BGState(((14, 1) + (0,) * 24, (0,) * 24 + (15, 0)), 0, "roll", None, 1, None, True)
     assert roll_equity(BG, s) >= TOO_GOOD
     assert decide("backgammon", s, "medium").move == {"action": "roll"}
+
+
+def test_a_game_ending_in_the_search_is_scored_per_cube_unit() -> None:
+    """With the cube on 4, bearing off the last checker (a single game: the other side has
+    one checker off) is worth 1 unit, on the evaluation's scale and within the search's
+    bounds, not the 4 points the game will score."""
+    near_win = (14, 1) + (0,) * 24
+    other = (1,) + (0,) * 13 + (14,) + (0,) * 11
+    for cube, owner in ((1, None), (4, 1)):
+        s = BGState((near_win, other), 0, "move", (2, 1), cube, owner, True)
+        for level in ("medium", "hard", "max"):
+            d = decide("backgammon", s, level, budget_ms=200, seed=1)
+            assert (d.move_text, d.score) == ("1/off", 1.0), (cube, level, d)

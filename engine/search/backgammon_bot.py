@@ -33,11 +33,11 @@ import random
 import time
 from typing import Any
 
-from engine.core import JSON
+from engine.core import JSON, Outcome
 from engine.games.backgammon import Backgammon, BGState
 from engine.search.backgammon_eval import evaluate_for_seat0, stage
 from engine.search.bots import Decision
-from engine.search.expectimax import Expectimax
+from engine.search.expectimax import Expectimax, points_from_seat0
 from engine.search.opening_book import book_play
 
 DOUBLE_AT = 0.4
@@ -51,13 +51,24 @@ LO, HI = -3.0, 3.0
 BEAM_PLAN = {"contact": (8, 2), "race": (2, 3), "bearoff": (2, 3)}
 
 
-def cubeless(game: Backgammon, beam: int | None = None) -> Expectimax[BGState, Any]:
-    """A Star2 search that skips the cube: after a play the opponent simply rolls."""
+def cubeless(
+    game: Backgammon, beam: int | None = None, cube: int = 1
+) -> Expectimax[BGState, Any]:
+    """A Star2 search that skips the cube: after a play the opponent simply rolls.
+
+    ``cube`` is the cube's value in the searched position: a game that ends inside the
+    search scores its points divided by it, on the same per-unit scale as the evaluation
+    of the positions that do not end (a bear-off won with the cube on 2 is worth 1, as the
+    evaluation of a sure win is, not 2)."""
 
     def normalize(s: BGState) -> BGState:
         return game.apply(s, "roll") if s.phase == "roll" else s
 
-    return Expectimax(game, evaluate_for_seat0, LO, HI, star=2, normalize=normalize, beam=beam)
+    def terminal(outcome: Outcome) -> float:
+        return points_from_seat0(outcome) / cube
+
+    return Expectimax(game, evaluate_for_seat0, LO, HI, star=2, normalize=normalize, beam=beam,
+                      terminal=terminal)
 
 
 def plan_for(level: str, state: BGState) -> tuple[int | None, int, int | None]:
@@ -82,7 +93,7 @@ def rank_plays(
     Only the best play's equity is exact at the deepest level: the others are searched
     against it (that is what lets Star1/Star2 prune), so theirs are bounds."""
     root_beam, plies, inner_beam = plan_for(level, state)
-    search = cubeless(game, inner_beam)
+    search = cubeless(game, inner_beam, state.cube)
     seat = state.turn
     one_ply = [
         (m, _signed(seat, search.value(search._child(state, m), 0)))
