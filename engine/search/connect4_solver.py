@@ -152,25 +152,24 @@ class Connect4Solver:
         # Order: most threats created first; ties keep the centre-out order (stable sort).
         # A lone candidate (often: a forced answer) needs no ordering.
         if not nxt & (nxt - 1):
-            ordered: list[tuple[int, int]] = [(nxt, -1)]
+            ordered: list[tuple[int, int, int, int]] = [(0, 0, nxt, -1)]
         elif moves >= ORDER_UNTIL:
             # Late in the game subtrees are small, and counting threats (a full
             # compute_winning_position per candidate) costs more than the nodes it saves:
             # centre-out only. The cut-over was tuned on Pons' L2 sets (20 positions of
             # L2_R2: 26 → 219 ms, 29 → 194 ms, 31 → 194 ms, 34 → 205 ms, 42 → 221 ms).
-            ordered = [(nxt & col, -1) for col in _ORDER_MASKS if nxt & col]
+            ordered = [(0, 0, nxt & col, -1) for col in _ORDER_MASKS if nxt & col]
         else:
-            cands = []
+            ordered = []
             for i, col in enumerate(_ORDER_MASKS):
                 move = nxt & col
                 if move:
                     # The threats after the move are the child's opponent threats: passed on.
                     w = compute_winning_position(current | move, mask) & ~move
-                    cands.append((-w.bit_count(), i, move, w))
-            cands.sort()
-            ordered = [(m, w) for _, _, m, w in cands]
+                    ordered.append((-w.bit_count(), i, move, w))
+            ordered.sort()
         new_moves = moves + 1
-        for move, w in ordered:
+        for _, _, move, w in ordered:
             score = -self._negamax(opponent, mask | move, new_moves, -beta, -alpha, w)
             if score >= beta:
                 self.lower[key] = score
