@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import statistics
 import tempfile
@@ -742,11 +743,15 @@ def run_load(
             good = games if first["holds"] else 0
             bad = games if not first["holds"] else 0
             n = games
-            while not bad and n * 2 <= max_games and time.perf_counter() < deadline:
-                n *= 2
+
+            def holds(n: int) -> bool:
                 r = human(n)
                 trials.append(r)
-                if r["holds"]:
+                return bool(r["holds"])
+
+            while not bad and n * 2 <= max_games and time.perf_counter() < deadline:
+                n *= 2
+                if holds(n):
                     good = n
                 else:
                     bad = n
@@ -755,9 +760,7 @@ def run_load(
             lo, hi = good, bad or max_games
             while hi - lo > max(8, lo // 10) and time.perf_counter() < deadline and bad:
                 mid = (lo + hi) // 2
-                r = human(mid)
-                trials.append(r)
-                if r["holds"]:
+                if holds(mid):
                     lo = mid
                 else:
                     hi = mid
@@ -796,8 +799,6 @@ def run_load(
         report["echo"]["round_trips_per_s"] = report["echo"].pop("moves_per_s")
         report["saturation_vs_echo"] = round(
             sat["moves_per_s"] / max(1e-9, report["echo"]["round_trips_per_s"]), 3)
-    import os
-
     report["machine"] = {"cpus": os.cpu_count(), "loadavg": os.getloadavg()}
     return report
 
