@@ -11,7 +11,7 @@ import pytest
 
 from engine.games import get_game
 from engine.games.connect4 import C4State
-from engine.games.grundy import grundy_value
+from engine.games.grundy import grundy_value, position_value
 from engine.games.tictactoe import TTTState
 from engine.search.alphabeta import AlphaBeta, Limits
 from engine.search.analysis import analyze
@@ -213,3 +213,23 @@ def test_a_reused_table_never_yields_a_false_proof(symmetric: bool) -> None:
         for limits in (Limits(), Limits(depth=2)):
             r = engine.search(s, limits)
             assert r.proven in (None, want), (TTT.position_text(s), limits)
+
+
+def test_grundy_levels_differ_hard_always_finds_the_win_and_medium_does_not() -> None:
+    """From every won single heap of 8..30, hard moves to a lost position for the opponent
+    (Grundy value 0); medium, which judges by a novice's parity count, misses the win in
+    some of them: the levels are not all perfect players."""
+    game = get_game("grundy")
+    missed = 0
+    for heap in range(8, 31):
+        state = game.initial({"heap": heap})
+        if not position_value(state.heaps):
+            continue
+        for level in ("hard", "medium"):
+            d = decide("grundy", state, level)
+            after = game.apply(state, game.move_from_json(state, d.move))
+            if level == "hard":
+                assert position_value(after.heaps) == 0, (heap, d.move_text)
+            elif position_value(after.heaps):
+                missed += 1
+    assert missed > 0

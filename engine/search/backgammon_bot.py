@@ -5,13 +5,21 @@ the deeper one, the classic way to make 2-ply affordable):
 
 =========  ==========================================================================
 random     a uniform legal play; never doubles; takes at random
-easy       1-ply, each play's equity with uniform noise ±0.15
-medium     1-ply
-hard       2-ply Star2 expectiminimax over the 8 best 1-ply plays (every reply searched)
-max        the classic beam search by stage, Star2 inside: at every decision only the best
-           N plays by a 1-ply look go deeper; 8 wide and 2 plies deep while there is contact,
-           2 wide and 3 plies deep in races and bear-offs
+easy       1-ply, the hand-written evaluation, each play's equity with uniform noise ±0.15
+medium     1-ply, the hand-written evaluation
+hard       the learned evaluation; 2-ply Star2 expectiminimax over the 8 best 1-ply plays
+           (every reply searched)
+max        the learned evaluation; the classic beam search by stage, Star2 inside: at every
+           decision only the best N plays by a 1-ply look go deeper; 8 wide and 2 plies deep
+           while there is contact, 2 wide and 3 plies deep in races and bear-offs
 =========  ==========================================================================
+
+The evaluations are :func:`engine.search.backgammon_eval.equity` (hand-written: pips, points,
+primes, anchors, blots and shots, by stage) and
+:func:`engine.search.backgammon_eval.net_equity` (a network fitted to GNU Backgammon's
+evaluations, :mod:`engine.search.bgnet`); both use the bear-off database in the bear-off. The
+two levels in the middle differ in what they know as well as in how far they look, which is
+what a player climbing the ladder should feel.
 
 Opening: every level from ``medium`` up plays the opening roll from the book
 (:mod:`engine.search.opening_book`).
@@ -35,7 +43,7 @@ from typing import Any
 
 from engine.core import JSON, Outcome
 from engine.games.backgammon import Backgammon, BGState
-from engine.search.backgammon_eval import evaluate_for_seat0, stage
+from engine.search.backgammon_eval import EQUITIES, for_seat0, stage
 from engine.search.bots import Decision
 from engine.search.expectimax import Expectimax, points_from_seat0
 from engine.search.opening_book import book_play
@@ -44,6 +52,7 @@ DOUBLE_AT = 0.4
 TAKE_AT = -0.5
 TOO_GOOD = 1.0
 NOISE = {"easy": 0.15}
+EVALUATION = {"random": "hand", "easy": "hand", "medium": "hand", "hard": "net", "max": "net"}
 LO, HI = -3.0, 3.0
 
 
@@ -52,14 +61,15 @@ BEAM_PLAN = {"contact": (8, 2), "race": (2, 3), "bearoff": (2, 3)}
 
 
 def cubeless(
-    game: Backgammon, beam: int | None = None, cube: int = 1
+    game: Backgammon, beam: int | None = None, cube: int = 1, evaluation: str = "hand"
 ) -> Expectimax[BGState, Any]:
     """A Star2 search that skips the cube: after a play the opponent simply rolls.
 
     ``cube`` is the cube's value in the searched position: a game that ends inside the
     search scores its points divided by it, on the same per-unit scale as the evaluation
     of the positions that do not end (a bear-off won with the cube on 2 is worth 1, as the
-    evaluation of a sure win is, not 2)."""
+    evaluation of a sure win is, not 2). ``evaluation`` names one of
+    :data:`~engine.search.backgammon_eval.EQUITIES`."""
 
     def normalize(s: BGState) -> BGState:
         return game.apply(s, "roll") if s.phase == "roll" else s
@@ -67,8 +77,8 @@ def cubeless(
     def terminal(outcome: Outcome) -> float:
         return points_from_seat0(outcome) / cube
 
-    return Expectimax(game, evaluate_for_seat0, LO, HI, star=2, normalize=normalize, beam=beam,
-                      terminal=terminal)
+    return Expectimax(game, for_seat0(EQUITIES[evaluation]), LO, HI, star=2, normalize=normalize,
+                      beam=beam, terminal=terminal)
 
 
 def plan_for(level: str, state: BGState) -> tuple[int | None, int, int | None]:
@@ -93,7 +103,7 @@ def rank_plays(
     Only the best play's equity is exact at the deepest level: the others are searched
     against it (that is what lets Star1/Star2 prune), so theirs are bounds."""
     root_beam, plies, inner_beam = plan_for(level, state)
-    search = cubeless(game, inner_beam, state.cube)
+    search = cubeless(game, inner_beam, state.cube, EVALUATION[level])
     seat = state.turn
     one_ply = [
         (m, _signed(seat, search.value(search._child(state, m), 0)))
@@ -125,9 +135,10 @@ def rank_plays(
     return deeper + [mv for mv in one_ply if mv[0] not in searched], plies, search.stats.nodes
 
 
-def roll_equity(game: Backgammon, state: BGState) -> float:
-    """Cubeless equity of the player on roll before rolling: 1-ply over the 21 rolls."""
-    search = cubeless(game)
+def roll_equity(game: Backgammon, state: BGState, level: str = "medium") -> float:
+    """Cubeless equity of the player on roll before rolling: 1-ply over the 21 rolls, with
+    the level's evaluation."""
+    search = cubeless(game, evaluation=EVALUATION[level])
     on_roll = state
     if state.phase in ("roll", "take"):
         # Cubeless means a cube of 1: the games the search sees end score their points times
@@ -164,13 +175,13 @@ def _cube_decision(game: Any, state: BGState, level: str, rng: random.Random) ->
     if state.phase == "roll":
         if level == "random" or "double" not in game.legal_moves(state):
             return Decision({"action": "roll"}, "roll")
-        e = roll_equity(game, state)
+        e = roll_equity(game, state, level)
         action = "double" if DOUBLE_AT <= e < TOO_GOOD else "roll"
         return Decision({"action": action}, action, round(e, 4))
     if level == "random":
         action = rng.choice(["take", "drop"])
         return Decision({"action": action}, action)
-    e = -roll_equity(game, state)  # the taker's equity: the doubler rolls next
+    e = -roll_equity(game, state, level)  # the taker's equity: the doubler rolls next
     action = "take" if e >= TAKE_AT else "drop"
     return Decision({"action": action}, action, round(e, 4))
 

@@ -13,11 +13,13 @@ of the opponent on its point ``q`` stands on the mover's point ``25 - q``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from engine.games.backgammon import BGState
-from engine.search import bearoff
+from engine.search import bearoff, bgnet
 
 Board = tuple[int, ...]
+Equity = Callable[[Board, Board], float]
 
 # Chance that a blot at distance d (1..24) is hit by one checker, counted over 36 rolls with
 # no blocking: the classic direct (1..6) and indirect (7..24) shot table.
@@ -140,17 +142,26 @@ def contact_score(me: Board, opp: Board) -> float:
     return s
 
 
-def equity(me: Board, opp: Board) -> float:
-    """Cubeless equity (points per game) for ``me``, the side about to roll."""
+def _settled(me: Board, opp: Board) -> float | None:
+    """The equity of a position whose result no longer depends on play, else ``None``: a side
+    with everything off has won, and a bear-off is the database's."""
     if me[0] == 15:
         return 1.0
     if opp[0] == 15:
         return -1.0
-    st = stage(me, opp)
-    if st == "bearoff":
+    if stage(me, opp) == "bearoff":
         # The database says who finishes first; a side with nothing off can still be gammoned.
         return 2.0 * bearoff.win_probability(me[1:7], opp[1:7]) - 1.0 + _gammon_term(me, opp)
-    if st != "contact":
+    return None
+
+
+def equity(me: Board, opp: Board) -> float:
+    """Cubeless equity (points per game) for ``me``, the side about to roll: the hand-written
+    formulas of this module."""
+    settled = _settled(me, opp)
+    if settled is not None:
+        return settled
+    if stage(me, opp) != "contact":
         return race_equity(me, opp)
     s = contact_score(me, opp)
     # Gammon chances grow with a big positional edge; keep equity inside ±3.
@@ -158,8 +169,28 @@ def equity(me: Board, opp: Board) -> float:
     return max(-2.9, min(2.9, base * (1.0 + 0.25 * abs(base))))
 
 
-def evaluate_for_seat0(state: BGState) -> float:
-    """Seat 0's cubeless equity in a position where ``state.turn`` is about to roll."""
-    me, opp = state.boards[state.turn], state.boards[1 - state.turn]
-    e = equity(me, opp)
-    return e if state.turn == 0 else -e
+def net_equity(me: Board, opp: Board) -> float:
+    """Cubeless equity for ``me``, the side about to roll: the learned network
+    (:mod:`engine.search.bgnet`) in contact and races, the database in the bear-off."""
+    settled = _settled(me, opp)
+    if settled is not None:
+        return settled
+    return bgnet.default_net().equity(me, opp)
+
+
+EQUITIES: dict[str, Equity] = {"hand": equity, "net": net_equity}
+
+
+def for_seat0(equity_of: Equity) -> Callable[[BGState], float]:
+    """An evaluation for the search: seat 0's equity in a position where ``state.turn`` is
+    about to roll, from an equity for the side about to roll."""
+
+    def evaluate(state: BGState) -> float:
+        me, opp = state.boards[state.turn], state.boards[1 - state.turn]
+        e = equity_of(me, opp)
+        return e if state.turn == 0 else -e
+
+    return evaluate
+
+
+evaluate_for_seat0 = for_seat0(equity)

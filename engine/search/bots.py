@@ -11,11 +11,18 @@ every root move's score before the best is taken, so a weak level still prefers 
 level      tic-tac-toe    Grundy         Connect-4      BOOM
 =========  =============  =============  =============  ======================
 random     uniform        uniform        uniform        uniform
-easy       depth 1, ±300  depth 1, ±600  depth 2, ±120  depth 2, ±120
-medium     depth 3, ±40   depth 3        depth 4, ±20   depth 4, ±20
+easy       depth 1, ±300  depth 2, ±60,  depth 2, ±120  depth 2, ±120
+                          parity
+medium     depth 3, ±40   depth 3,       depth 4, ±20   depth 4, ±20
+                          parity
 hard       solved         solved         solved, or 1 s 1 s
 max        solved         solved         solved, or 5 s 5 s
 =========  =============  =============  =============  ======================
+
+"parity": Grundy's lower levels judge a position by a novice's count
+(:func:`engine.search.evals.grundy_parity_eval`) instead of the Grundy values, which would make
+every level that searches at all play perfectly (the first bot ladder showed easy, medium and
+hard all equal). They still see a won or lost end inside their depth.
 
 "solved" is perfect play from an exact solver (:mod:`engine.search.exact`), tried with half
 the time budget before the alpha-beta search gets the rest.
@@ -34,7 +41,7 @@ from engine.core import JSON, Game
 from engine.errors import InvalidInputError
 from engine.games import get_game
 from engine.search.alphabeta import AlphaBeta, Limits, SearchResult
-from engine.search.evals import EVALUATIONS, KEYS, ORDERS
+from engine.search.evals import EVALUATIONS, KEYS, NOVICE_EVALUATIONS, ORDERS
 from engine.search.exact import exact_scores
 from engine.search.scores import distance_of, proven_of
 
@@ -46,6 +53,7 @@ class LevelSpec:
     depth: int | None = None
     time_ms: float | None = None
     noise: int = 0
+    evaluation: str | None = None  # a name in NOVICE_EVALUATIONS, else the game's own
 
 
 _DEFAULT = {
@@ -61,7 +69,11 @@ LEVEL_SPECS: dict[str, dict[str, LevelSpec]] = {
         "hard": LevelSpec(depth=9),
         "max": LevelSpec(depth=9),
     },
-    "grundy": {**_DEFAULT, "easy": LevelSpec(depth=1, noise=600), "medium": LevelSpec(depth=3)},
+    "grundy": {
+        **_DEFAULT,
+        "easy": LevelSpec(depth=2, noise=60, evaluation="grundy_parity"),
+        "medium": LevelSpec(depth=3, evaluation="grundy_parity"),
+    },
     "connect4": _DEFAULT,
     "boom": _DEFAULT,
 }
@@ -99,12 +111,16 @@ def check_level(level: str) -> str:
     return level
 
 
-def engine_for(game: Game[Any, Any], root: Any = None) -> AlphaBeta[Any, Any]:
-    """An alpha-beta engine with the game's own evaluation and move order, and the table key
-    that suits a search from ``root`` (symmetry folding where it pays)."""
+def engine_for(
+    game: Game[Any, Any], root: Any = None, evaluation: str | None = None
+) -> AlphaBeta[Any, Any]:
+    """An alpha-beta engine with the game's own evaluation (or the named novice one) and move
+    order, and the table key that suits a search from ``root`` (symmetry folding where it
+    pays)."""
     key_for = KEYS.get(game.id)
     key = key_for(root) if key_for is not None and root is not None else None
-    return AlphaBeta(game, evaluate=EVALUATIONS.get(game.id), order=ORDERS.get(game.id), key=key)
+    evaluate = NOVICE_EVALUATIONS[evaluation] if evaluation else EVALUATIONS.get(game.id)
+    return AlphaBeta(game, evaluate=evaluate, order=ORDERS.get(game.id), key=key)
 
 
 def pv_texts(game: Game[Any, Any], state: Any, pv: list[Any]) -> list[str]:
@@ -174,7 +190,7 @@ def decide(
             on_progress({"depth": r.depth, "score": r.score, "pv": pv_texts(game, state, r.pv),
                          "nodes": r.nodes})
 
-    result = engine_for(game, state).search(
+    result = engine_for(game, state, spec.evaluation).search(
         state, Limits(depth=spec.depth, time_ms=time_ms), multipv=spec.noise > 0,
         on_iteration=None if on_progress is None else iteration,
     )

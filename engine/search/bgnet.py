@@ -1,0 +1,125 @@
+"""A small neural network that estimates a backgammon position's outcome probabilities.
+
+Input: the two sides' 26-count boards (index 0 off, 1..24 points, 25 bar, each from its owner's
+side), the side about to roll first. Output: five probabilities for that side, in GNU
+Backgammon's order: win, win a gammon (backgammons included), win a backgammon, lose a gammon,
+lose a backgammon. :func:`equity` turns them into cubeless points per game.
+
+Encoding (``encode_batch``): for every slot of both boards, six units of the count ``c``,
+``c>=1 .. c>=5`` and ``max(c-5, 0)/5`` (the TD-Gammon code, extended so that a stack is told
+apart up to five); each side's pip count / 100; and whether the sides are still in contact. One
+hidden layer of sigmoid units, five sigmoid outputs.
+
+Evaluating one position is cheap because every input but the contact flag is a function of one
+slot's count: the first layer collapses into a table with one row of hidden pre-activations per
+(side, slot, count), and a position's pre-activation is the sum of its 52 rows. That is what
+makes a network usable inside a 2-ply search in Python.
+
+The weights are fitted by :mod:`engine.search.bgnet_train` (the command and its figures are in
+``docs/benchmarks.md``) and shipped as ``bgnet.npz`` beside this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+Board = Sequence[int]
+F32 = npt.NDArray[np.float32]
+
+SLOTS = 26
+MAX_COUNT = 15
+UNITS = 6
+N_INPUTS = 2 * SLOTS * UNITS + 3  # slot units, two pip counts, the contact flag
+N_OUTPUTS = 5
+WEIGHTS = Path(__file__).with_name("bgnet.npz")
+
+
+def _slot_units(counts: npt.NDArray[np.int64]) -> F32:
+    """The six units of each count, on a new last axis."""
+    c = counts.astype(np.float32)
+    thresholds = [(c >= k).astype(np.float32) for k in range(1, 6)]
+    return np.stack([*thresholds, np.maximum(c - 5, 0) / 5], axis=-1)
+
+
+def in_contact(me: Board, opp: Board) -> bool:
+    """Whether some checker still has to pass an opposing one (the furthest back checkers
+    overlap, counted from each side)."""
+    back_me = next((p for p in range(25, 0, -1) if me[p]), 0)
+    back_opp = next((p for p in range(25, 0, -1) if opp[p]), 0)
+    return back_me + back_opp > 25
+
+
+_PIP_WEIGHT = np.arange(SLOTS, dtype=np.float32) / 100  # slot 0 (off) counts no pips
+
+
+def encode_batch(boards: npt.NDArray[np.int64], contact: npt.NDArray[np.bool_]) -> F32:
+    """Inputs for ``n`` positions: ``boards`` is ``(n, 2, 26)``, side 0 about to roll."""
+    n = boards.shape[0]
+    units = _slot_units(boards).reshape(n, 2 * SLOTS * UNITS)
+    pips = (boards * _PIP_WEIGHT).sum(axis=2).astype(np.float32)
+    return np.concatenate([units, pips, contact.astype(np.float32)[:, None]], axis=1)
+
+
+def _sigmoid(x: F32) -> F32:
+    out: F32 = (1.0 / (1.0 + np.exp(-x))).astype(np.float32, copy=False)
+    return out
+
+
+def equity_of(probs: F32) -> F32:
+    """Cubeless points per game from the five probabilities (last axis)."""
+    win, wg, wbg, lg, lbg = (probs[..., i] for i in range(N_OUTPUTS))
+    out: F32 = (2 * win - 1 + wg - lg + wbg - lbg).astype(np.float32)
+    return out
+
+
+class BGNet:
+    """The network; build it from weights with :meth:`load` or directly."""
+
+    def __init__(self, w1: F32, b1: F32, w2: F32, b2: F32) -> None:
+        if w1.shape[0] != N_INPUTS or w2.shape != (w1.shape[1], N_OUTPUTS):
+            raise ValueError(f"bgnet: weights of shape {w1.shape}, {w2.shape} do not fit")
+        self.w1, self.b1, self.w2, self.b2 = w1, b1, w2, b2
+        # One row per (side, slot, count): that count's units times their weights, plus its
+        # share of the side's pip count.
+        counts = np.arange(MAX_COUNT + 1)
+        rows = []
+        for side in range(2):
+            pip_row = w1[2 * SLOTS * UNITS + side]
+            for slot in range(SLOTS):
+                start = (side * SLOTS + slot) * UNITS
+                block = _slot_units(counts) @ w1[start : start + UNITS]
+                rows.append(block + np.outer(counts * _PIP_WEIGHT[slot], pip_row))
+        self.table: F32 = np.concatenate(rows).astype(np.float32)
+        self.contact_row = w1[-1]
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS) -> BGNet:
+        with np.load(path) as data:
+            return cls(*(data[k].astype(np.float32) for k in ("w1", "b1", "w2", "b2")))
+
+    def forward(self, inputs: F32) -> F32:
+        """The five probabilities for a batch of encoded positions (``encode_batch``)."""
+        return _sigmoid(_sigmoid(inputs @ self.w1 + self.b1) @ self.w2 + self.b2)
+
+    def probabilities(self, me: Board, opp: Board) -> F32:
+        """The five probabilities for ``me``, the side about to roll."""
+        idx = [i * (MAX_COUNT + 1) + c for i, c in enumerate((*me, *opp))]
+        pre = self.b1 + self.table[idx].sum(axis=0)
+        if in_contact(me, opp):
+            pre = pre + self.contact_row
+        return _sigmoid(_sigmoid(pre) @ self.w2 + self.b2)
+
+    def equity(self, me: Board, opp: Board) -> float:
+        """Cubeless points per game for ``me``, the side about to roll."""
+        return float(equity_of(self.probabilities(me, opp)))
+
+
+@lru_cache(maxsize=1)
+def default_net() -> BGNet:
+    """The shipped network, loaded once per process."""
+    return BGNet.load()
