@@ -253,6 +253,28 @@ def test_fast_helpers_agree_with_playing(s: C4State) -> None:
         assert c4.alignment(ncur ^ nmask) == won
 
 
+@given(positions)
+def test_threats_match_the_lines_on_one_board_and_on_copies_side_by_side(s: C4State) -> None:
+    from engine.search.connect4_solver import _LANE_MOVES, _LANES, _REP, _lane_threats
+
+    for stones in (s.current, s.current ^ s.mask):
+        naive = 0
+        for line in c4.LINE_MASKS:
+            gap = line & ~stones
+            if gap and not gap & (gap - 1) and not gap & s.mask:
+                naive |= gap
+        assert c4.compute_winning_position(stones, s.mask) == naive
+    # the solver's packed call: copy i holds the position after a move in its column
+    nxt = c4.possible(s.mask)
+    spread = (nxt * _REP) & _LANE_MOVES
+    after = _lane_threats(s.current * _REP | spread, s.mask * _REP | spread)
+    for _, col, shift in _LANES:
+        move = nxt & col
+        if move:
+            want = c4.compute_winning_position(s.current | move, s.mask | move)
+            assert (after >> shift) & c4.BOARD_MASK == want
+
+
 def test_initial_and_options() -> None:
     s = G.initial()
     assert G.position_text(s) == "" and G.to_move(s) == 0 and G.legal_moves(s) == list(range(7))

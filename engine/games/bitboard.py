@@ -63,6 +63,42 @@ class Geometry:
         return out
 
 
+def threat_finder(height: int, board: int) -> Callable[[int, int], int]:
+    """Pons' ``compute_winning_position`` for columns of ``height`` cells, as a closure over
+    its shift amounts. ``board`` is every playable cell; it need not be one board: side by
+    side copies of a board (each copy far enough from the next that a shift of three columns
+    stays in its gap) get each copy's threats in one call."""
+    h1 = height + 1
+    d1, d2 = height, height + 2  # the two diagonal shifts
+    # Multiples precomputed: the closure would otherwise multiply on every call.
+    h2, h3, e2, e3, f2, f3 = 2 * h1, 3 * h1, 2 * d1, 3 * d1, 2 * d2, 3 * d2
+
+    def threats(position: int, mask: int) -> int:
+        # Unrolled on purpose: this is the innermost function of the Connect-4 solver. Per
+        # direction, ``p`` marks a stone with another one step back; the empty cell then
+        # completes four after two stones (``p`` shifted on) or before two (shifted back),
+        # which takes 13 integer operations instead of 18.
+        r = (position << 1) & (position << 2) & (position << 3)  # vertical
+        a = position << h1  # horizontal
+        p = position & a
+        r |= ((p << h1) & ((position << h3) | (position >> h1))) | (
+            (p >> h2) & (a | (position >> h3))
+        )
+        a = position << d1  # diagonal 1
+        p = position & a
+        r |= ((p << d1) & ((position << e3) | (position >> d1))) | (
+            (p >> e2) & (a | (position >> e3))
+        )
+        a = position << d2  # diagonal 2
+        p = position & a
+        r |= ((p << d2) & ((position << f3) | (position >> d2))) | (
+            (p >> f2) & (a | (position >> f3))
+        )
+        return r & (board ^ mask)
+
+    return threats
+
+
 def geometry(width: int, height: int) -> Geometry:
     """The masks, lines and hot functions of a ``width`` × ``height`` drop-game board."""
     h1 = height + 1
@@ -81,42 +117,20 @@ def geometry(width: int, height: int) -> Geometry:
                     lines.append(sum(bit(x, y) for x, y in cells))
 
     d1, d2 = height, height + 2  # the two diagonal shifts
+    h2, e2, f2 = 2 * h1, 2 * d1, 2 * d2  # precomputed: the closure would multiply per call
 
     def has_four(pos: int) -> bool:
         m = pos & (pos >> h1)  # horizontal
-        if m & (m >> (2 * h1)):
+        if m & (m >> h2):
             return True
         m = pos & (pos >> d1)  # diagonal, going down to the right
-        if m & (m >> (2 * d1)):
+        if m & (m >> e2):
             return True
         m = pos & (pos >> d2)  # diagonal, going up to the right
-        if m & (m >> (2 * d2)):
+        if m & (m >> f2):
             return True
         m = pos & (pos >> 1)  # vertical
         return bool(m & (m >> 2))
-
-    def threats(position: int, mask: int) -> int:
-        # Unrolled on purpose: this is the innermost function of the Connect-4 solver.
-        r = (position << 1) & (position << 2) & (position << 3)  # vertical
-        p = (position << h1) & (position << (2 * h1))  # horizontal
-        r |= p & (position << (3 * h1))
-        r |= p & (position >> h1)
-        p = (position >> h1) & (position >> (2 * h1))
-        r |= p & (position << h1)
-        r |= p & (position >> (3 * h1))
-        p = (position << d1) & (position << (2 * d1))  # diagonal 1
-        r |= p & (position << (3 * d1))
-        r |= p & (position >> d1)
-        p = (position >> d1) & (position >> (2 * d1))
-        r |= p & (position << d1)
-        r |= p & (position >> (3 * d1))
-        p = (position << d2) & (position << (2 * d2))  # diagonal 2
-        r |= p & (position << (3 * d2))
-        r |= p & (position >> d2)
-        p = (position >> d2) & (position >> (2 * d2))
-        r |= p & (position << d2)
-        r |= p & (position >> (3 * d2))
-        return r & (board ^ mask)
 
     return Geometry(
         width=width,
@@ -129,5 +143,5 @@ def geometry(width: int, height: int) -> Geometry:
         column=tuple(((1 << height) - 1) << (c * h1) for c in range(width)),
         lines=tuple(lines),
         has_four=has_four,
-        threats=threats,
+        threats=threat_finder(height, board),
     )

@@ -13,8 +13,9 @@ more; a loss is the negation of the opponent's score. What makes it fast enough 
   never tried), and a position with no such move is scored at once;
 * the score window is clamped by what the stones left on the board still allow;
 * null-window searches, bisecting the score range (:meth:`Connect4Solver.solve`);
-* moves that create the most threats first, ties from the centre out;
-* a table of upper bounds keyed by Pons' position key, kept across calls.
+* moves that create the most threats first, ties from the centre out, the threats after
+  every candidate found in one call on copies of the board side by side (:data:`_LANE`);
+* tables of upper and lower bounds keyed by Pons' position key, kept across calls.
 
 :func:`proof_of` turns a score into this project's ``proven``/``distance``.
 """
@@ -24,20 +25,35 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from engine.games.bitboard import threat_finder
 from engine.games.connect4 import (
     BOARD_MASK,
     BOTTOM_MASK,
     CELLS,
     CENTRE_ORDER,
     COLUMN_MASK,
+    HEIGHT,
+    WIDTH,
     C4State,
     compute_winning_position,
 )
 
 MIN_SCORE = -(CELLS // 2) + 3  # -18: lose to the opponent's 4th stone
 MAX_SCORE = (CELLS + 1) // 2 - 3  # 18: win with your own 4th stone
-_ORDER_MASKS = tuple(COLUMN_MASK[c] for c in CENTRE_ORDER)
-ORDER_UNTIL = 31  # stones on the board from which moves are no longer ordered by threats
+# Copies of the board side by side, the i-th for the move in the i-th column from the centre,
+# so that one call finds the threats after every candidate (a Python integer operation costs
+# about the same on 490 bits as on 49). Copies are 70 bits apart: a shift by three columns
+# (21 bits) from a copy's 49 bits stays in the gap before the next copy.
+_LANE = 70
+_REP = sum(1 << (_LANE * i) for i in range(WIDTH))
+_LANE_MOVES = sum(COLUMN_MASK[c] << (_LANE * i) for i, c in enumerate(CENTRE_ORDER))
+_LANES = tuple((i, COLUMN_MASK[c], _LANE * i) for i, c in enumerate(CENTRE_ORDER))
+_lane_threats = threat_finder(HEIGHT, BOARD_MASK * _REP)
+# Score bounds by stones on the board, looked up rather than computed at every node: lost to
+# the opponent's next stone, lost to the one after it, won with our next-but-one stone.
+_LOST_NOW = tuple(-((CELLS - m) // 2) for m in range(CELLS + 1))
+_LOST_NEXT = tuple(-((CELLS - 2 - m) // 2) for m in range(CELLS + 1))
+_WIN_NEXT = tuple((CELLS - 1 - m) // 2 for m in range(CELLS + 1))
 
 
 class SolverTimeout(Exception):
@@ -91,6 +107,7 @@ class Connect4Solver:
             self.clear()
         if compute_winning_position(current, mask) & ((mask + BOTTOM_MASK) & BOARD_MASK):
             return (CELLS + 1 - moves) // 2
+        opp_win = compute_winning_position(current ^ mask, mask)
         lo = -((CELLS - moves) // 2)
         hi = (CELLS + 1 - moves) // 2
         while lo < hi:
@@ -99,7 +116,7 @@ class Connect4Solver:
                 med = -(-lo // 2)
             elif med >= 0 and hi // 2 > med:
                 med = hi // 2
-            r = self._negamax(current, mask, moves, med, med + 1)
+            r = self._negamax(current, mask, moves, med, med + 1, opp_win)
             if r <= med:
                 hi = r
             else:
@@ -107,39 +124,35 @@ class Connect4Solver:
         return lo
 
     def _negamax(
-        self, current: int, mask: int, moves: int, alpha: int, beta: int, opp_win: int = -1
+        self, current: int, mask: int, moves: int, alpha: int, beta: int, opp_win: int
     ) -> int:
-        """Pons' negamax; the caller guarantees the side to move cannot win at once.
-        ``opp_win`` is the threats of the side not to move when the caller has them already
-        (it counted them to order its moves), else -1."""
+        """Pons' negamax; the caller guarantees the side to move cannot win at once, and
+        passes ``opp_win``, the threats of the side not to move (it found them to order its
+        moves)."""
         self.nodes += 1
         if not self.nodes & 4095 and self._deadline is not None:
             if self.clock() > self._deadline:
                 raise SolverTimeout
-        opponent = current ^ mask
         possible = (mask + BOTTOM_MASK) & BOARD_MASK
-        if opp_win < 0:
-            opp_win = compute_winning_position(opponent, mask)
         forced = possible & opp_win
         if forced:
             if forced & (forced - 1):
-                return -((CELLS - moves) // 2)  # two threats to answer: lost next move
+                return _LOST_NOW[moves]  # two threats to answer: lost next move
             possible = forced
         nxt = possible & ~(opp_win >> 1)  # never play right under an opponent's threat
         if not nxt:
-            return -((CELLS - moves) // 2)
+            return _LOST_NOW[moves]
         if moves >= CELLS - 2:
             return 0
-        low = -((CELLS - 2 - moves) // 2)
+        low = _LOST_NEXT[moves]
         if alpha < low:
             alpha = low
             if alpha >= beta:
                 return alpha
-        high = (CELLS - 1 - moves) // 2
         key = current + mask
-        bound = self.table.get(key)
-        if bound is not None:
-            high = bound
+        high = self.table.get(key)
+        if high is None:
+            high = _WIN_NEXT[moves]
         if beta > high:
             beta = high
             if alpha >= beta:
@@ -150,25 +163,21 @@ class Connect4Solver:
             if alpha >= beta:
                 return alpha
         # Order: most threats created first; ties keep the centre-out order (stable sort).
-        # A lone candidate (often: a forced answer) needs no ordering.
-        if not nxt & (nxt - 1):
-            ordered: list[tuple[int, int, int, int]] = [(0, 0, nxt, -1)]
-        elif moves >= ORDER_UNTIL:
-            # Late in the game subtrees are small, and counting threats (a full
-            # compute_winning_position per candidate) costs more than the nodes it saves:
-            # centre-out only. The cut-over was tuned on Pons' L2 sets (20 positions of
-            # L2_R2: 26 → 219 ms, 29 → 194 ms, 31 → 194 ms, 34 → 205 ms, 42 → 221 ms).
-            ordered = [(0, 0, nxt & col, -1) for col in _ORDER_MASKS if nxt & col]
+        # The threats after a move are the child's opponent threats: passed on.
+        if not nxt & (nxt - 1):  # a lone candidate (often a forced answer): no ordering
+            ordered = [(0, 0, nxt, compute_winning_position(current | nxt, mask | nxt))]
         else:
+            spread = (nxt * _REP) & _LANE_MOVES  # copy i: the candidate in its column, if any
+            after = _lane_threats(current * _REP | spread, mask * _REP | spread)
             ordered = []
-            for i, col in enumerate(_ORDER_MASKS):
+            for i, col, shift in _LANES:
                 move = nxt & col
                 if move:
-                    # The threats after the move are the child's opponent threats: passed on.
-                    w = compute_winning_position(current | move, mask) & ~move
+                    w = (after >> shift) & BOARD_MASK
                     ordered.append((-w.bit_count(), i, move, w))
             ordered.sort()
         new_moves = moves + 1
+        opponent = current ^ mask
         for _, _, move, w in ordered:
             score = -self._negamax(opponent, mask | move, new_moves, -beta, -alpha, w)
             if score >= beta:
