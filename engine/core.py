@@ -102,6 +102,12 @@ class Game(ABC, Generic[S, M]):
         Search calls this in its inner loop; callers holding untrusted input call :meth:`play`.
         """
 
+    def successors(self, state: S) -> list[tuple[M, S]]:
+        """Each legal move with the state it leads to, in :meth:`legal_moves` order. A game
+        whose move generator already builds the resulting positions overrides this to skip
+        the second :meth:`apply`; searches that look at every child call it."""
+        return [(m, self.apply(state, m)) for m in self.legal_moves(state)]
+
     def check_move(self, state: S, move: M) -> M:
         """The listed form of ``move`` if it is legal here; else :class:`IllegalMoveError`."""
         if self.outcome(state) is not None:

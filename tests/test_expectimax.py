@@ -10,10 +10,17 @@ import pytest
 
 from engine.games import get_game
 from engine.games.backgammon import Backgammon, BGState
-from engine.search.backgammon_bot import DOUBLE_AT, TAKE_AT, TOO_GOOD, cubeless, roll_equity
+from engine.search.backgammon_bot import (
+    DOUBLE_AT,
+    TAKE_AT,
+    TOO_GOOD,
+    cubeless,
+    rank_plays,
+    roll_equity,
+)
 from engine.search.backgammon_eval import evaluate_for_seat0, stage
 from engine.search.bots import LEVELS, decide
-from engine.search.expectimax import Expectimax
+from engine.search.expectimax import CHECK_EVERY, Expectimax, SearchTimeout
 
 BG: Backgammon = get_game("backgammon")  # type: ignore[assignment]
 
@@ -102,7 +109,7 @@ def test_a_beam_of_one_keeps_exactly_the_best_play_by_the_static_look() -> None:
     )
     seat = BG.to_move(s)
     _, v_full, _ = full.best(s, 1, all_exact=True)
-    cands = narrow._candidates(s, seat == 0)
+    cands = [m for m, _ in narrow._candidates(s, seat == 0, 1)]
     assert len(cands) == 1
     one_ply = [(m, full.value(full._child(s, m), 0)) for m in BG.legal_moves(s)]
     best_static = (max if seat == 0 else min)(one_ply, key=lambda mv: mv[1])
@@ -150,3 +157,38 @@ def test_a_game_ending_in_the_search_is_scored_per_cube_unit() -> None:
         for level in ("medium", "hard", "max"):
             d = decide("backgammon", s, level, budget_ms=200, seed=1)
             assert (d.move_text, d.score) == ("1/off", 1.0), (cube, level, d)
+
+
+def test_a_deadline_stops_the_search_with_an_injected_clock() -> None:
+    ticks = iter(range(10**6))
+    s = next(x for x in random_positions(20, 9) if stage(*x.boards) == "contact")
+    search = Expectimax(BG, evaluate_for_seat0, -3.0, 3.0, normalize=cubeless(BG).normalize,
+                        clock=lambda: float(next(ticks)))
+    search.deadline = 3.0  # the clock reads 0, 1, 2, 3, then 4: past it at the fifth look
+    with pytest.raises(SearchTimeout):
+        search.value(s, 3)
+    assert search.stats.nodes == 5 * (CHECK_EVERY + 1)
+
+
+def test_bulk_evaluation_gives_the_same_values_as_one_by_one() -> None:
+    for s in random_positions(4, 12, min_plies=6):
+        bulk = cubeless(BG, evaluation="net")
+        single = cubeless(BG, evaluation="net")
+        single.evaluate_many = None
+        assert bulk.value(s, 2) == pytest.approx(single.value(s, 2), abs=1e-5)
+
+
+def test_max_deepens_the_best_plays_of_hard_when_time_allows() -> None:
+    s = next(x for x in random_positions(30, 4, min_plies=8)
+             if stage(*x.boards) == "contact" and len(BG.legal_moves(x)) > 4)
+    hard, hard_depth, _ = rank_plays(BG, s, "hard", None, random.Random(0))
+    deep, deep_depth, _ = rank_plays(BG, s, "max", None, random.Random(0))
+    assert (hard_depth, deep_depth) == (2, 3)
+    # The third pass re-ranks hard's best two; below them the order is hard's.
+    assert {m for m, _ in deep[:2]} == {m for m, _ in hard[:2]}
+    assert [m for m, _ in deep[2:]] == [m for m, _ in hard[2:]]
+    # Without the time for the deeper pass, max plays hard's play.
+    rushed, rushed_depth, _ = rank_plays(BG, s, "max", 0.0, random.Random(0))
+    hard_rushed, _, _ = rank_plays(BG, s, "hard", 0.0, random.Random(0))
+    assert rushed_depth <= 2
+    assert rushed[0][0] == hard_rushed[0][0]

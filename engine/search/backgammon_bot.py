@@ -9,9 +9,9 @@ easy       1-ply, the hand-written evaluation, each play's equity with uniform n
 medium     1-ply, the hand-written evaluation
 hard       the learned evaluation; 2-ply Star2 expectiminimax over the 8 best 1-ply plays
            (every reply searched)
-max        the learned evaluation; the classic beam search by stage, Star2 inside: at every
-           decision only the best N plays by a 1-ply look go deeper; 8 wide and 2 plies deep
-           while there is contact, 2 wide and 3 plies deep in races and bear-offs
+max        the learned evaluation; hard's search, then, in the time left, the classic beam
+           search one ply deeper: the best 2 plays searched 3 plies deep, only the best 2
+           replies by a 1-ply look going deeper at each decision inside (Star2 throughout)
 =========  ==========================================================================
 
 The evaluations are :func:`engine.search.backgammon_eval.equity` (hand-written: pips, points,
@@ -43,9 +43,14 @@ from typing import Any
 
 from engine.core import JSON, Outcome
 from engine.games.backgammon import Backgammon, BGState
-from engine.search.backgammon_eval import EQUITIES, for_seat0, stage
+from engine.search.backgammon_eval import (
+    BULK_EQUITIES,
+    EQUITIES,
+    for_seat0,
+    for_seat0_bulk,
+)
 from engine.search.bots import Decision
-from engine.search.expectimax import Expectimax, points_from_seat0
+from engine.search.expectimax import Expectimax, SearchTimeout, points_from_seat0
 from engine.search.opening_book import book_play
 
 DOUBLE_AT = 0.4
@@ -56,8 +61,13 @@ EVALUATION = {"random": "hand", "easy": "hand", "medium": "hand", "hard": "net",
 LO, HI = -3.0, 3.0
 
 
-# (width, plies) of the beam search of level "max", by stage of the game.
-BEAM_PLAN = {"contact": (8, 2), "race": (2, 3), "bearoff": (2, 3)}
+# The passes of the root search, per level: (how many of the best plays so far are searched
+# again, plies deep, beam inside the tree). Each pass re-ranks those plays; a pass the time
+# budget cuts short is dropped and the last complete ranking stands.
+PASSES: dict[str, tuple[tuple[int, int, int | None], ...]] = {
+    "hard": ((8, 2, None),),
+    "max": ((8, 2, None), (2, 3, 2)),
+}
 
 
 def cubeless(
@@ -77,18 +87,10 @@ def cubeless(
     def terminal(outcome: Outcome) -> float:
         return points_from_seat0(outcome) / cube
 
+    bulk = BULK_EQUITIES.get(evaluation)
     return Expectimax(game, for_seat0(EQUITIES[evaluation]), LO, HI, star=2, normalize=normalize,
-                      beam=beam, terminal=terminal)
-
-
-def plan_for(level: str, state: BGState) -> tuple[int | None, int, int | None]:
-    """(root beam, plies, beam inside the tree) for a level in this position."""
-    if level == "hard":
-        return 8, 2, None
-    if level == "max":
-        width, plies = BEAM_PLAN[stage(*state.boards)]
-        return width, plies, width
-    return None, 1, None
+                      beam=beam, terminal=terminal,
+                      evaluate_many=None if bulk is None else for_seat0_bulk(bulk))
 
 
 def _signed(seat: int, v: float) -> float:
@@ -102,37 +104,53 @@ def rank_plays(
 
     Only the best play's equity is exact at the deepest level: the others are searched
     against it (that is what lets Star1/Star2 prune), so theirs are bounds."""
-    root_beam, plies, inner_beam = plan_for(level, state)
-    search = cubeless(game, inner_beam, state.cube, EVALUATION[level])
+    search = cubeless(game, None, state.cube, EVALUATION[level])
     seat = state.turn
-    one_ply = [
-        (m, _signed(seat, search.value(search._child(state, m), 0)))
-        for m in game.legal_moves(state)
-    ]
+    children = search.children(state)
+    search._prefetch([c for _, c in children])
+    ranked = [(m, _signed(seat, search.value(c, 0))) for m, c in children]
     noise = NOISE.get(level, 0.0)
     if noise:
-        one_ply = [(m, v + rng.uniform(-noise, noise)) for m, v in one_ply]
-    one_ply.sort(key=lambda mv: -mv[1])
-    if root_beam is None or len(one_ply) == 1:
-        return one_ply, 1, search.stats.nodes
-    deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
-    deeper: list[tuple[Any, float]] = []
-    for m, _ in one_ply[:root_beam]:
-        if deadline is not None and time.perf_counter() > deadline and deeper:
+        ranked = [(m, v + rng.uniform(-noise, noise)) for m, v in ranked]
+    ranked.sort(key=lambda mv: -mv[1])
+    plies_done = 1
+    if len(ranked) == 1:
+        return ranked, plies_done, search.stats.nodes
+    child_of = dict(children)
+    deadline = None if budget_ms is None else search.clock() + budget_ms / 1000
+    for n, (width, plies, beam) in enumerate(PASSES.get(level, ())):
+        search.beam = beam
+        # The first pass always finishes its first play; later ones may be cut anywhere.
+        search.deadline = deadline if n else None
+        deeper: list[tuple[Any, float]] = []
+        try:
+            for m, _ in ranked[:width]:
+                if n == 0 and deeper and deadline is not None and search.clock() > deadline:
+                    break
+                deeper.append((m, _searched(search, child_of[m], seat, plies, deeper)))
+        except SearchTimeout:
             break
-        child = search._child(state, m)
-        if deeper:
-            bar = max(v for _, v in deeper)
-            if seat == 0:
-                v = search.value(child, plies - 1, alpha=bar, beta=HI)
-            else:
-                v = -search.value(child, plies - 1, alpha=LO, beta=-bar)
-        else:
-            v = _signed(seat, search.value(child, plies - 1))
-        deeper.append((m, v))
-    deeper.sort(key=lambda mv: -mv[1])
-    searched = {m for m, _ in deeper}
-    return deeper + [mv for mv in one_ply if mv[0] not in searched], plies, search.stats.nodes
+        if n and len(deeper) < min(width, len(ranked)):
+            break
+        deeper.sort(key=lambda mv: -mv[1])
+        searched = {m for m, _ in deeper}
+        ranked = deeper + [mv for mv in ranked if mv[0] not in searched]
+        plies_done = plies
+    return ranked, plies_done, search.stats.nodes
+
+
+def _searched(
+    search: Expectimax[BGState, Any], child: BGState, seat: int, plies: int,
+    done: list[tuple[Any, float]],
+) -> float:
+    """A play's equity for the mover, searched ``plies`` deep (the play itself is the first),
+    in a window that only asks whether it beats the best of ``done``."""
+    if not done:
+        return _signed(seat, search.value(child, plies - 1))
+    bar = max(v for _, v in done)
+    if seat == 0:
+        return search.value(child, plies - 1, alpha=bar, beta=HI)
+    return -search.value(child, plies - 1, alpha=LO, beta=-bar)
 
 
 def roll_equity(game: Backgammon, state: BGState, level: str = "medium") -> float:

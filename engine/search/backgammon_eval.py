@@ -13,7 +13,7 @@ of the opponent on its point ``q`` stands on the mover's point ``25 - q``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from engine.games.backgammon import BGState
 from engine.search import bearoff, bgnet
@@ -178,7 +178,20 @@ def net_equity(me: Board, opp: Board) -> float:
     return bgnet.default_net().equity(me, opp)
 
 
+def net_equities(positions: Sequence[tuple[Board, Board]]) -> list[float]:
+    """:func:`net_equity` of many positions, the network's share in one bulk call."""
+    out = [_settled(me, opp) for me, opp in positions]
+    rest = [i for i, v in enumerate(out) if v is None]
+    if rest:
+        for i, v in zip(rest, bgnet.default_net().equities([positions[i] for i in rest])):
+            out[i] = v
+    return [v for v in out if v is not None]
+
+
 EQUITIES: dict[str, Equity] = {"hand": equity, "net": net_equity}
+BULK_EQUITIES: dict[str, Callable[[Sequence[tuple[Board, Board]]], list[float]]] = {
+    "net": net_equities,
+}
 
 
 def for_seat0(equity_of: Equity) -> Callable[[BGState], float]:
@@ -189,6 +202,18 @@ def for_seat0(equity_of: Equity) -> Callable[[BGState], float]:
         me, opp = state.boards[state.turn], state.boards[1 - state.turn]
         e = equity_of(me, opp)
         return e if state.turn == 0 else -e
+
+    return evaluate
+
+
+def for_seat0_bulk(
+    equities_of: Callable[[Sequence[tuple[Board, Board]]], list[float]],
+) -> Callable[[list[BGState]], list[float]]:
+    """:func:`for_seat0` for an equity that takes many positions at once."""
+
+    def evaluate(states: list[BGState]) -> list[float]:
+        values = equities_of([(s.boards[s.turn], s.boards[1 - s.turn]) for s in states])
+        return [v if s.turn == 0 else -v for s, v in zip(states, values)]
 
     return evaluate
 

@@ -96,6 +96,7 @@ class BGNet:
                 rows.append(block + np.outer(counts * _PIP_WEIGHT[slot], pip_row))
         self.table: F32 = np.concatenate(rows).astype(np.float32)
         self.contact_row = w1[-1]
+        self._offsets = np.arange(2 * SLOTS, dtype=np.int64) * (MAX_COUNT + 1)
 
     @classmethod
     def load(cls, path: Path = WEIGHTS) -> BGNet:
@@ -116,7 +117,18 @@ class BGNet:
 
     def equity(self, me: Board, opp: Board) -> float:
         """Cubeless points per game for ``me``, the side about to roll."""
-        return float(equity_of(self.probabilities(me, opp)))
+        win, wg, wbg, lg, lbg = self.probabilities(me, opp).tolist()
+        return float(2 * win - 1 + wg - lg + wbg - lbg)
+
+    def equities(self, positions: Sequence[tuple[Board, Board]]) -> list[float]:
+        """:meth:`equity` of many positions at once: one gather and one product for all,
+        several times cheaper per position than one by one."""
+        idx = np.array([(*me, *opp) for me, opp in positions], dtype=np.int64) + self._offsets
+        pre = self.table[idx].sum(axis=1) + self.b1
+        contact = np.array([in_contact(me, opp) for me, opp in positions], dtype=np.float32)
+        pre += contact[:, None] * self.contact_row
+        eq: list[float] = equity_of(_sigmoid(_sigmoid(pre) @ self.w2 + self.b2)).tolist()
+        return eq
 
 
 @lru_cache(maxsize=1)

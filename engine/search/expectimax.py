@@ -16,11 +16,14 @@ chance node prune: after some outcomes are searched, the rest can only add betwe
 position before a roll, where backgammon evaluations are at home) or a decision at depth 0.
 Injected: ``evaluate(state) -> float`` (seat 0's view), ``terminal(outcome) -> float``, an
 optional ``normalize(state)`` applied after every move (backgammon's cubeless search uses it
-to skip the cube actions), and ``order(state, moves)`` for the first-move probes.
+to skip the cube actions), and ``order(state, moves)`` for the first-move probes. An optional
+``evaluate_many(states) -> values`` lets an evaluation that is cheaper in bulk (a network) take
+every leaf below a decision at once.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -29,6 +32,14 @@ from engine.core import Game, Outcome
 
 S = TypeVar("S")
 M = TypeVar("M")
+
+
+class SearchTimeout(Exception):
+    """The searcher's ``deadline`` passed mid-search; its value is lost, the caller keeps what
+    it had before (iterative deepening's last complete pass)."""
+
+
+CHECK_EVERY = 63  # nodes between two looks at the clock; a power of two minus one
 
 
 @dataclass(slots=True)
@@ -59,18 +70,25 @@ class Expectimax(Generic[S, M]):
         normalize: Callable[[S], S] | None = None,
         moves: Callable[[S], list[M]] | None = None,
         beam: int | None = None,
+        evaluate_many: Callable[[list[S]], list[float]] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.game = game
         self.evaluate = evaluate
+        self.evaluate_many = evaluate_many
         self.lo, self.hi = lo, hi
         self.star = star
         self.terminal = terminal
         self.normalize = normalize or (lambda s: s)
         self.moves = moves or game.legal_moves
+        self._own_moves = moves is not None
         # The classic beam: at a decision, only the best ``beam`` moves by a static look at
         # the position after them are searched deeper. Not exact any more, but affordable.
         self.beam = beam
         self.stats = Stats()
+        self.clock = clock
+        # When set (a ``clock()`` time), a search that runs past it raises SearchTimeout.
+        self.deadline: float | None = None
         # Star2's probes evaluate leaves that the full pass meets again; a cache of leaf
         # values (per searcher, keyed by the game's state key) makes that free.
         self._leaf: dict[Any, float] = {}
@@ -115,8 +133,21 @@ class Expectimax(Generic[S, M]):
     def _child(self, state: S, move: M) -> S:
         return self.normalize(self.game.apply(state, move))
 
+    def children(self, state: S) -> list[tuple[M, S]]:
+        """Every move at a decision with its (normalised) child."""
+        if self._own_moves:
+            return [(m, self._child(state, m)) for m in self.moves(state)]
+        norm = self.normalize
+        return [(m, norm(c)) for m, c in self.game.successors(state)]
+
     def _search(self, state: S, depth: int, alpha: float, beta: float) -> float:
         self.stats.nodes += 1
+        if (
+            self.deadline is not None
+            and not self.stats.nodes & CHECK_EVERY
+            and self.clock() > self.deadline
+        ):
+            raise SearchTimeout
         game = self.game
         out = game.outcome(state)
         if out is not None:
@@ -135,19 +166,42 @@ class Expectimax(Generic[S, M]):
             v = self._leaf[key] = self.evaluate(state)
         return v
 
-    def _candidates(self, state: S, maximise: bool) -> list[M]:
-        moves = self.moves(state)
-        if self.beam is None or len(moves) <= self.beam:
-            return moves
-        scored = [(self._evaluate(self._child(state, m)), i, m) for i, m in enumerate(moves)]
+    def _prefetch(self, children: list[S]) -> None:
+        """Evaluate the children that are leaves and not cached yet, in one bulk call."""
+        if self.evaluate_many is None:
+            return
+        game = self.game
+        todo: dict[Any, S] = {}
+        for c in children:
+            k = game.key(c)
+            if k not in self._leaf and k not in todo and game.outcome(c) is None:
+                todo[k] = c
+        if len(todo) > 1:
+            self.stats.evals += len(todo)
+            self._leaf.update(zip(todo, self.evaluate_many(list(todo.values()))))
+
+    def _candidates(self, state: S, maximise: bool, depth: int) -> list[tuple[M, S]]:
+        """The moves to search at a decision with their children: all of them, or the best
+        ``beam`` by a static look at the children."""
+        children = self.children(state)
+        if self.beam is None or len(children) <= self.beam:
+            if depth == 1:
+                self._prefetch([c for _, c in children])
+            return children
+        self._prefetch([c for _, c in children])
+        scored = [(self._static(c), i, m, c) for i, (m, c) in enumerate(children)]
         scored.sort(key=lambda t: (-t[0] if maximise else t[0], t[1]))
-        return [m for _, _, m in scored[: self.beam]]
+        return [(m, c) for _, _, m, c in scored[: self.beam]]
+
+    def _static(self, state: S) -> float:
+        out = self.game.outcome(state)
+        return self.terminal(out) if out is not None else self._evaluate(state)
 
     def _decision(self, state: S, depth: int, alpha: float, beta: float) -> float:
         maximise = self.game.to_move(state) == 0
         best = self.lo - 1 if maximise else self.hi + 1
-        for m in self._candidates(state, maximise):
-            v = self._search(self._child(state, m), depth - 1, alpha, beta)
+        for _, child in self._candidates(state, maximise, depth):
+            v = self._search(child, depth - 1, alpha, beta)
             if maximise:
                 if v > best:
                     best = v
@@ -164,8 +218,8 @@ class Expectimax(Generic[S, M]):
         """One move's value: a bound on a decision node (lower if it maximises)."""
         if self.game.outcome(state) is not None or self.game.is_chance(state) or depth <= 0:
             return self._search(state, depth, self.lo, self.hi)
-        first = self._candidates(state, self.game.to_move(state) == 0)[0]
-        return self._search(self._child(state, first), depth - 1, self.lo, self.hi)
+        _, first = self._candidates(state, self.game.to_move(state) == 0, depth)[0]
+        return self._search(first, depth - 1, self.lo, self.hi)
 
     def _chance(self, state: S, depth: int, alpha: float, beta: float) -> float:
         game = self.game
