@@ -61,6 +61,7 @@ from server.protocol import (
     Welcome,
     parse_client,
     peek_id,
+    with_re,
 )
 from server.room import (
     Action,
@@ -210,6 +211,19 @@ class TablasServer:
         self.conns: set[Conn] = set()
         self.server: Server | None = None
         self._closing = False
+        self._handlers: dict[type[Any], Callable[[Conn, Any], Awaitable[None]]] = {
+            Hello: self._hello,
+            CreateRoom: self._create_room,
+            Join: self._join,
+            Spectate: self._spectate,
+            Leave: self._leave,
+            ListRooms: self._list_rooms,
+            Move: self._move,
+            Resign: self._resign,
+            Chat: self._chat,
+            Rematch: self._rematch,
+            HandToBot: self._hand_to_bot,
+        }
 
     # --- life cycle ----------------------------------------------------------------------
 
@@ -418,20 +432,7 @@ class TablasServer:
                             message="internal server error"))
 
     async def _dispatch(self, conn: Conn, msg: AnyClientMessage) -> None:
-        handlers: dict[type[Any], Callable[[Conn, Any], Awaitable[None]]] = {
-            Hello: self._hello,
-            CreateRoom: self._create_room,
-            Join: self._join,
-            Spectate: self._spectate,
-            Leave: self._leave,
-            ListRooms: self._list_rooms,
-            Move: self._move,
-            Resign: self._resign,
-            Chat: self._chat,
-            Rematch: self._rematch,
-            HandToBot: self._hand_to_bot,
-        }
-        await handlers[type(msg)](conn, msg)
+        await self._handlers[type(msg)](conn, msg)
 
     # --- identity ------------------------------------------------------------------------
 
@@ -533,17 +534,13 @@ class TablasServer:
         self, entry: RoomEntry, action: Action, answer: Conn | None, re: str | int | None
     ) -> None:
         room = entry.room
-        plain: str | None = None
+        texts: dict[bool, str] = {}  # serialised once: with the legal moves, and without
         for c in entry.conns:
-            legal = room.legal_for(c.player_id)
-            if legal or c is answer:
-                u = room.update(action, c.player_id)
-                u.re = re if c is answer else None
-                c.send(u.to_json())
-            else:
-                if plain is None:
-                    plain = room.update(action, None).to_json()
-                c.send(plain)
+            legal = bool(room.legal_for(c.player_id))
+            text = texts.get(legal)
+            if text is None:
+                text = texts[legal] = room.update(action, c.player_id if legal else None).to_json()
+            c.send(with_re(text, re) if c is answer else text)
 
     def _subscribe(self, entry: RoomEntry, conn: Conn, spectator: bool) -> None:
         entry.conns.add(conn)

@@ -6,9 +6,11 @@ has seen survives ``kill -9`` of the server and also a power cut. (WAL with ``NO
 survive a process crash too, since a commit is in the OS's page cache once ``write`` returns,
 but could lose the last commits on power loss; moves are rare enough that FULL costs nothing.)
 
-Concurrency: the server has one connection, shared by every room. Each public method holds
-the store's lock for its whole transaction, so two rooms' writes never interleave (one room's
-``BEGIN`` inside another's transaction, or a ``commit`` of someone else's half-done work).
+Concurrency: the server has one connection, shared by every room. Every write (a move, a new
+room, a seat taken, a player, a chat line...) goes through one group commit: the writes handed
+over while a transaction is being written wait together and go into the next one, which runs
+whole (``BEGIN`` to ``COMMIT``, one fsync) in a single trip to aiosqlite's thread. Reads hold
+the store's lock for their few trips, so they never see a transaction half done.
 
 Migrations are the numbered files of ``migrations/`` (``0001_initial.sql``, ...), applied in
 order at start, each inside one transaction and recorded in ``schema_migrations``.
@@ -21,6 +23,7 @@ import functools
 import hashlib
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
@@ -70,7 +73,53 @@ def _serialised(
     return locked
 
 
-_PendingMove = tuple[str, Action, "Outcome | None", "asyncio.Future[None]"]
+# A write: runs on aiosqlite's thread, inside a transaction the group commit opens.
+_Job = Callable[[sqlite3.Connection], None]
+_Pending = tuple[_Job, "asyncio.Future[None]"]
+
+
+def _transaction(db: sqlite3.Connection, jobs: Sequence[_Job]) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for job in jobs:
+            job(db)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.rollback()
+        raise
+
+
+def _commit_jobs(db: sqlite3.Connection, jobs: Sequence[_Job]) -> list[Exception | None]:
+    """On aiosqlite's thread: ``jobs`` in one transaction; if it fails, each in its own, so
+    one bad write fails only its own caller. Each job's error (None: committed)."""
+    try:
+        _transaction(db, jobs)
+        return [None] * len(jobs)
+    except Exception as e:
+        if len(jobs) == 1:
+            return [e]
+    errors: list[Exception | None] = []
+    for job in jobs:
+        try:
+            _transaction(db, [job])
+            errors.append(None)
+        except Exception as e:
+            errors.append(e)
+    return errors
+
+
+def _finish(
+    db: sqlite3.Connection, room_id: str, outcome: Outcome, when: float,
+    clocks: Sequence[int] | None,
+) -> None:
+    c0, c1 = clocks if clocks is not None else (None, None)
+    db.execute(
+        "INSERT INTO results (room_id, winner, points, reason, finished_at,"
+        " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
+    )
+    db.execute("UPDATE rooms SET status = 'finished' WHERE id = ?", (room_id,))
 
 
 def _rolls(text: str | None) -> list[Dice]:
@@ -83,8 +132,12 @@ class Store:
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
         self._lock = asyncio.Lock()
-        self._moves: list[_PendingMove] = []  # waiting for the next group commit
+        self._pending: list[_Pending] = []  # waiting for the next group commit
         self._flusher: asyncio.Task[None] | None = None
+        # aiosqlite's own queue to its thread: a whole transaction in one trip. Its public
+        # methods are one trip per statement, and under load each trip waits for the busy
+        # event loop (and for the GIL) on its way back.
+        self._in_thread: Callable[..., Awaitable[Any]] = db._execute
 
     @classmethod
     async def open(
@@ -145,15 +198,18 @@ class Store:
 
     # --- players -------------------------------------------------------------------------
 
-    @_serialised
     async def create_player(self, player_id: str, name: str, token: str) -> None:
         now = time.time()
-        await self.db.execute(
-            "INSERT INTO players (id, name, token_hash, created_at, last_seen)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (player_id, name, token_hash(token), now, now),
-        )
-        await self.db.commit()
+        row = (player_id, name, token_hash(token), now, now)
+
+        def job(db: sqlite3.Connection) -> None:
+            db.execute(
+                "INSERT INTO players (id, name, token_hash, created_at, last_seen)"
+                " VALUES (?, ?, ?, ?, ?)",
+                row,
+            )
+
+        await self._write(job)
 
     @_serialised
     async def player_by_token(self, token: str) -> tuple[str, str] | None:
@@ -163,17 +219,16 @@ class Store:
             row = await cur.fetchone()
         return None if row is None else (str(row[0]), str(row[1]))
 
-    @_serialised
     async def touch_player(self, player_id: str, name: str) -> None:
-        await self.db.execute(
-            "UPDATE players SET name = ?, last_seen = ? WHERE id = ?",
-            (name, time.time(), player_id),
-        )
-        await self.db.commit()
+        row = (name, time.time(), player_id)
+
+        def job(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE players SET name = ?, last_seen = ? WHERE id = ?", row)
+
+        await self._write(job)
 
     # --- rooms ---------------------------------------------------------------------------
 
-    @_serialised
     async def create_room(
         self,
         room_id: str,
@@ -187,27 +242,24 @@ class Store:
         room_options: RoomOptions | None = None,
     ) -> None:
         """The room with its seats, in one transaction."""
-        db = self.db
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            await db.execute(
+        row = (room_id, game_id, json.dumps(options), status, seed,
+               json.dumps([list(r) for r in opening_rolls]), created_at, json.dumps(ropts))
+        seat_rows = [(room_id, i, s.kind, s.level, s.player_id) for i, s in enumerate(seats)]
+
+        def job(db: sqlite3.Connection) -> None:
+            db.execute(
                 "INSERT INTO rooms (id, game, options, status, dice_seed, opening_dice,"
                 " created_at, room_options) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (room_id, game_id, json.dumps(options), status, seed,
-                 json.dumps([list(r) for r in opening_rolls]), created_at,
-                 json.dumps(ropts)),
+                row,
             )
-            await db.executemany(
+            db.executemany(
                 "INSERT INTO seats (room_id, seat, kind, level, player_id) VALUES (?, ?, ?, ?, ?)",
-                [(room_id, i, s.kind, s.level, s.player_id) for i, s in enumerate(seats)],
+                seat_rows,
             )
-            await db.commit()
-        except BaseException:
-            await db.rollback()
-            raise
 
-    @_serialised
+        await self._write(job)
+
     async def save_seats(
         self,
         room_id: str,
@@ -216,125 +268,89 @@ class Store:
         opening_rolls: Sequence[Dice],
     ) -> None:
         """Seat holders, and the start of the game (status, opening roll), in one transaction."""
-        db = self.db
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            await db.executemany(
-                "UPDATE seats SET player_id = ? WHERE room_id = ? AND seat = ?",
-                [(s.player_id, room_id, i) for i, s in enumerate(seats)],
+        seat_rows = [(s.player_id, room_id, i) for i, s in enumerate(seats)]
+        row = (status, json.dumps([list(r) for r in opening_rolls]), room_id)
+
+        def job(db: sqlite3.Connection) -> None:
+            db.executemany(
+                "UPDATE seats SET player_id = ? WHERE room_id = ? AND seat = ?", seat_rows
             )
-            await db.execute(
-                "UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?",
-                (status, json.dumps([list(r) for r in opening_rolls]), room_id),
-            )
-            await db.commit()
-        except BaseException:
-            await db.rollback()
-            raise
+            db.execute("UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?", row)
+
+        await self._write(job)
 
     async def record_move(
         self, room_id: str, action: Action, outcome: Outcome | None
     ) -> None:
         """One action (and the end of the game, if it ends it), committed durably before this
-        returns.
+        returns. The caller holds its room's lock, so a batch never holds two moves of one
+        room."""
+        row = (room_id, action.index, action.seat, json.dumps(action.move),
+               json.dumps([list(r) for r in action.rolls]), action.time,
+               *(action.clocks or (None, None)))
 
-        Group commit: moves of different rooms that arrive while a transaction is being
-        written wait together and go into the next one, with one fsync for all of them (the
-        fsync, not the SQL, is what a move costs). The caller holds its room's lock, so a
-        batch never holds two moves of one room. If the batch's transaction fails, each of
-        its moves is retried alone, so one bad move fails only its own caller."""
-        item: _PendingMove = (room_id, action, outcome, asyncio.get_running_loop().create_future())
-        self._moves.append(item)
+        def job(db: sqlite3.Connection) -> None:
+            db.execute(
+                "INSERT INTO moves (room_id, ply, seat, move, dice, created_at,"
+                " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            if outcome is not None:
+                _finish(db, room_id, outcome, action.time, action.clocks)
+
+        await self._write(job)
+
+    async def _write(self, job: _Job) -> None:
+        """Group commit: ``job`` goes into the next transaction, with whatever else was handed
+        over meanwhile (one fsync for all: the fsync and the trips to the thread, not the SQL,
+        are what a write costs); returns once that transaction is committed."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((job, fut))
         if self._flusher is None:
             # A task of its own, not the first caller: a caller may be cancelled, the batch
             # it would have carried must still be written.
             self._flusher = asyncio.create_task(self._flush())
-        await item[3]
+        await fut
 
     async def _flush(self) -> None:
         try:
-            while self._moves:
+            while self._pending:
                 async with self._lock:
-                    batch, self._moves = self._moves, []
-                    await self._write_moves(batch)
+                    batch, self._pending = self._pending, []
+                    try:
+                        errors: list[Exception | None] = await self._in_thread(
+                            _commit_jobs, self.db._conn, [job for job, _ in batch])
+                    except Exception as e:  # the connection is gone
+                        errors = [e] * len(batch)
+                    except BaseException:
+                        for _, fut in batch:
+                            fut.cancel()
+                        raise
+                for (_, fut), error in zip(batch, errors, strict=True):
+                    if fut.done():
+                        continue
+                    if error is None:
+                        fut.set_result(None)
+                    else:
+                        fut.set_exception(error)
         finally:
             self._flusher = None
-            for *_, fut in self._moves:  # only when cancelled: nobody will write these
+            for _, fut in self._pending:  # only when cancelled: nobody will write these
                 fut.cancel()
-            self._moves = []
+            self._pending = []
 
-    async def _write_moves(self, batch: list[_PendingMove]) -> None:
-        """Writes ``batch`` and settles each move's future; a failed batch is retried one
-        move per transaction."""
-        try:
-            await self._insert_moves(batch)
-        except Exception as e:
-            if len(batch) > 1:
-                for one in batch:
-                    await self._write_moves([one])
-                return
-            if not batch[0][3].done():
-                batch[0][3].set_exception(e)
-            return
-        except BaseException:
-            for *_, fut in batch:
-                fut.cancel()
-            raise
-        for *_, fut in batch:
-            if not fut.done():
-                fut.set_result(None)
-
-    async def _insert_moves(self, batch: list[_PendingMove]) -> None:
-        db = self.db
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            # One hop to aiosqlite's thread for all the rows: under load the hops, not
-            # SQLite, are what the event loop waits for.
-            await db.executemany(
-                "INSERT INTO moves (room_id, ply, seat, move, dice, created_at,"
-                " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(room_id, action.index, action.seat, json.dumps(action.move),
-                  json.dumps([list(r) for r in action.rolls]), action.time,
-                  *(action.clocks or (None, None)))
-                 for room_id, action, _, _ in batch],
-            )
-            for room_id, action, outcome, _ in batch:
-                if outcome is not None:
-                    await self._finish(room_id, outcome, action.time, action.clocks)
-            await db.commit()
-        except BaseException:
-            await db.rollback()
-            raise
-
-    @_serialised
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
         when: float | None = None,
     ) -> None:
         """The end of a game that no move ended (a resignation, a timeout)."""
-        db = self.db
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            await self._finish(room_id, outcome, time.time() if when is None else when, clocks)
-            await db.commit()
-        except BaseException:
-            await db.rollback()
-            raise
+        at = time.time() if when is None else when
 
-    async def _finish(
-        self, room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] | None
-    ) -> None:
-        c0, c1 = clocks if clocks is not None else (None, None)
-        await self.db.execute(
-            "INSERT INTO results (room_id, winner, points, reason, finished_at,"
-            " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
-        )
-        await self.db.execute(
-            "UPDATE rooms SET status = 'finished' WHERE id = ?", (room_id,)
-        )
+        def job(db: sqlite3.Connection) -> None:
+            _finish(db, room_id, outcome, at, clocks)
 
-    @_serialised
+        await self._write(job)
+
     async def hand_seat_to_bot(
         self,
         room_id: str,
@@ -349,27 +365,25 @@ class Store:
     ) -> None:
         """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
         handover can start a waiting game), in one transaction."""
-        db = self.db
-        await db.execute("BEGIN IMMEDIATE")
-        try:
-            await db.execute(
+        opening = json.dumps([list(r) for r in opening_rolls])
+
+        def job(db: sqlite3.Connection) -> None:
+            db.execute(
                 "UPDATE seats SET kind = 'bot', level = ?, player_id = NULL"
                 " WHERE room_id = ? AND seat = ?",
                 (level, room_id, seat),
             )
-            await db.execute(
+            db.execute(
                 "INSERT INTO seat_changes (room_id, seat, ply, from_player, kind, level, reason,"
                 " created_at) VALUES (?, ?, ?, ?, 'bot', ?, ?, ?)",
                 (room_id, seat, ply, from_player, level, reason, when),
             )
-            await db.execute(
+            db.execute(
                 "UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?",
-                (status, json.dumps([list(r) for r in opening_rolls]), room_id),
+                (status, opening, room_id),
             )
-            await db.commit()
-        except BaseException:
-            await db.rollback()
-            raise
+
+        await self._write(job)
 
     @_serialised
     async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
@@ -382,13 +396,14 @@ class Store:
             cols = ("seat", "ply", "from_player", "kind", "level", "reason", "created_at")
             return [dict(zip(cols, row)) for row in await cur.fetchall()]
 
-    @_serialised
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
-        await self.db.execute(
-            "INSERT INTO chat (room_id, player_id, text, created_at) VALUES (?, ?, ?, ?)",
-            (room_id, player_id, text, when),
-        )
-        await self.db.commit()
+        def job(db: sqlite3.Connection) -> None:
+            db.execute(
+                "INSERT INTO chat (room_id, player_id, text, created_at) VALUES (?, ?, ?, ?)",
+                (room_id, player_id, text, when),
+            )
+
+        await self._write(job)
 
     # --- loading -------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import pytest
 from server_support import Client, create, running
 
 from server.dice import CommitRevealDice, FixedDice, dice_from_seed
-from server.protocol import SCHEMA_PATH, schema_text
+from server.protocol import SCHEMA_PATH, ChatMessage, Update, schema_text, with_re
 from server.room import Room, SeatState
 
 
@@ -101,6 +101,26 @@ async def test_seed_revealed_over_the_socket(tmp_path: Path) -> None:
 def test_protocol_schema_is_current() -> None:
     assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
         "docs/protocol.schema.json is stale: run python -m server.protocol")
+
+
+def test_server_messages_as_text() -> None:
+    """One update serialised once, its answer spliced with ``re``: the same JSON as the model
+    says, ``re`` absent when null; a chat line pydantic cannot write (a lone surrogate) is
+    still sent, escaped."""
+    room = Room("r1", "connect4", {}, [SeatState("human", None, "a", "A"),
+                                       SeatState("human", None, "b", "B")])
+    room.start()
+    action = room.commit(room.prepare_move("a", 0, {"column": 3}))
+    update = room.update(action, "b")
+    text = update.to_json()
+    assert json.loads(text) == {k: v for k, v in update.model_dump(mode="json").items()
+                                if k != "re"}
+    for re in (7, "x\"y", "\ud800"):
+        assert json.loads(with_re(text, re)) == json.loads(update.model_copy(
+            update={"re": re}).to_json()) == {"re": re, **json.loads(text)}
+    assert Update.model_validate_json(text) == update
+    chat = ChatMessage(room_id="r1", player_id="a", name="A", text="a\ud800b", time=1.5)
+    assert json.loads(chat.to_json())["text"] == "a\ud800b"
 
 
 def _get(url: str) -> tuple[int, str, bytes]:

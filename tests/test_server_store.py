@@ -21,21 +21,21 @@ async def _store_with_rooms(db: Path, n: int) -> Store:
     return store
 
 
-def _count_commits(store: Store) -> list[int]:
+async def _count_commits(store: Store) -> list[int]:
+    """The COMMIT statements SQLite runs from now on (the store issues them on its thread)."""
     commits = [0]
-    real = store.db.commit
 
-    async def counted() -> None:
-        commits[0] += 1
-        await real()
+    def trace(sql: str) -> None:
+        if sql.strip().upper() == "COMMIT":
+            commits[0] += 1
 
-    store.db.commit = counted  # type: ignore[method-assign]
+    await store.db.set_trace_callback(trace)
     return commits
 
 
 async def test_concurrent_moves_of_many_rooms_share_commits(tmp_path: Path) -> None:
     store = await _store_with_rooms(tmp_path / "t.db", 30)
-    commits = _count_commits(store)
+    commits = await _count_commits(store)
     for ply in range(3):
         await asyncio.gather(*(
             store.record_move(f"r{i}", Action(ply, ply % 2, {"cell": ply}), None)
@@ -82,7 +82,27 @@ async def test_close_writes_what_was_handed_over(tmp_path: Path) -> None:
 
 async def test_one_move_alone_is_one_commit(tmp_path: Path) -> None:
     store = await _store_with_rooms(tmp_path / "t.db", 1)
-    commits = _count_commits(store)
+    commits = await _count_commits(store)
     await store.record_move("r0", Action(0, 0, {"cell": 4}), None)
     assert commits[0] == 1
     await store.close()
+
+
+async def test_rooms_seats_and_moves_share_commits(tmp_path: Path) -> None:
+    """Every kind of write joins the group commit, not only moves."""
+    store = await _store_with_rooms(tmp_path / "t.db", 2)
+    commits = await _count_commits(store)
+    await asyncio.gather(
+        store.record_move("r0", Action(0, 0, {"cell": 4}), None),
+        store.create_room("r9", "tictactoe", {}, HUMANS, "waiting", None, [], 0.0),
+        store.create_player("p", "Ana", "secret"),
+        store.record_chat("r1", "p", "hi", 0.0),
+        store.record_move("r1", Action(0, 0, {"cell": 2}), None),
+    )
+    assert commits[0] <= 2, commits
+    await store.close()
+    con = sqlite3.connect(tmp_path / "t.db")
+    assert con.execute("SELECT COUNT(*) FROM moves").fetchone() == (2,)
+    assert con.execute("SELECT COUNT(*) FROM seats WHERE room_id = 'r9'").fetchone() == (2,)
+    assert con.execute("SELECT COUNT(*) FROM chat").fetchone() == (1,)
+    con.close()
