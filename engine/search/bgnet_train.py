@@ -1,6 +1,6 @@
 """Fit :mod:`engine.search.bgnet` to GNU Backgammon's evaluations, and measure the result.
 
-    python -m engine.search.bgnet_train --games 3000 --epochs 40      # writes bgnet.npz
+    python -m engine.search.bgnet_train              # writes bgnet.npz (the shipped one's flags)
     python -m engine.search.bgnet_train --report-only                 # measures the shipped net
 
 Positions come from games played by this engine's own move generator, each play chosen by
@@ -232,8 +232,8 @@ def report(
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine.search.bgnet_train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", type=int, default=3000, help="self-play games for the data")
-    ap.add_argument("--hidden", type=int, default=96)
+    ap.add_argument("--games", type=int, default=4000, help="self-play games for the data")
+    ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--epochs", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(bgnet.WEIGHTS))
