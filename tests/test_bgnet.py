@@ -98,3 +98,16 @@ def test_net_equity_keeps_the_database_in_the_bear_off() -> None:
     opp = (11,) + (0, 0, 2, 2) + (0,) * 21
     assert backgammon_eval.stage(me, opp) == "bearoff"
     assert backgammon_eval.net_equity(me, opp) == backgammon_eval.equity(me, opp)
+
+
+def test_judging_the_levels_by_gnubg() -> None:
+    """The judge's bookkeeping: every compared play is rated, the best of them gives up
+    nothing, and a loss is never negative."""
+    pytest.importorskip("gnubg")
+    from engine.search import bgnet_train as bt
+
+    res = bt.judge(bt.Teacher(), decisions=3, seed=5, levels=("medium", "hard"), plies=0)
+    assert set(res) == {"medium", "hard", "gnubg-0ply"}
+    assert all(loss >= 0 and 0 <= missed <= 3 for loss, missed in res.values())
+    # Judged at 0 ply, gnubg's own 0-ply choice is the best by definition.
+    assert res["gnubg-0ply"] == (0.0, 0)

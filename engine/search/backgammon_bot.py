@@ -107,7 +107,7 @@ def rank_plays(
     search = cubeless(game, None, state.cube, EVALUATION[level])
     seat = state.turn
     children = search.children(state)
-    search._prefetch([c for _, c in children])
+    search.prefetch([c for _, c in children])
     ranked = [(m, _signed(seat, search.value(c, 0))) for m, c in children]
     noise = NOISE.get(level, 0.0)
     if noise:

@@ -2,6 +2,7 @@
 
     python -m engine.search.bgnet_train              # writes bgnet.npz (the shipped one's flags)
     python -m engine.search.bgnet_train --report-only                 # measures the shipped net
+    python -m engine.search.bgnet_train --judge 120                   # the levels' plays, judged
 
 Positions come from games played by this engine's own move generator, each play chosen by
 gnubg's 0-ply equity with some exploration (a random play with probability ``eps``, drawn per
@@ -16,6 +17,12 @@ The report compares the network and the hand-written evaluation of
 :mod:`engine.search.backgammon_eval` against gnubg on the held-out games: the mean absolute
 equity error, and the equity (by gnubg's judgement) a 1-ply player using each evaluation gives
 up per decision compared to gnubg's own choice.
+
+``--judge N`` measures the bot levels' checker play the way backgammon players rate each
+other: in N contact decisions, each level's play (and gnubg's own 0-ply choice, for scale) is
+judged by gnubg at 2 plies, and a level's loss is the equity its play gives up against the
+best of the plays compared. Paired on the same decisions, it tells levels apart with far fewer
+samples than games do.
 
 This needs the ``gnubg`` package (in the ``test`` extra); the server and the bots never import
 it. Randomness comes only from ``--seed``.
@@ -229,6 +236,60 @@ def report(
     return out
 
 
+def judge(
+    teacher: Teacher, decisions: int, seed: int, levels: Sequence[str] = ("medium", "hard", "max"),
+    plies: int = 2,
+) -> dict[str, tuple[float, int]]:
+    """Per level (and ``gnubg-0ply``): the mean equity given up per decision against the best
+    of the compared plays, judged by gnubg at ``plies``, and how many decisions it missed."""
+    from engine.games.backgammon import Backgammon
+    from engine.search.backgammon_bot import rank_plays
+
+    game = Backgammon()
+    referee = teacher.g.eval_context(0, plies, 1, 1, 0.0)
+
+    def judged(state: Any, play: Any) -> float:
+        nxt = game.apply(state, play)
+        if nxt.result is not None:
+            return float(nxt.result.points)
+        on_roll, other = nxt.boards[nxt.turn], nxt.boards[1 - nxt.turn]
+        return -float(teacher.g.evaluate((tuple(other[1:26]), tuple(on_roll[1:26])),
+                                         teacher.cube, referee)[5])
+
+    def teacher_pick(state: Any) -> Any:
+        return max(game.successors(state),
+                   key=lambda mc: 1.0 if mc[1].result is not None else -teacher.equity(
+                       (mc[1].boards[mc[1].turn], mc[1].boards[1 - mc[1].turn])))[0]
+
+    rng = random.Random(seed)
+    names = [*levels, "gnubg-0ply"]
+    losses: dict[str, list[float]] = {n: [] for n in names}
+    state = game.initial({"cube": False})
+    while len(losses[names[0]]) < decisions:
+        if game.outcome(state) is not None:
+            state = game.initial({"cube": False})
+            continue
+        if game.is_chance(state):
+            outs = game.chance_outcomes(state)
+            state = game.apply_chance(state, rng.choices([o for o, _ in outs],
+                                                         [p for _, p in outs])[0])
+            continue
+        moves = game.legal_moves(state)
+        me, opp = state.boards[state.turn], state.boards[1 - state.turn]
+        if len(moves) > 3 and backgammon_eval.stage(me, opp) == "contact" and rng.random() < 0.25:
+            picks = {n: rank_plays(game, state, n, None, random.Random(0))[0][0][0]
+                     for n in levels}
+            picks["gnubg-0ply"] = teacher_pick(state)
+            value = {m: judged(state, m) for m in set(picks.values())}
+            best = max(value.values())
+            for n in names:
+                losses[n].append(best - value[picks[n]])
+        # The games go on by the medium level with some random plays: varied positions.
+        state = game.apply(state, rng.choice(moves) if rng.random() < 0.3 else
+                           rank_plays(game, state, "medium", None, random.Random(0))[0][0][0])
+    return {n: (float(np.mean(v)), sum(1 for x in v if x > 1e-9)) for n, v in losses.items()}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine.search.bgnet_train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -240,9 +301,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true",
                     help="measure the shipped network on fresh games instead of training")
     ap.add_argument("--report-games", type=int, default=100)
+    ap.add_argument("--judge", type=int, metavar="N",
+                    help="judge the levels' plays in N contact decisions instead of training")
     args = ap.parse_args(argv)
     teacher = Teacher()
     t0 = time.perf_counter()
+    if args.judge:
+        for name, (loss, missed) in judge(teacher, args.judge, args.seed + 2000).items():
+            print(f"{name}: {loss:.4f} equity given up per decision, not the best play in "
+                  f"{missed} of {args.judge}")
+        print(f"{time.perf_counter() - t0:.0f} s")
+        return 0
     if args.report_only:
         pos, dec = generate(args.report_games, args.seed + 1000, keep_others=99)
         flat = [p for g in pos for p in g]

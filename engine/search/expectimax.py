@@ -18,7 +18,9 @@ Injected: ``evaluate(state) -> float`` (seat 0's view), ``terminal(outcome) -> f
 optional ``normalize(state)`` applied after every move (backgammon's cubeless search uses it
 to skip the cube actions), and ``order(state, moves)`` for the first-move probes. An optional
 ``evaluate_many(states) -> values`` lets an evaluation that is cheaper in bulk (a network) take
-every leaf below a decision at once.
+every leaf below a decision at once. The ``clock`` is injected too: a ``deadline`` on it makes
+a search that runs past it raise :class:`SearchTimeout`, so a caller deepening pass by pass
+keeps its last complete pass.
 """
 
 from __future__ import annotations
@@ -166,7 +168,7 @@ class Expectimax(Generic[S, M]):
             v = self._leaf[key] = self.evaluate(state)
         return v
 
-    def _prefetch(self, children: list[S]) -> None:
+    def prefetch(self, children: list[S]) -> None:
         """Evaluate the children that are leaves and not cached yet, in one bulk call."""
         if self.evaluate_many is None:
             return
@@ -186,9 +188,9 @@ class Expectimax(Generic[S, M]):
         children = self.children(state)
         if self.beam is None or len(children) <= self.beam:
             if depth == 1:
-                self._prefetch([c for _, c in children])
+                self.prefetch([c for _, c in children])
             return children
-        self._prefetch([c for _, c in children])
+        self.prefetch([c for _, c in children])
         scored = [(self._static(c), i, m, c) for i, (m, c) in enumerate(children)]
         scored.sort(key=lambda t: (-t[0] if maximise else t[0], t[1]))
         return [(m, c) for _, _, m, c in scored[: self.beam]]
