@@ -65,8 +65,10 @@ def encode_batch(boards: npt.NDArray[np.int64], contact: npt.NDArray[np.bool_]) 
     return np.concatenate([units, pips, contact.astype(np.float32)[:, None]], axis=1)
 
 
-def _sigmoid(x: F32) -> F32:
-    out: F32 = (1.0 / (1.0 + np.exp(-x))).astype(np.float32, copy=False)
+def sigmoid(x: F32) -> F32:
+    """The logistic function, as the network uses it."""
+    # Clipped: past ±30 the sigmoid is 0 or 1 in float32 anyway, and exp would overflow.
+    out: F32 = (1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))).astype(np.float32, copy=False)
     return out
 
 
@@ -105,7 +107,7 @@ class BGNet:
 
     def forward(self, inputs: F32) -> F32:
         """The five probabilities for a batch of encoded positions (``encode_batch``)."""
-        return _sigmoid(_sigmoid(inputs @ self.w1 + self.b1) @ self.w2 + self.b2)
+        return sigmoid(sigmoid(inputs @ self.w1 + self.b1) @ self.w2 + self.b2)
 
     def probabilities(self, me: Board, opp: Board) -> F32:
         """The five probabilities for ``me``, the side about to roll."""
@@ -113,7 +115,7 @@ class BGNet:
         pre = self.b1 + self.table[idx].sum(axis=0)
         if in_contact(me, opp):
             pre = pre + self.contact_row
-        return _sigmoid(_sigmoid(pre) @ self.w2 + self.b2)
+        return sigmoid(sigmoid(pre) @ self.w2 + self.b2)
 
     def equity(self, me: Board, opp: Board) -> float:
         """Cubeless points per game for ``me``, the side about to roll."""
@@ -127,7 +129,7 @@ class BGNet:
         pre = self.table[idx].sum(axis=1) + self.b1
         contact = np.array([in_contact(me, opp) for me, opp in positions], dtype=np.float32)
         pre += contact[:, None] * self.contact_row
-        eq: list[float] = equity_of(_sigmoid(_sigmoid(pre) @ self.w2 + self.b2)).tolist()
+        eq: list[float] = equity_of(sigmoid(sigmoid(pre) @ self.w2 + self.b2)).tolist()
         return eq
 
 

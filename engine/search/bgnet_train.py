@@ -80,13 +80,13 @@ def _finished(pos: Position) -> bool:
 
 
 def play_game(
-    teacher: Teacher, rng: random.Random, eps: float, keep_others: int
+    teacher: Teacher, rng: random.Random, eps: float, keep_others: int, keep_top: int = 1
 ) -> list[tuple[list[Position], int]]:
     """One game; for every decision with a choice, (candidate results, gnubg's best index).
 
     Candidates are the positions after each play, seen from the side about to roll next.
-    Only ``keep_others`` random non-chosen candidates are kept besides the chosen and the
-    best, to keep the data varied without flooding it with one decision's siblings."""
+    Kept: the chosen, gnubg's best ``keep_top``, and ``keep_others`` random others; enough to
+    keep the data varied without flooding it with one decision's siblings."""
     me, opp = START, START
     first = True
     decisions: list[tuple[list[Position], int]] = []
@@ -101,8 +101,11 @@ def play_game(
             scores = [1.0 if _finished(r) else -teacher.equity(r) for r in results]
             best = max(range(len(results)), key=scores.__getitem__)
             chosen = rng.randrange(len(results)) if rng.random() < eps else best
-            others = [i for i in range(len(results)) if i not in (best, chosen)]
-            keep = {best, chosen, *rng.sample(others, min(keep_others, len(others)))}
+            # The plays that compete with the best are where a ranking goes wrong: keep them
+            # all, and a few others for variety.
+            top = sorted(range(len(results)), key=scores.__getitem__, reverse=True)[:keep_top]
+            others = [i for i in range(len(results)) if i not in (chosen, *top)]
+            keep = {chosen, *top, *rng.sample(others, min(keep_others, len(others)))}
             kept = sorted(keep)
             decisions.append(([results[i] for i in kept], kept.index(best)))
         else:
@@ -114,7 +117,8 @@ def play_game(
 
 
 def generate(
-    n_games: int, seed: int, keep_others: int = 3, eps_choices: Sequence[float] = (0.02, 0.1, 0.3)
+    n_games: int, seed: int, keep_others: int = 3, eps_choices: Sequence[float] = (0.02, 0.1, 0.3),
+    keep_top: int = 1,
 ) -> tuple[list[list[Position]], list[list[tuple[list[Position], int]]]]:
     """Positions per game (to split by game), and each game's decisions (for the report)."""
     teacher = Teacher()
@@ -122,7 +126,7 @@ def generate(
     games_positions: list[list[Position]] = []
     games_decisions: list[list[tuple[list[Position], int]]] = []
     for _ in range(n_games):
-        decisions = play_game(teacher, rng, rng.choice(eps_choices), keep_others)
+        decisions = play_game(teacher, rng, rng.choice(eps_choices), keep_others, keep_top)
         seen: dict[Position, None] = {}
         for cands, _ in decisions:
             for c in cands:
@@ -167,8 +171,8 @@ def train(
         for start in range(0, n, batch):
             idx = order[start : start + batch]
             xb, yb = x[idx], y[idx]
-            h = 1 / (1 + np.exp(-(xb @ params["w1"] + params["b1"])))
-            out = 1 / (1 + np.exp(-(h @ params["w2"] + params["b2"])))
+            h = bgnet.sigmoid(xb @ params["w1"] + params["b1"])
+            out = bgnet.sigmoid(h @ params["w2"] + params["b2"])
             d_out = (out - yb) / len(idx)  # cross-entropy through a sigmoid
             d_h = (d_out @ params["w2"].T) * h * (1 - h)
             grads = {
@@ -293,10 +297,12 @@ def judge(
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m engine.search.bgnet_train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", type=int, default=4000, help="self-play games for the data")
-    ap.add_argument("--hidden", type=int, default=128)
-    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--games", type=int, default=8000, help="self-play games for the data")
+    ap.add_argument("--hidden", type=int, default=160)
+    ap.add_argument("--epochs", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--keep-top", type=int, default=4,
+                    help="per decision, keep gnubg's best N plays' positions (and 3 others)")
     ap.add_argument("--out", default=str(bgnet.WEIGHTS))
     ap.add_argument("--report-only", action="store_true",
                     help="measure the shipped network on fresh games instead of training")
@@ -319,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      {"hand": hand_equity, "net": net_equity(bgnet.BGNet.load(args.out))})
         _print_report(res)
         return 0
-    games_pos, games_dec = generate(args.games, args.seed)
+    games_pos, games_dec = generate(args.games, args.seed, keep_top=args.keep_top)
     print(f"{args.games} games, {sum(map(len, games_pos))} positions in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     cut = max(1, args.games // 10)
