@@ -265,6 +265,38 @@ def bench_easyai_ratio(quick: bool) -> list[Result]:
     return out
 
 
+def bench_bgnet(quick: bool) -> list[Result]:
+    """The backgammon network's evaluations per second, one by one and in bulk (17 positions
+    a call: a decision's plays, as the search asks for them)."""
+    from engine.search.bgnet import default_net
+
+    game = get_game("backgammon")
+    positions = [
+        (s.boards[s.turn], s.boards[1 - s.turn])
+        for s in sample_decisions(game, 4 if quick else 60, seed=6)
+    ]
+    net = default_net()
+    chunks = [positions[i : i + 17] for i in range(0, len(positions) - 16, 17)]
+
+    def one_by_one() -> int:
+        for me, opp in positions:
+            net.equity(me, opp)
+        return len(positions)
+
+    def bulk() -> int:
+        for chunk in chunks:
+            net.equities(chunk)
+        return 17 * len(chunks)
+
+    note = f"{len(positions)} positions of seeded random games"
+    return [
+        {"name": "backgammon: network evaluations, one by one",
+         "value": _best_rate(one_by_one, 5), "unit": "positions/s", "note": note},
+        {"name": "backgammon: network evaluations, 17 a call",
+         "value": _best_rate(bulk, 5), "unit": "positions/s", "note": note},
+    ]
+
+
 def bench_backgammon_decisions(quick: bool) -> list[Result]:
     """Median and worst decision time of each backgammon level over sampled positions."""
     from engine.search.bots import decide
@@ -298,6 +330,7 @@ BENCHMARKS: list[Callable[[bool], list[Result]]] = [
     bench_connect4_apply,
     bench_connect4_movegen,
     bench_backgammon_plays,
+    bench_bgnet,
     bench_search_nodes,
     bench_connect4_solver,
     bench_easyai_ratio,
