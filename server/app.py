@@ -9,6 +9,10 @@ messages in order.
 Timers: a room with a clock or ``abandon_to_bot_after_ms`` has a timer task that sleeps until
 the next flag fall or handover is due (woken up whenever a move, a connection or a handover
 changes that), then checks it against the injected clock under the room's lock.
+
+Memory: a finished room nobody is connected to is dropped from ``rooms`` once it has not been
+used for ``evict_finished_after`` seconds (of the injected clock); the store still has it,
+and the next handler that names it loads it again.
 """
 
 from __future__ import annotations
@@ -87,6 +91,11 @@ SEND_BUFFER = 64 * 1024
 WRITE_LIMIT = 32 * 1024
 RATE = 20.0
 BURST = 40.0
+EVICT_FINISHED_AFTER = 600.0  # seconds a finished, unwatched room stays in memory
+SWEEP_EVERY = 30.0  # how often (real seconds) finished rooms are looked at for eviction
+MAX_WAITING_ROOMS = 20  # per player
+MAX_CONNS_PER_ADDRESS = 64
+TOO_MANY_CONNS = "too many connections from this address"
 CLIENT_DIR = Path(__file__).resolve().parent.parent / "client"
 _TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -113,6 +122,12 @@ def _loggable(raw: str | bytes) -> str | bytes:
     if b"token" in (raw.encode(errors="replace") if isinstance(raw, str) else raw):
         return "<a frame mentioning a token, not logged>"
     return raw[:200]
+
+
+def _peer(ws: ServerConnection) -> str:
+    """The peer's address without its port: the unit of MAX_CONNS_PER_ADDRESS."""
+    address = ws.remote_address
+    return str(address[0]) if address else ""
 
 
 class TokenBucket:
@@ -175,6 +190,12 @@ class RoomEntry:
     timer_task: asyncio.Task[None] | None = None
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     final_analysis_ply: int | None = None  # no more live analysis for this ply
+    # The injected clock's time of the room's last use: the grace period before eviction
+    # runs from it.
+    touched: float = 0.0
+    # The creator of a room created without a seat for them, until someone takes a seat:
+    # the room counts against their MAX_WAITING_ROOMS meanwhile (not persisted).
+    host: str | None = None
 
 
 class TablasServer:
@@ -192,7 +213,12 @@ class TablasServer:
         rate: float = RATE,
         burst: float = BURST,
         allow_origins: Sequence[str] | None = None,
+        evict_finished_after: float = EVICT_FINISHED_AFTER,
+        sweep_every: float = SWEEP_EVERY,
+        max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
+        max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
     ) -> None:
+        """``max_waiting_rooms`` and ``max_conns_per_address``: None lifts the limit."""
         self.store = store
         self.bots = BotPool(bot_workers)
         self.clock = clock
@@ -206,10 +232,16 @@ class TablasServer:
             None if allow_origins is None
             else frozenset(o.rstrip("/").lower() for o in allow_origins)
         )
+        self.evict_finished_after = evict_finished_after
+        self.sweep_every = sweep_every
+        self.max_waiting_rooms = max_waiting_rooms
+        self.max_conns_per_address = max_conns_per_address
         self.rooms: dict[str, RoomEntry] = {}
         self.online: dict[str, set[Conn]] = {}
         self.conns: set[Conn] = set()
+        self.per_address: dict[str, int] = {}  # open WebSockets per peer address
         self.server: Server | None = None
+        self._sweeper: asyncio.Task[None] | None = None
         self._closing = False
         self._handlers: dict[type[Any], Callable[[Conn, Any], Awaitable[None]]] = {
             Hello: self._hello,
@@ -260,6 +292,7 @@ class TablasServer:
             compression=None,
             server_header="tablas",
         )
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_loop())
         sock = next(iter(self.server.sockets))
         bound: int = sock.getsockname()[1]
         log.info("tablas listening on ws://%s:%d/ws", host, bound)
@@ -268,6 +301,8 @@ class TablasServer:
     async def close(self) -> None:
         """Graceful shutdown: stop bots, close sockets with a reason, finish the writes."""
         self._closing = True
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for entry in self.rooms.values():
             if entry.bot_task is not None:
                 entry.bot_task.cancel()
@@ -312,6 +347,9 @@ class TablasServer:
                             request.headers.get("Origin"))
                 return self._response(HTTPStatus.FORBIDDEN, b"origin not allowed\n",
                                       "text/plain")
+            if self._too_many_from(_peer(connection), 1):
+                return self._response(HTTPStatus.TOO_MANY_REQUESTS,
+                                      TOO_MANY_CONNS.encode() + b"\n", "text/plain")
             return None
         if path == "/healthz":
             return self._json(HTTPStatus.OK, {"status": "ok"})
@@ -376,7 +414,31 @@ class TablasServer:
 
     # --- WebSocket -----------------------------------------------------------------------
 
+    def _too_many_from(self, address: str, extra: int) -> bool:
+        """Whether ``address`` holds more than the cap allows, counting ``extra`` beyond
+        its open WebSockets."""
+        cap = self.max_conns_per_address
+        return cap is not None and self.per_address.get(address, 0) + extra > cap
+
     async def handler(self, ws: ServerConnection) -> None:
+        address = _peer(ws)
+        self.per_address[address] = self.per_address.get(address, 0) + 1
+        try:
+            # process_request refused most; handshakes that passed it together are
+            # counted here, once each, and the ones past the cap are closed.
+            if self._too_many_from(address, 0):
+                log.warning("closing a WebSocket from %s: %s", address, TOO_MANY_CONNS)
+                await ws.close(1008, TOO_MANY_CONNS)
+                return
+            await self._serve(ws)
+        finally:
+            left = self.per_address[address] - 1
+            if left:
+                self.per_address[address] = left
+            else:
+                del self.per_address[address]
+
+    async def _serve(self, ws: ServerConnection) -> None:
         sock = ws.transport.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -472,6 +534,7 @@ class TablasServer:
             if entry is not None:
                 entry.conns.discard(conn)
                 entry.spectators.discard(conn)
+                entry.touched = self.clock()
         pid = conn.player_id
         if pid is not None:
             conns = self.online.get(pid, set())
@@ -499,7 +562,7 @@ class TablasServer:
             return None
         if room_id in self.rooms:  # loaded by another handler meanwhile
             return self.rooms[room_id]
-        entry = RoomEntry(record.to_room(self.clock))
+        entry = RoomEntry(record.to_room(self.clock), touched=self.clock())
         self.rooms[room_id] = entry
         return entry
 
@@ -509,7 +572,59 @@ class TablasServer:
             entry = await self._load(room_id)
         if entry is None:
             raise RoomError("unknown_room", f"no room {room_id!r}")
+        # A handler holds the entry from here on, perhaps waiting for its lock: used now,
+        # it is not evicted for a whole grace period.
+        entry.touched = self.clock()
         return entry
+
+    # --- eviction of finished rooms --------------------------------------------------------
+
+    async def _sweep_loop(self) -> None:
+        while not self._closing:
+            await asyncio.sleep(self.sweep_every)
+            try:
+                dropped = self.evict_idle_rooms()
+            except Exception:
+                log.exception("evicting finished rooms failed")
+                continue
+            if dropped:
+                log.debug("evicted %d finished rooms from memory", len(dropped))
+
+    def evict_idle_rooms(self) -> list[str]:
+        """Drops from memory every finished room that nobody is connected to and nobody has
+        used for ``evict_finished_after`` seconds; the ids dropped (the store keeps them)."""
+        now = self.clock()
+        idle = [room_id for room_id, e in self.rooms.items() if self._evictable(e, now)]
+        for room_id in idle:
+            del self.rooms[room_id]
+        return idle
+
+    def _evictable(self, entry: RoomEntry, now: float) -> bool:
+        # A held lock is a write in progress; a task still running holds the entry and
+        # would go on with a room nobody can reach any more.
+        busy = entry.lock.locked() or any(
+            t is not None and not t.done() for t in (entry.bot_task, entry.timer_task))
+        return (entry.room.status == "finished" and not entry.conns and not entry.spectators
+                and not busy and now - entry.touched >= self.evict_finished_after)
+
+    # --- the cap on waiting rooms ----------------------------------------------------------
+
+    @staticmethod
+    def _waits_for(entry: RoomEntry, player_id: str) -> bool:
+        return entry.host == player_id or bool(entry.room.seats_of(player_id))
+
+    def _check_waiting_rooms(self, player_id: str) -> None:
+        """Refuses one more waiting room for ``player_id`` past ``max_waiting_rooms``
+        (waiting rooms are never evicted, so all of them are in memory)."""
+        cap = self.max_waiting_rooms
+        if cap is None:
+            return
+        n = sum(1 for e in self.rooms.values()
+                if e.room.status == "waiting" and self._waits_for(e, player_id))
+        if n >= cap:
+            raise RoomError("bad_request", (
+                f"{n} rooms of yours are waiting for an opponent (at most {cap}): leave one"
+                " or let it start before you open or join another"))
 
     async def _reload_after_failure(self, entry: RoomEntry) -> None:
         """The disk is the truth: after a failed write, the room is rebuilt from it."""
@@ -578,11 +693,14 @@ class TablasServer:
             room.join(conn.player.id, conn.player.name, join_seat)
         if room.ready:
             room.start()
+        if room.status == "waiting":
+            self._check_waiting_rooms(conn.player.id)
         await self.store.create_room(
             room_id, room.game_id, room.options, room.seats, room.status, room.seed,
             room.opening_rolls, room.created_at, room.room_options,
         )
-        entry = RoomEntry(room)
+        entry = RoomEntry(room, touched=self.clock(),
+                          host=None if room.seats_of(conn.player.id) else conn.player.id)
         self.rooms[room_id] = entry
         self._subscribe(entry, conn, spectator=not room.seats_of(conn.player_id))
         conn.send(RoomCreated(re=re, room_id=room_id))
@@ -615,8 +733,12 @@ class TablasServer:
         entry = await self._entry(msg.room_id)
         async with entry.lock:
             room = entry.room
+            if (room.status == "waiting" and room.open_seats > 1
+                    and not self._waits_for(entry, conn.player.id)):
+                self._check_waiting_rooms(conn.player.id)  # the room goes on waiting
             changed = room.join(conn.player.id, conn.player.name, msg.seat)
             if changed:
+                entry.host = None
                 try:
                     if room.ready:
                         room.start()
@@ -678,6 +800,7 @@ class TablasServer:
         action = room.commit(pending)
         self._broadcast_update(entry, action, answer, re)
         if room.status == "finished":
+            entry.touched = self.clock()
             self._broadcast_snapshot(entry)
         self._arm_timer(entry)
 
@@ -694,6 +817,7 @@ class TablasServer:
         room = entry.room
         await self.store.record_result(room.room_id, outcome, clocks, self.clock())
         room.finish(outcome, clocks)
+        entry.touched = self.clock()
         if answer is not None and answer not in entry.conns:
             answer.send(self._snapshot_for(entry, answer, re))
         self._broadcast_snapshot(entry, answer, re)
@@ -902,12 +1026,14 @@ class TablasServer:
 
 
 async def run(host: str, port: int, db: str, bot_workers: int | None,
-              allow_origins: Sequence[str] | None = None) -> None:
+              allow_origins: Sequence[str] | None = None,
+              max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS) -> None:
     """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully."""
     import signal
 
     store = await Store.open(db)
-    server = TablasServer(store, bot_workers, allow_origins=allow_origins)
+    server = TablasServer(store, bot_workers, allow_origins=allow_origins,
+                          max_conns_per_address=max_conns_per_address)
     try:
         await server.start(host, port)
     except BaseException:

@@ -10,7 +10,8 @@ ephemeral port with a temporary SQLite file (``synchronous=FULL``, as served), t
    meanwhile measures the event loop's lag: a task that sleeps 10 ms and records how late it
    wakes up.
 
-The rate limit is lifted for the scripted clients (they move as fast as answers come).
+The rate limit is lifted for the scripted clients (they move as fast as answers come), and
+so is the cap on connections per address (they all come from 127.0.0.1).
 
 ``python -m server.bench load`` (or ``tablas bench --load``) is the load generator: the server
 in a process of its own, hundreds of games and spectators from client processes, human pace
@@ -155,7 +156,7 @@ async def _bench(quick: bool) -> list[Figure]:
     bot_rooms = 2 if quick else 4
     with tempfile.TemporaryDirectory(prefix="tablas-bench-") as tmp:
         store = await Store.open(Path(tmp) / "bench.db")
-        srv = TablasServer(store, 2, rate=1e9, burst=1e9)
+        srv = TablasServer(store, 2, rate=1e9, burst=1e9, max_conns_per_address=None)
         port = await srv.start("127.0.0.1", 0)
         url = f"ws://127.0.0.1:{port}/ws"
         try:
@@ -225,7 +226,8 @@ def run_server_bench(quick: bool = False) -> list[Figure]:
 # --- the load generator (``python -m server.bench load``) ------------------------------
 #
 # The server runs in its own process (``python -m server.bench serve-child``: the same
-# TablasServer as ``tablas serve``, plus a lag probe and the rate limit lifted), and so does a
+# TablasServer as ``tablas serve``, plus a lag probe, the rate limit and the cap on connections
+# per address lifted: thousands of sockets come from 127.0.0.1), and so does a
 # raw ``websockets`` echo server (``echo-child``); the clients run in ``--workers`` processes
 # of their own, each an event loop holding whole games (both players and the spectators), so
 # a latency is always measured on one process's clock. Children are controlled by lines on
@@ -308,9 +310,10 @@ async def _child_main(start: Any, close: Any) -> None:
 
 
 async def _serve_child(db: str, bot_workers: int) -> None:
-    """``tablas serve`` as served (SQLite ``synchronous=FULL``), with the rate limit lifted."""
+    """``tablas serve`` as served (SQLite ``synchronous=FULL``), with the rate limit and the
+    cap on connections per address lifted: every client socket comes from 127.0.0.1."""
     store = await Store.open(db)
-    srv = TablasServer(store, bot_workers, rate=1e9, burst=1e9)
+    srv = TablasServer(store, bot_workers, rate=1e9, burst=1e9, max_conns_per_address=None)
 
     async def start() -> int:
         return await srv.start("127.0.0.1", 0)

@@ -169,12 +169,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
     import logging
 
-    from server.app import run
+    from server.app import MAX_CONNS_PER_ADDRESS, run
 
     if args.bot_workers is not None and args.bot_workers < 1:
         raise CliError("--bot-workers must be at least 1")
     if not 0 <= args.port <= 65535:
         raise CliError("--port must be 0..65535")
+    per_address = args.max_conns_per_address
+    if per_address is None:
+        per_address = MAX_CONNS_PER_ADDRESS
+    elif per_address < 0:
+        raise CliError("--max-conns-per-address must be 0 (no limit) or more")
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -185,7 +190,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     try:
-        asyncio.run(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin))
+        asyncio.run(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin,
+                        per_address or None))
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except OSError as e:
@@ -225,6 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
                    help="a web page origin allowed to open /ws, e.g. https://games.example "
                         "(repeatable; default: any; pages of this server are always allowed)")
+    # The default is the server's (64); server.app is not imported for every command.
+    p.add_argument("--max-conns-per-address", type=int, default=None, metavar="N",
+                   help="open WebSockets allowed per client address (default: 64; "
+                        "0: no limit, e.g. behind a proxy that connects for everyone)")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("bench", help="run the benchmarks")

@@ -399,6 +399,10 @@ class Room:
     def ready(self) -> bool:
         return self.status == "waiting" and all(s.filled for s in self.seats)
 
+    @property
+    def open_seats(self) -> int:
+        return sum(not s.filled for s in self.seats)
+
     def start(self) -> None:
         """Starts the game (every seat filled): the opening roll, if the game has one."""
         if not self.ready:

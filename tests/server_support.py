@@ -98,6 +98,14 @@ class Client:
             await self.ws.close()
 
 
+async def connected(url: str, *names: str) -> list[Client]:
+    """One client per name, each past its ``welcome``."""
+    clients = [Client(url) for _ in names]
+    for c, name in zip(clients, names, strict=True):
+        await c.connect(name)
+    return clients
+
+
 async def create(c: Client, game: str, seats: list[dict[str, Any]], join_seat: int | None = 0,
                  options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
     msg: dict[str, Any] = {"type": "create_room", "game": game, "options": options or {},
