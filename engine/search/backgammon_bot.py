@@ -130,8 +130,6 @@ def rank_plays(
                 deeper.append((m, _searched(search, child_of[m], seat, plies, deeper)))
         except SearchTimeout:
             break
-        if n and len(deeper) < min(width, len(ranked)):
-            break
         deeper.sort(key=lambda mv: -mv[1])
         searched = {m for m, _ in deeper}
         ranked = deeper + [mv for mv in ranked if mv[0] not in searched]
