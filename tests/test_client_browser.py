@@ -112,7 +112,10 @@ def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> 
     assert all(isinstance(x, int) for x in pips)
     assert page.locator("#dice-commitment").text_content() == page.evaluate(
         "window.tablas.room.dice_commitment")
-    # Resign (two clicks), then the seed is revealed and every roll checks out.
+    # Resign (two clicks) once the bot has answered: an update arriving between the two
+    # clicks redraws the controls and the confirmation starts over (seen when the bot's
+    # reply came just then). Then the seed is revealed and every roll checks out.
+    page.wait_for_function("window.tablas.room.state.turn === 0")
     page.click("#resign-btn")
     page.click("#resign-btn")
     page.wait_for_selector("#banner:not([hidden]) #result-text")
