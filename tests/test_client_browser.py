@@ -112,11 +112,14 @@ def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> 
     assert all(isinstance(x, int) for x in pips)
     assert page.locator("#dice-commitment").text_content() == page.evaluate(
         "window.tablas.room.dice_commitment")
-    # Resign (two clicks) once the bot has answered: an update arriving between the two
-    # clicks redraws the controls and the confirmation starts over (seen when the bot's
-    # reply came just then). Then the seed is revealed and every roll checks out.
+    # Resign (two clicks). A redraw between the clicks, as an update arriving then makes,
+    # keeps the confirmation: the second click resigns. Then the seed is revealed and every
+    # roll checks out.
     page.wait_for_function("window.tablas.room.state.turn === 0")
     page.click("#resign-btn")
+    page.evaluate("""async () => {
+        const m = await import('/js/room.js'); m.renderRoom(window.tablas, false); }""")
+    assert page.locator("#resign-btn").text_content() == "Really resign?"
     page.click("#resign-btn")
     page.wait_for_selector("#banner:not([hidden]) #result-text")
     assert "resign" in (page.locator("#result-text").text_content() or "")

@@ -168,26 +168,43 @@ function renderBanner(app, room) {
   el.append(row);
 }
 
+// A two-click confirmation outlives redraws: an update that arrives between the clicks
+// (the opponent moved) rebuilds the buttons, and the player must not have to start over.
+const armedUntil = new Map(); // confirmation key -> Date.now() when it lapses
+
+function confirmButton(key, attrs, label, armedLabel, act) {
+  const b = h("button", attrs, label);
+  const show = () => {
+    const left = (armedUntil.get(key) || 0) - Date.now();
+    if (left > 0) {
+      b.dataset.armed = "1";
+      b.textContent = armedLabel;
+      setTimeout(() => { if (b.isConnected) show(); }, left + 10);
+    } else {
+      armedUntil.delete(key);
+      delete b.dataset.armed;
+      b.textContent = label;
+    }
+  };
+  b.addEventListener("click", () => {
+    if ((armedUntil.get(key) || 0) > Date.now()) { armedUntil.delete(key); act(); return; }
+    armedUntil.set(key, Date.now() + 4000);
+    show();
+  });
+  show();
+  return b;
+}
+
 function renderActions(app, room) {
   const el = document.getElementById("room-actions");
   clear(el);
   const mine = room.your_seats || [];
   if (mine.length && room.status === "playing") {
-    const b = h("button", { class: "btn danger", id: "resign-btn" }, "Resign");
-    b.addEventListener("click", () => {
-      if (b.dataset.armed) { app.resign(); return; }
-      b.dataset.armed = "1";
-      b.textContent = "Really resign?";
-      setTimeout(() => { if (b.isConnected) { delete b.dataset.armed; b.textContent = "Resign"; } }, 4000);
-    });
-    el.append(b);
-    const hand = h("button", { class: "btn", id: "hand-to-bot-btn", title: "a bot plays your seat from here on" }, "Let a bot finish");
-    hand.addEventListener("click", () => {
-      if (hand.dataset.armed) { app.handToBot(viewSeat(room)); return; }
-      hand.dataset.armed = "1";
-      hand.textContent = "Hand my seat to a bot?";
-      setTimeout(() => { if (hand.isConnected) { delete hand.dataset.armed; hand.textContent = "Let a bot finish"; } }, 4000);
-    });
+    el.append(confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
+      "Resign", "Really resign?", () => app.resign()));
+    const hand = confirmButton(`${room.room_id}:hand`,
+      { class: "btn", id: "hand-to-bot-btn", title: "a bot plays your seat from here on" },
+      "Let a bot finish", "Hand my seat to a bot?", () => app.handToBot(viewSeat(room)));
     if (SERVER_FEATURES.handToBot) el.append(hand);
   }
   if (mine.length && room.status === "finished") {
