@@ -659,7 +659,7 @@ class Backgammon(Game[BGState, Move]):
     def successors(self, state: BGState) -> list[tuple[Move, BGState]]:
         if state.phase == "move":
             return [(p, self._after_play(state, me, opp)) for p, me, opp in self.plays(state)]
-        return [(m, self.apply(state, m)) for m in self.legal_moves(state)]
+        return super().successors(state)
 
     def _after_play(self, state: BGState, me: Board, opp: Board) -> BGState:
         turn = state.turn
