@@ -62,11 +62,10 @@ def test_the_network_agrees_with_gnubg_far_better_than_the_hand_evaluation() -> 
     from engine.search import bgnet_train as bt
 
     teacher = bt.Teacher()
-    games_pos, games_dec = bt.generate(12, seed=424242, keep_others=99)
+    games_pos, games_dec = bt.generate(teacher, 12, seed=424242, keep_others=99)
     positions = [p for g in games_pos for p in g]
     decisions = [d for g in games_dec for d in g]
-    res = bt.report(teacher, positions, decisions,
-                    {"hand": bt.hand_equity, "net": bt.net_equity(NET)})
+    res = bt.report(teacher, positions, decisions, bt.evaluators(NET))
     assert res["net"]["mae_contact"] < 0.1 < res["hand"]["mae_contact"]
     assert res["net"]["mae_race"] < 0.1
     assert res["net"]["lost_per_decision"] < res["hand"]["lost_per_decision"] / 2
@@ -78,7 +77,7 @@ def test_training_fits_the_teacher() -> None:
     from engine.search import bgnet_train as bt
 
     teacher = bt.Teacher()
-    games_pos, _ = bt.generate(30, seed=7)
+    games_pos, _ = bt.generate(teacher, 30, seed=7)
     train = [p for g in games_pos[3:] for p in g]
     held = [p for g in games_pos[:3] for p in g]
     x, y = bt.arrays(teacher, train)

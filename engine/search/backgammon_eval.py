@@ -169,13 +169,14 @@ def equity(me: Board, opp: Board) -> float:
     return max(-2.9, min(2.9, base * (1.0 + 0.25 * abs(base))))
 
 
-def net_equity(me: Board, opp: Board) -> float:
+def net_equity(me: Board, opp: Board, net: bgnet.BGNet | None = None) -> float:
     """Cubeless equity for ``me``, the side about to roll: the learned network
-    (:mod:`engine.search.bgnet`) in contact and races, the database in the bear-off."""
+    (:mod:`engine.search.bgnet`; the shipped one unless ``net`` is given) in contact and
+    races, the database in the bear-off."""
     settled = _settled(me, opp)
     if settled is not None:
         return settled
-    return bgnet.default_net().equity(me, opp)
+    return (net or bgnet.default_net()).equity(me, opp)
 
 
 def net_equities(positions: Sequence[tuple[Board, Board]]) -> list[float]:

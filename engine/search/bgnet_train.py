@@ -31,6 +31,7 @@ it. Randomness comes only from ``--seed``.
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import sys
 import time
@@ -56,23 +57,26 @@ def _gnubg() -> Any:
 
 
 class Teacher:
-    """gnubg's 0-ply cubeless evaluation of a position, for the side about to roll."""
+    """gnubg's cubeless evaluation of a position, for the side about to roll: 0-ply, or
+    the ``context`` given."""
 
     def __init__(self) -> None:
         self.g = _gnubg()
         self.cube = self.g.cube_info()
         self.context = self.g.eval_context(0, 0, 1, 0, 0.0)
 
-    def probabilities(self, pos: Position) -> tuple[float, ...]:
+    def evaluate(self, pos: Position, context: Any = None) -> tuple[float, ...]:
+        """gnubg's six numbers: the five probabilities, then the equity."""
         on_roll, other = pos
         # gnubg's board lists the side NOT on roll first, each as points 1..24 then the bar.
-        out = self.g.evaluate((tuple(other[1:26]), tuple(on_roll[1:26])), self.cube,
-                              self.context)
-        return tuple(out[:5])
+        return tuple(self.g.evaluate((tuple(other[1:26]), tuple(on_roll[1:26])), self.cube,
+                                     context or self.context))
 
-    def equity(self, pos: Position) -> float:
-        return float(self.g.evaluate((tuple(pos[1][1:26]), tuple(pos[0][1:26])), self.cube,
-                                     self.context)[5])
+    def probabilities(self, pos: Position) -> tuple[float, ...]:
+        return self.evaluate(pos)[:5]
+
+    def equity(self, pos: Position, context: Any = None) -> float:
+        return float(self.evaluate(pos, context)[5])
 
 
 def _finished(pos: Position) -> bool:
@@ -81,15 +85,15 @@ def _finished(pos: Position) -> bool:
 
 def play_game(
     teacher: Teacher, rng: random.Random, eps: float, keep_others: int, keep_top: int = 1
-) -> list[tuple[list[Position], int]]:
-    """One game; for every decision with a choice, (candidate results, gnubg's best index).
+) -> list[list[Position]]:
+    """One game; for every decision with a choice, the candidate results kept.
 
     Candidates are the positions after each play, seen from the side about to roll next.
     Kept: the chosen, gnubg's best ``keep_top``, and ``keep_others`` random others; enough to
     keep the data varied without flooding it with one decision's siblings."""
     me, opp = START, START
     first = True
-    decisions: list[tuple[list[Position], int]] = []
+    decisions: list[list[Position]] = []
     while True:
         d1, d2 = rng.randint(1, 6), rng.randint(1, 6)
         while first and d1 == d2:
@@ -99,15 +103,13 @@ def play_game(
         results: list[Position] = [(o2, m2) for _, m2, o2 in plays]
         if len(results) > 1:
             scores = [1.0 if _finished(r) else -teacher.equity(r) for r in results]
-            best = max(range(len(results)), key=scores.__getitem__)
-            chosen = rng.randrange(len(results)) if rng.random() < eps else best
             # The plays that compete with the best are where a ranking goes wrong: keep them
             # all, and a few others for variety.
             top = sorted(range(len(results)), key=scores.__getitem__, reverse=True)[:keep_top]
+            chosen = rng.randrange(len(results)) if rng.random() < eps else top[0]
             others = [i for i in range(len(results)) if i not in (chosen, *top)]
             keep = {chosen, *top, *rng.sample(others, min(keep_others, len(others)))}
-            kept = sorted(keep)
-            decisions.append(([results[i] for i in kept], kept.index(best)))
+            decisions.append([results[i] for i in sorted(keep)])
         else:
             chosen = 0
         nxt = results[chosen]
@@ -117,23 +119,22 @@ def play_game(
 
 
 def generate(
-    n_games: int, seed: int, keep_others: int = 3, eps_choices: Sequence[float] = (0.02, 0.1, 0.3),
-    keep_top: int = 1,
-) -> tuple[list[list[Position]], list[list[tuple[list[Position], int]]]]:
+    teacher: Teacher, n_games: int, seed: int, keep_others: int = 3,
+    eps_choices: Sequence[float] = (0.02, 0.1, 0.3), keep_top: int = 1,
+) -> tuple[list[list[Position]], list[list[list[Position]]]]:
     """Positions per game (to split by game), and each game's decisions (for the report)."""
-    teacher = Teacher()
     rng = random.Random(seed)
     games_positions: list[list[Position]] = []
-    games_decisions: list[list[tuple[list[Position], int]]] = []
+    games_decisions: list[list[list[Position]]] = []
     for _ in range(n_games):
         decisions = play_game(teacher, rng, rng.choice(eps_choices), keep_others, keep_top)
         seen: dict[Position, None] = {}
-        for cands, _ in decisions:
+        for cands in decisions:
             for c in cands:
                 if not _finished(c):
                     seen[c] = None
         games_positions.append(list(seen))
-        games_decisions.append([d for d in decisions if len(d[0]) > 1])
+        games_decisions.append([d for d in decisions if len(d) > 1])
     return games_positions, games_decisions
 
 
@@ -186,8 +187,8 @@ def train(
                 mh = m[k] / (1 - b1_**t)
                 vh = v[k] / (1 - b2_**t)
                 params[k] -= (rate * mh / (np.sqrt(vh) + 1e-8)).astype(np.float32)
-        net = bgnet.BGNet(params["w1"], params["b1"], params["w2"], params["b2"])
         if valid is not None:
+            net = bgnet.BGNet(params["w1"], params["b1"], params["w2"], params["b2"])
             err = np.abs(bgnet.equity_of(net.forward(valid[0])) - bgnet.equity_of(valid[1]))
             log(f"epoch {epoch + 1}/{epochs}: held-out mean |equity error| {err.mean():.4f}")
     return bgnet.BGNet(params["w1"], params["b1"], params["w2"], params["b2"])
@@ -196,23 +197,10 @@ def train(
 Evaluator = Callable[[Board, Board], float]
 
 
-def hand_equity(me: Board, opp: Board) -> float:
-    return backgammon_eval.equity(me, opp)
-
-
-def net_equity(net: bgnet.BGNet) -> Evaluator:
-    def evaluate(me: Board, opp: Board) -> float:
-        if backgammon_eval.stage(me, opp) == "bearoff":
-            return backgammon_eval.equity(me, opp)
-        return net.equity(me, opp)
-
-    return evaluate
-
-
 def report(
     teacher: Teacher,
     positions: Sequence[Position],
-    decisions: Sequence[tuple[list[Position], int]],
+    decisions: Sequence[list[Position]],
     evaluators: dict[str, Evaluator],
 ) -> dict[str, dict[str, float]]:
     """Per evaluator: mean |equity - gnubg's| over the positions (overall and by stage), and
@@ -226,7 +214,7 @@ def report(
             errors["all"].append(e)
             errors[backgammon_eval.stage(*p)].append(e)
         lost = []
-        for cands, _ in decisions:
+        for cands in decisions:
             # A candidate is the position after the play, seen by the opponent: lower is better.
             judged = [-teacher.equity(c) if not _finished(c) else 1.0 for c in cands]
             mine = [-ev(*c) if not _finished(c) else 1.0 for c in cands]
@@ -252,18 +240,19 @@ def judge(
     game = Backgammon()
     referee = teacher.g.eval_context(0, plies, 1, 1, 0.0)
 
+    def after(state: Any) -> Position:
+        return state.boards[state.turn], state.boards[1 - state.turn]
+
     def judged(state: Any, play: Any) -> float:
         nxt = game.apply(state, play)
         if nxt.result is not None:
             return float(nxt.result.points)
-        on_roll, other = nxt.boards[nxt.turn], nxt.boards[1 - nxt.turn]
-        return -float(teacher.g.evaluate((tuple(other[1:26]), tuple(on_roll[1:26])),
-                                         teacher.cube, referee)[5])
+        return -teacher.equity(after(nxt), referee)
 
     def teacher_pick(state: Any) -> Any:
         return max(game.successors(state),
-                   key=lambda mc: 1.0 if mc[1].result is not None else -teacher.equity(
-                       (mc[1].boards[mc[1].turn], mc[1].boards[1 - mc[1].turn])))[0]
+                   key=lambda mc: 1.0 if mc[1].result is not None
+                   else -teacher.equity(after(mc[1])))[0]
 
     rng = random.Random(seed)
     names = [*levels, "gnubg-0ply"]
@@ -319,13 +308,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{time.perf_counter() - t0:.0f} s")
         return 0
     if args.report_only:
-        pos, dec = generate(args.report_games, args.seed + 1000, keep_others=99)
+        pos, dec = generate(teacher, args.report_games, args.seed + 1000, keep_others=99)
         flat = [p for g in pos for p in g]
-        res = report(teacher, flat, [d for g in dec for d in g],
-                     {"hand": hand_equity, "net": net_equity(bgnet.BGNet.load(args.out))})
+        res = report(teacher, flat, [d for g in dec for d in g], evaluators(
+            bgnet.BGNet.load(args.out)))
         _print_report(res)
         return 0
-    games_pos, games_dec = generate(args.games, args.seed, keep_top=args.keep_top)
+    games_pos, games_dec = generate(teacher, args.games, args.seed, keep_top=args.keep_top)
     print(f"{args.games} games, {sum(map(len, games_pos))} positions in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     cut = max(1, args.games // 10)
@@ -339,9 +328,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     np.savez(args.out, w1=net.w1, b1=net.b1, w2=net.w2, b2=net.b2)
     print(f"wrote {args.out} after {time.perf_counter() - t0:.0f} s", flush=True)
     res = report(teacher, valid_pos, [d for g in games_dec[:cut] for d in g],
-                 {"hand": hand_equity, "net": net_equity(net)})
+                 evaluators(net))
     _print_report(res)
     return 0
+
+
+def evaluators(net: bgnet.BGNet) -> dict[str, Evaluator]:
+    """The hand-written evaluation and ``net``, each as the bots use them."""
+    return {"hand": backgammon_eval.equity,
+            "net": functools.partial(backgammon_eval.net_equity, net=net)}
 
 
 def _print_report(res: dict[str, dict[str, float]]) -> None:
