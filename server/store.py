@@ -126,6 +126,19 @@ def _rolls(text: str | None) -> list[Dice]:
     return [(int(a), int(b)) for a, b in json.loads(text or "[]")]
 
 
+def _rolls_text(rolls: Sequence[Dice]) -> str:
+    """The inverse of :func:`_rolls`."""
+    return json.dumps([list(r) for r in rolls])
+
+
+def _save_status(db: sqlite3.Connection, room_id: str, status: Status, opening: str) -> None:
+    """The room's status and opening roll (``_rolls_text``, made before the job is handed
+    over): what a filled or handed-over seat can change."""
+    db.execute(
+        "UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?", (status, opening, room_id)
+    )
+
+
 class Store:
     """One SQLite database; open with :meth:`open` (which migrates), close with :meth:`close`."""
 
@@ -244,7 +257,7 @@ class Store:
         """The room with its seats, in one transaction."""
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
         row = (room_id, game_id, json.dumps(options), status, seed,
-               json.dumps([list(r) for r in opening_rolls]), created_at, json.dumps(ropts))
+               _rolls_text(opening_rolls), created_at, json.dumps(ropts))
         seat_rows = [(room_id, i, s.kind, s.level, s.player_id) for i, s in enumerate(seats)]
 
         def job(db: sqlite3.Connection) -> None:
@@ -269,13 +282,13 @@ class Store:
     ) -> None:
         """Seat holders, and the start of the game (status, opening roll), in one transaction."""
         seat_rows = [(s.player_id, room_id, i) for i, s in enumerate(seats)]
-        row = (status, json.dumps([list(r) for r in opening_rolls]), room_id)
+        opening = _rolls_text(opening_rolls)
 
         def job(db: sqlite3.Connection) -> None:
             db.executemany(
                 "UPDATE seats SET player_id = ? WHERE room_id = ? AND seat = ?", seat_rows
             )
-            db.execute("UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?", row)
+            _save_status(db, room_id, status, opening)
 
         await self._write(job)
 
@@ -286,7 +299,7 @@ class Store:
         returns. The caller holds its room's lock, so a batch never holds two moves of one
         room."""
         row = (room_id, action.index, action.seat, json.dumps(action.move),
-               json.dumps([list(r) for r in action.rolls]), action.time,
+               _rolls_text(action.rolls), action.time,
                *(action.clocks or (None, None)))
 
         def job(db: sqlite3.Connection) -> None:
@@ -365,7 +378,7 @@ class Store:
     ) -> None:
         """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
         handover can start a waiting game), in one transaction."""
-        opening = json.dumps([list(r) for r in opening_rolls])
+        opening = _rolls_text(opening_rolls)
 
         def job(db: sqlite3.Connection) -> None:
             db.execute(
@@ -378,10 +391,7 @@ class Store:
                 " created_at) VALUES (?, ?, ?, ?, 'bot', ?, ?, ?)",
                 (room_id, seat, ply, from_player, level, reason, when),
             )
-            db.execute(
-                "UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?",
-                (status, opening, room_id),
-            )
+            _save_status(db, room_id, status, opening)
 
         await self._write(job)
 
