@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
@@ -82,13 +82,15 @@ from server.store import Store
 log = logging.getLogger("tablas.server")
 
 MAX_FRAME = 64 * 1024
-OUT_QUEUE = 512
+# What a connection may have written and not yet sent (websockets' transport buffer): past
+# it the reader is too slow and is dropped. Messages are written the moment they are made
+# (Conn.send), so this buffer is the only outgoing queue a connection has.
+OUT_BUFFER = 256 * 1024
 # The kernel's send buffer per connection. Left to itself Linux grows it up to tcp_wmem's
 # maximum (4 MiB) for a peer that stops reading, so a slow client would hold megabytes and
-# stay connected long after OUT_QUEUE should have dropped it. Fixed, it bounds a connection
-# to about 2 × SEND_BUFFER in the kernel + websockets' write_limit + OUT_QUEUE messages.
+# stay connected long after OUT_BUFFER should have dropped it. Fixed, it bounds a connection
+# to about 2 × SEND_BUFFER in the kernel + OUT_BUFFER + one message.
 SEND_BUFFER = 64 * 1024
-WRITE_LIMIT = 32 * 1024
 RATE = 20.0
 BURST = 40.0
 EVICT_FINISHED_AFTER = 600.0  # seconds a finished, unwatched room stays in memory
@@ -156,9 +158,6 @@ class Player:
 @dataclass(eq=False)
 class Conn:
     ws: ServerConnection
-    queue: asyncio.Queue[str | None] = field(
-        default_factory=lambda: asyncio.Queue(maxsize=OUT_QUEUE)
-    )
     player: Player | None = None
     rooms: set[str] = field(default_factory=set)
     bucket: TokenBucket = field(default_factory=TokenBucket)
@@ -169,15 +168,20 @@ class Conn:
         return self.player.id if self.player else None
 
     def send(self, msg: ServerMessage | str) -> None:
-        """Queues a message; a client too slow to read its queue is disconnected."""
+        """Writes a message now, in the order of the calls; a client that has let
+        ``OUT_BUFFER`` bytes pile up unread is disconnected instead (1008)."""
         if self.closing:
             return
-        try:
-            self.queue.put_nowait(msg if isinstance(msg, str) else msg.to_json())
-        except asyncio.QueueFull:
+        if self.ws.transport.get_write_buffer_size() > OUT_BUFFER:
             self.closing = True
-            log.warning("closing %s: outgoing queue full", self.ws.remote_address)
+            log.warning("closing %s: %d bytes unread", self.ws.remote_address,
+                        self.ws.transport.get_write_buffer_size())
             asyncio.get_running_loop().create_task(self.ws.close(1008, "too slow"))
+            return
+        # websockets' broadcast() is its synchronous send: no writer task to wake per
+        # message, no waiting in drain() (the bound above replaces that back-pressure), and
+        # a connection already closing is skipped.
+        broadcast((self.ws,), msg if isinstance(msg, str) else msg.to_json())
 
 
 @dataclass(eq=False)
@@ -237,6 +241,9 @@ class TablasServer:
         self.max_waiting_rooms = max_waiting_rooms
         self.max_conns_per_address = max_conns_per_address
         self.rooms: dict[str, RoomEntry] = {}
+        # Ids of the rooms that were waiting when last looked at (a room never waits again
+        # once it starts): the cap on waiting rooms looks at these, not at every room.
+        self._waiting: set[str] = set()
         self.online: dict[str, set[Conn]] = {}
         self.conns: set[Conn] = set()
         self.per_address: dict[str, int] = {}  # open WebSockets per peer address
@@ -283,10 +290,6 @@ class TablasServer:
             process_request=self.process_request,
             max_size=MAX_FRAME,
             max_queue=32,
-            # websockets' default, said out loud: a send() waits in drain() once this much
-            # is buffered, which is what keeps a slow reader's writer task (and only it)
-            # waiting until OUT_QUEUE overflows and the reader is dropped.
-            write_limit=WRITE_LIMIT,
             # Frames are a few hundred bytes: permessage-deflate saves little bandwidth and
             # cost ~8% of the server's CPU under load (docs/benchmarks.md).
             compression=None,
@@ -445,7 +448,6 @@ class TablasServer:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         conn = Conn(ws, bucket=TokenBucket(self.rate, self.burst))
         self.conns.add(conn)
-        writer = asyncio.create_task(self._writer(conn))
         try:
             async for raw in ws:
                 await self._on_frame(conn, raw)
@@ -453,23 +455,8 @@ class TablasServer:
             pass
         finally:
             self.conns.discard(conn)
-            await self._disconnect(conn)
             conn.closing = True
-            with contextlib.suppress(asyncio.QueueFull):
-                conn.queue.put_nowait(None)
-            writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await writer
-
-    async def _writer(self, conn: Conn) -> None:
-        try:
-            while True:
-                msg = await conn.queue.get()
-                if msg is None:
-                    return
-                await conn.ws.send(msg)
-        except ConnectionClosed:
-            return
+            await self._disconnect(conn)
 
     async def _on_frame(self, conn: Conn, raw: str | bytes) -> None:
         if not conn.bucket.take():
@@ -563,8 +550,14 @@ class TablasServer:
         if room_id in self.rooms:  # loaded by another handler meanwhile
             return self.rooms[room_id]
         entry = RoomEntry(record.to_room(self.clock), touched=self.clock())
-        self.rooms[room_id] = entry
+        self._add(entry)
         return entry
+
+    def _add(self, entry: RoomEntry) -> None:
+        room_id = entry.room.room_id
+        self.rooms[room_id] = entry
+        if entry.room.status == "waiting":
+            self._waiting.add(room_id)
 
     async def _entry(self, room_id: str) -> RoomEntry:
         entry = self.rooms.get(room_id)
@@ -619,8 +612,13 @@ class TablasServer:
         cap = self.max_waiting_rooms
         if cap is None:
             return
-        n = sum(1 for e in self.rooms.values()
-                if e.room.status == "waiting" and self._waits_for(e, player_id))
+        n = 0
+        for room_id in list(self._waiting):
+            e = self.rooms.get(room_id)
+            if e is None or e.room.status != "waiting":
+                self._waiting.discard(room_id)
+            elif self._waits_for(e, player_id):
+                n += 1
         if n >= cap:
             raise RoomError("bad_request", (
                 f"{n} rooms of yours are waiting for an opponent (at most {cap}): leave one"
@@ -701,7 +699,7 @@ class TablasServer:
         )
         entry = RoomEntry(room, touched=self.clock(),
                           host=None if room.seats_of(conn.player.id) else conn.player.id)
-        self.rooms[room_id] = entry
+        self._add(entry)
         self._subscribe(entry, conn, spectator=not room.seats_of(conn.player_id))
         conn.send(RoomCreated(re=re, room_id=room_id))
         conn.send(self._snapshot_for(entry, conn, re))

@@ -224,6 +224,24 @@ async def test_waiting_room_cap_refusal_changes_nothing(tmp_path: Path) -> None:
         assert e["code"] == "bad_request"
 
 
+async def test_waiting_rooms_still_count_after_a_restart(tmp_path: Path) -> None:
+    """The cap counts the waiting rooms the server reloads at start (it keeps an index of
+    waiting rooms rather than scanning every room, and the reloaded ones must be in it)."""
+    db = tmp_path / "t.db"
+    async with running(db, max_waiting_rooms=2) as (_, url):
+        a = Client(url)
+        token = (await a.connect("Ana"))["token"]
+        for _ in range(2):
+            await create(a, "tictactoe", [HUMAN, HUMAN])
+    async with running(db, max_waiting_rooms=2) as (srv, url):
+        a = Client(url)
+        await a.connect("Ana", token)
+        assert len([e for e in srv.rooms.values() if e.room.status == "waiting"]) == 2
+        e = await a.error({"type": "create_room", "game": "tictactoe", "options": {},
+                           "seats": [HUMAN, HUMAN], "join_seat": 0})
+        assert e["code"] == "bad_request" and "2 rooms of yours" in e["message"]
+
+
 # --- the cap on connections per address -----------------------------------------------------
 
 

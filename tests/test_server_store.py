@@ -106,3 +106,20 @@ async def test_rooms_seats_and_moves_share_commits(tmp_path: Path) -> None:
     assert con.execute("SELECT COUNT(*) FROM seats WHERE room_id = 'r9'").fetchone() == (2,)
     assert con.execute("SELECT COUNT(*) FROM chat").fetchone() == (1,)
     con.close()
+
+
+async def test_json_columns_round_trip_whatever_text_they_hold(tmp_path: Path) -> None:
+    """Options, moves and dice are written compactly by pydantic-core, which refuses a lone
+    surrogate (not UTF-8; JSON from the wire may escape one): such text is still stored,
+    escaped, and every value reads back as it was written."""
+    store = await Store.open(tmp_path / "t.db")
+    options = {"note": "\ud800 é", "n": [1, 2.5, None, True]}
+    await store.create_room("r", "backgammon", options, HUMANS, "playing", None, [(3, 1)], 0.0)
+    move = {"play": "24/21 \udfff"}
+    await store.record_move("r", Action(0, 0, move, rolls=((6, 6),)), None)
+    record = await store.load_room("r")
+    await store.close()
+    assert record is not None
+    assert record.options == options
+    assert record.opening_rolls == [(3, 1)]
+    assert [(a.move, a.rolls) for a in record.actions] == [(move, ((6, 6),))]
