@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TextIO
 from engine.core import JSON, Game
 from engine.errors import InvalidDiceError, InvalidInputError, TablasError
 from engine.games import GAME_IDS, get_game
+from server.loop import LOOPS
 
 
 class CliError(Exception):
@@ -166,10 +167,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import asyncio
     import logging
 
     from server.app import MAX_CONNS_PER_ADDRESS, run
+    from server.loop import loop_in_use
+    from server.loop import run as run_on_loop
 
     if args.bot_workers is not None and args.bot_workers < 1:
         raise CliError("--bot-workers must be at least 1")
@@ -180,6 +182,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         per_address = MAX_CONNS_PER_ADDRESS
     elif per_address < 0:
         raise CliError("--max-conns-per-address must be 0 (no limit) or more")
+    try:
+        loop = loop_in_use(args.loop)
+    except ImportError:
+        raise CliError("--loop uvloop: uvloop is not installed (pip install uvloop)") from None
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -189,9 +195,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sqlite3.connect(args.db).close()
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
+    logging.getLogger("tablas.server").info("event loop: %s", loop)
     try:
-        asyncio.run(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin,
-                        per_address or None))
+        run_on_loop(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin,
+                        per_address or None), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except OSError as e:
@@ -235,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-conns-per-address", type=int, default=None, metavar="N",
                    help="open WebSockets allowed per client address (default: 64; "
                         "0: no limit, e.g. behind a proxy that connects for everyone)")
+    p.add_argument("--loop", choices=LOOPS, default="auto",
+                   help="the event loop (default auto: uvloop when installed, else asyncio)")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("bench", help="run the benchmarks")
