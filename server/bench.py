@@ -22,6 +22,7 @@ docs/benchmarks.md for the figures and the command).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import os
@@ -29,12 +30,17 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
 import websockets
+from pydantic_core import from_json, to_json
+from websockets.asyncio.connection import broadcast
 
 from server.app import TablasServer
+from server.loop import LOOPS, loop_in_use
+from server.loop import run as run_on_loop
 from server.store import Store
 
 Figure = dict[str, Any]
@@ -235,6 +241,7 @@ def run_server_bench(quick: bool = False) -> list[Figure]:
 
 LOAD_GAMES = ("tictactoe", "connect4")
 SLOW_MS = 100.0
+STUCK_S = 60.0
 CONNECT_CONCURRENCY = 32
 
 
@@ -292,12 +299,20 @@ async def _child_main(start: Any, close: Any) -> None:
     port = await start()
     probe = asyncio.create_task(_lag_probe(stop, lags))
 
+    cpu = [time.process_time(), time.thread_time()]
+
     def on_line(line: str) -> None:
+        # on the loop's thread: thread_time is the event loop's own CPU, process_time adds
+        # the SQLite and bot-pool threads
         if line == "reset":
             lags.clear()
+            cpu[:] = [time.process_time(), time.thread_time()]
             print(json.dumps({"ok": True}), flush=True)
         elif line == "report":
-            print(json.dumps(_lag_summary(lags)), flush=True)
+            print(json.dumps(_lag_summary(lags) | {
+                "cpu_s": round(time.process_time() - cpu[0], 3),
+                "loop_cpu_s": round(time.thread_time() - cpu[1], 3),
+            }), flush=True)
         elif line == "quit":
             stop.set()
 
@@ -428,28 +443,37 @@ class _Recorder:
 
 class _LoadConn:
     """One socket: answers go to their request's future, the rest to the recorder (and, for
-    a player, to its inbox)."""
+    a player, to whoever waits for it in :meth:`next_of`, or to its inbox).
+
+    The clients share the machine with the server they measure, so every microsecond they
+    spend is one the server does not get: no task or timer per message (a stalled run is
+    caught by the worker's one deadline instead), JSON by pydantic-core, frames sent as the
+    UTF-8 they already are, written at once. The echo server's clients are these same
+    objects."""
 
     def __init__(self, ws: Any, rec: _Recorder, role: str) -> None:
         self.ws, self.rec, self.role = ws, rec, role
         self.n = 0
         self.waiters: dict[int, asyncio.Future[dict[str, Any]]] = {}
-        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.inbox: collections.deque[dict[str, Any]] = collections.deque()
+        self.wanted: tuple[Any, asyncio.Future[dict[str, Any]]] | None = None
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
     async def open(cls, url: str, rec: _Recorder, role: str, name: str) -> _LoadConn:
-        c = cls(await websockets.connect(url, max_size=2**22, open_timeout=60), rec, role)
+        c = cls(await websockets.connect(url, max_size=2**22, open_timeout=60,
+                                         compression=None), rec, role)
         if role != "echo":
             await c.request({"type": "hello", "name": name, "token": None})
         return c
 
     async def _read(self) -> None:
+        key = "id" if self.role == "echo" else "re"
         with contextlib.suppress(websockets.ConnectionClosed):
             async for raw in self.ws:
                 t = time.perf_counter()
-                m: dict[str, Any] = json.loads(raw)
-                rid = m.get("id" if self.role == "echo" else "re")
+                m: dict[str, Any] = from_json(raw)
+                rid = m.get(key)
                 fut = self.waiters.pop(rid, None) if rid is not None else None
                 if fut is not None:
                     if not fut.done():
@@ -458,26 +482,43 @@ class _LoadConn:
                 if m.get("type") == "update":
                     self.rec.on_update(m["room_id"], m["ply"], self.role, t)
                 if self.role == "opp":
-                    self.inbox.put_nowait(m)
-        for fut in self.waiters.values():
+                    wanted = self.wanted
+                    if wanted is not None and wanted[0](m):
+                        self.wanted = None
+                        if not wanted[1].done():
+                            wanted[1].set_result(m)
+                    else:
+                        self.inbox.append(m)
+        for fut in [*self.waiters.values(), *([self.wanted[1]] if self.wanted else [])]:
             if not fut.done():
                 fut.set_exception(_Refused("connection closed"))
 
     async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        if self.reader.done():
+            raise _Refused("connection closed")
         self.n += 1
+        msg["id"] = self.n
         fut = asyncio.get_running_loop().create_future()
         self.waiters[self.n] = fut
-        await self.ws.send(json.dumps(dict(msg, id=self.n)))
-        m: dict[str, Any] = await asyncio.wait_for(fut, 60)
+        # websockets' synchronous send (its broadcast): a scripted client sends one frame
+        # and waits for the answer, it has nothing to pace.
+        broadcast((self.ws,), to_json(msg), text=True)
+        m: dict[str, Any] = await fut
         if m.get("type") == "error":
             raise _Refused(f"{msg['type']}: {m.get('code')}")
         return m
 
     async def next_of(self, pred: Any) -> dict[str, Any]:
-        while True:
-            m = await asyncio.wait_for(self.inbox.get(), 60)
+        """The next message ``pred`` accepts (the ones before it are dropped)."""
+        while self.inbox:
+            m = self.inbox.popleft()
             if pred(m):
                 return m
+        if self.reader.done():
+            raise _Refused("connection closed")
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.wanted = (pred, fut)
+        return await fut
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -571,10 +612,11 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
     await asyncio.to_thread(go.wait)
     rec.start = time.perf_counter()
     rec.end = rec.start + seconds
+    cpu0 = time.process_time()
     rng = random.Random(seed)
     stop = asyncio.Event()
     probe = asyncio.create_task(_lag_probe(stop, rec.lags))
-    tasks = []
+    tasks: list[Coroutine[Any, Any, None]] = []
     i = 0
     for slot, k in zip(slots, watchers, strict=True):
         players, specs = conns[i:i + 2], conns[i + 2:i + 2 + k]
@@ -585,21 +627,33 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
         else:
             tasks.append(_slot_games(slot, players, specs, rec, think,
                                      random.Random(rng.random())))
-    await asyncio.gather(*tasks)
+    # One deadline for the run instead of a timer per request: a slot still waiting for an
+    # answer a minute after the window closed is stuck, and counts as an error.
+    done, stuck = await asyncio.wait([asyncio.ensure_future(t) for t in tasks],
+                                     timeout=seconds + STUCK_S)
+    for t in stuck:
+        t.cancel()
+        rec.errors += 1
+    for t in done:
+        failure = t.exception()
+        if failure is not None:
+            raise failure
+    cpu = time.process_time() - cpu0
     stop.set()
     await probe
     await asyncio.gather(*(c.close() for c in conns))
     return {"own": rec.own, "opp": rec.opp, "spec": rec.spec, "moves": rec.moves,
             "errors": rec.errors, "games": rec.games, "sockets": len(conns),
-            "lags": rec.lags, "slow": rec.slow}
+            "lags": rec.lags, "slow": rec.slow, "cpu_s": cpu}
 
 
 def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple[float, float],
-                   seconds: float, seed: int, echo: bool, ready: Any, go: Any, out: Any) -> None:
+                   seconds: float, seed: int, echo: bool, ready: Any, go: Any, out: Any,
+                   loop: str) -> None:
     _raise_nofile()
     try:
-        result = asyncio.run(_client_worker_async(url, slots, watchers, think, seconds, seed,
-                                                  echo, ready, go))
+        result = run_on_loop(_client_worker_async(url, slots, watchers, think, seconds, seed,
+                                                   echo, ready, go), loop)
     except BaseException as e:  # the parent reports it
         ready.put(-1)
         result = {"failed": repr(e)}
@@ -607,7 +661,8 @@ def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple
 
 
 def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple[float, float],
-              seconds: float, workers: int, seed: int, echo: bool = False) -> dict[str, Any]:
+              seconds: float, workers: int, seed: int, loop: str,
+              echo: bool = False) -> dict[str, Any]:
     """One measurement: ``games`` slots and ``spectators`` spread over them, for ``seconds``."""
     import multiprocessing
 
@@ -621,7 +676,7 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
         procs.append(ctx.Process(
             target=_client_worker,
             args=(url, slots, [per_slot[s] for s in slots], think, seconds, seed * 1000 + w,
-                  echo, ready, go, out),
+                  echo, ready, go, out, loop),
             daemon=True,
         ))
     t_setup = time.perf_counter()
@@ -656,6 +711,7 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
                 "p99_ms": round(_pct(values, 99), 2)}
 
     moves = sum(int(r["moves"]) for r in results)
+    client_cpu = sum(float(r["cpu_s"]) for r in results)
     slow: dict[int, int] = {}
     for r in results:
         for second, n in r["slow"].items():
@@ -671,13 +727,23 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
         "spectator_update": lat(cat("spec")),
         "server": {**lag, **memory},
         "client_lag": _lag_summary(client_lags),
+        # CPU per move: what a move costs each side, whatever the machine's contention
+        "cpu_us_per_move": {
+            "server": _per_move(lag.get("cpu_s"), moves),
+            "server_loop": _per_move(lag.get("loop_cpu_s"), moves),
+            "clients": _per_move(client_cpu, moves),
+        },
         "updates_over_100ms_by_second": dict(sorted(slow.items())),
     }
 
 
-def _fresh_server(tmp: str, bot_workers: int, n: int) -> _Child:
+def _per_move(cpu_s: float | None, moves: int) -> float | None:
+    return None if cpu_s is None or not moves else round(cpu_s / moves * 1e6, 1)
+
+
+def _fresh_server(tmp: str, bot_workers: int, n: int, loop: str) -> _Child:
     return _Child("serve-child", "--db", str(Path(tmp) / f"load-{n}.db"),
-                  "--bot-workers", str(bot_workers))
+                  "--bot-workers", str(bot_workers), "--loop", loop)
 
 
 def _p99(result: dict[str, Any]) -> float:
@@ -701,6 +767,7 @@ def run_load(
     target_ms: float = 100.0,
     max_games: int = 4000,
     seed: int = 1,
+    loop: str = "auto",
     progress: Any = None,
 ) -> dict[str, Any]:
     """The load report: human pace at ``games``/``spectators``, then (``search_s`` > 0) the
@@ -720,12 +787,12 @@ def run_load(
         def human(n: int) -> dict[str, Any]:
             nonlocal trial
             trial += 1
-            child = _fresh_server(tmp, 1, trial)
+            child = _fresh_server(tmp, 1, trial, loop)
             try:
                 specs = round(n * ratio)
                 say(f"human pace: {n} games + {specs} spectators, {seconds:g} s ...")
                 r = _run_load(child, f"ws://127.0.0.1:{child.port}/ws", n, specs, think,
-                              seconds, workers, seed + trial)
+                              seconds, workers, seed + trial, loop)
             finally:
                 child.stop()
             r["holds"] = _p99(r) <= target_ms and r["errors"] == 0
@@ -778,31 +845,33 @@ def run_load(
             }
         # saturation: the server, then the echo server, driven the same way
         trial += 1
-        child = _fresh_server(tmp, 1, trial)
+        child = _fresh_server(tmp, 1, trial, loop)
         try:
             say(f"saturation: {sat_games} games + {sat_spectators} spectators, no think time,"
                 f" {sat_seconds:g} s ...")
             sat = _run_load(child, f"ws://127.0.0.1:{child.port}/ws", sat_games,
-                            sat_spectators, (0.0, 0.0), sat_seconds, workers, seed)
+                            sat_spectators, (0.0, 0.0), sat_seconds, workers, seed, loop)
         finally:
             child.stop()
         say(f"  -> {sat['moves_per_s']} moves/s, own p50/p99 {sat['own_update']['p50_ms']}/"
             f"{sat['own_update']['p99_ms']} ms, lag p99 {sat['server'].get('lag_p99_ms')} ms")
-        echo_child = _Child("echo-child")
+        echo_child = _Child("echo-child", "--loop", loop)
         try:
             say(f"echo server: {sat_games} socket pairs, no think time, {sat_seconds:g} s ...")
             echo = _run_load(echo_child, f"ws://127.0.0.1:{echo_child.port}/", sat_games, 0,
-                             (0.0, 0.0), sat_seconds, workers, seed, echo=True)
+                             (0.0, 0.0), sat_seconds, workers, seed, loop, echo=True)
         finally:
             echo_child.stop()
         say(f"  -> {echo['moves_per_s']} round trips/s")
         report["saturation"] = sat
         report["echo"] = {k: echo[k] for k in ("games", "sockets", "seconds", "moves",
-                                                "moves_per_s", "own_update", "errors")}
+                                                "moves_per_s", "own_update", "errors",
+                                                "cpu_us_per_move")}
         report["echo"]["round_trips_per_s"] = report["echo"].pop("moves_per_s")
         report["saturation_vs_echo"] = round(
             sat["moves_per_s"] / max(1e-9, report["echo"]["round_trips_per_s"]), 3)
-    report["machine"] = {"cpus": os.cpu_count(), "loadavg": os.getloadavg()}
+    report["machine"] = {"cpus": os.cpu_count(), "loadavg": os.getloadavg(),
+                         "event_loop": loop_in_use(loop)}
     return report
 
 
@@ -828,18 +897,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-games", type=int, default=4000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")
+    loop_help = "the event loop of the server, the echo server and the clients alike"
+    p.add_argument("--loop", choices=LOOPS, default="auto", help=loop_help)
     p = sub.add_parser("serve-child")
     p.add_argument("--db", required=True)
     p.add_argument("--bot-workers", type=int, default=1)
-    sub.add_parser("echo-child")
+    p.add_argument("--loop", choices=LOOPS, default="auto")
+    p = sub.add_parser("echo-child")
+    p.add_argument("--loop", choices=LOOPS, default="auto")
     args = parser.parse_args(argv)
     if args.cmd == "serve-child":
         _raise_nofile()
-        asyncio.run(_serve_child(args.db, args.bot_workers))
+        run_on_loop(_serve_child(args.db, args.bot_workers), args.loop)
         return 0
     if args.cmd == "echo-child":
         _raise_nofile()
-        asyncio.run(_echo_child())
+        run_on_loop(_echo_child(), args.loop)
         return 0
     if args.cmd == "load":
         report = run_load(
@@ -847,7 +920,7 @@ def main(argv: list[str] | None = None) -> int:
             think=(args.think[0], args.think[1]), sat_games=args.sat_games,
             sat_spectators=args.sat_spectators, sat_seconds=args.sat_seconds,
             workers=args.workers, search_s=args.search, target_ms=args.target_ms,
-            max_games=args.max_games, seed=args.seed, progress=sys.stderr,
+            max_games=args.max_games, seed=args.seed, loop=args.loop, progress=sys.stderr,
         )
         print(json.dumps(report, indent=None if args.json else 2))
         return 0
