@@ -5,6 +5,8 @@ player name, a server killed and restarted mid-game, and a screenshot of every b
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -384,6 +386,26 @@ def test_two_people_by_share_link_then_rematch(browser: Any, base: str) -> None:
     assert bo.evaluate("window.tablas.room.your_seats") == [0]  # seats swapped: Bo is X now
     actx.close()
     bctx.close()
+
+
+def test_giving_up_a_seat_in_a_waiting_room(browser: Any, base: str) -> None:
+    """A person waiting for an opponent gives the seat up: one click, back in the lobby, and
+    the server's lobby shows the room with nobody seated (the seat no longer counts against
+    the person's waiting rooms)."""
+    ctx, ana = new_page(browser, base, "Wanda")
+    room = create_room(ana, "connect4", "human")
+    ana.wait_for_function("window.tablas.room && window.tablas.room.your_seats.length === 1")
+    ana.click("#leave-seat-btn")
+    ana.wait_for_function("location.hash === '#/' && !document.getElementById('room-view')")
+    with urllib.request.urlopen(f"{base}/api/rooms", timeout=10) as r:
+        rooms = {x["room_id"]: x for x in json.load(r)["rooms"]}
+    assert rooms[room]["status"] == "waiting"
+    assert "Wanda" not in [seat["name"] for seat in rooms[room]["seats"]]
+    # the room still opens, and the seat can be taken again
+    ana.goto(f"{base}/#/room/{room}")
+    ana.wait_for_function(f"window.tablas.room && window.tablas.room.room_id === '{room}'"
+                          " && window.tablas.room.your_seats.length === 1")
+    ctx.close()
 
 
 def test_spectator_sees_the_bots_live_analysis(browser: Any, base: str) -> None:

@@ -317,6 +317,18 @@ class App {
       .catch((e) => { this.rematchOf = null; this.toast(e.message || e.code, "error"); });
   }
 
+  leaveSeat() {
+    const room = this.room;
+    if (!room) return;
+    this.conn.request({ type: "leave", room_id: room.room_id })
+      .then(() => {
+        // Already unsubscribed: the route change must not leave a second time.
+        if (this.current && this.current.id === room.room_id) this.current = null;
+        location.hash = "#/";
+      })
+      .catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
   handToBot(seat) {
     if (!this.room) return;
     this.conn.request({ type: "hand_to_bot", room_id: this.room.room_id, seat, level: "medium" })

@@ -207,6 +207,12 @@ function renderActions(app, room) {
       "Let a bot finish", "Hand my seat to a bot?", () => app.handToBot(viewSeat(room)));
     if (SERVER_FEATURES.handToBot) el.append(hand);
   }
+  if (mine.length && room.status === "waiting") {
+    // Nothing is lost by leaving before the game starts, so one click; it also frees one of
+    // the player's places under the server's cap on waiting rooms.
+    el.append(h("button", { class: "btn", id: "leave-seat-btn", title: "free your seat and go back to the lobby",
+      on: { click: () => app.leaveSeat() } }, "Give up my seat"));
+  }
   if (mine.length && room.status === "finished") {
     el.append(h("button", { class: "btn primary", id: "rematch-btn", on: { click: () => app.rematch() } }, "Rematch"));
   }
