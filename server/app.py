@@ -39,6 +39,7 @@ from websockets.http11 import Request, Response
 
 from engine.core import Outcome
 from server.bots import BotPool, random_move
+from server.loop import quiet_collector
 from server.protocol import (
     Analysis,
     AnyClientMessage,
@@ -1026,22 +1027,24 @@ class TablasServer:
 async def run(host: str, port: int, db: str, bot_workers: int | None,
               allow_origins: Sequence[str] | None = None,
               max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS) -> None:
-    """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully."""
+    """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully (with the
+    garbage collector as :func:`server.loop.quiet_collector` sets it for serving)."""
     import signal
 
-    store = await Store.open(db)
-    server = TablasServer(store, bot_workers, allow_origins=allow_origins,
-                          max_conns_per_address=max_conns_per_address)
-    try:
-        await server.start(host, port)
-    except BaseException:
+    async with quiet_collector():
+        store = await Store.open(db)
+        server = TablasServer(store, bot_workers, allow_origins=allow_origins,
+                              max_conns_per_address=max_conns_per_address)
+        try:
+            await server.start(host, port)
+        except BaseException:
+            await server.close()
+            raise
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        log.info("shutting down")
         await server.close()
-        raise
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    log.info("shutting down")
-    await server.close()

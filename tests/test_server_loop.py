@@ -1,20 +1,23 @@
 """The event loop: ``tablas serve`` runs on uvloop when it is installed (it is a dependency
 off Windows), ``--loop`` chooses, and the server behaves the same on either loop: a game is
 played and a reader that stops reading is dropped, on uvloop too (the rest of the suite runs
-in-process servers on asyncio's loop)."""
+in-process servers on asyncio's loop). And the collector as serving sets it: young
+collections only, a full one on a schedule."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
 import test_server_security
 from server_support import ROOT, Client, Subprocess, create
 
-from server.loop import loop_in_use, run
+from server.loop import loop_in_use, quiet_collector, run
 
 uvloop = pytest.importorskip("uvloop")
 HUMAN = {"kind": "human"}
@@ -65,7 +68,9 @@ def test_served_server_says_its_loop_and_plays_on_it(tmp_path: Path) -> None:
     finally:
         assert server.terminate() == 0
     assert view["status"] == "finished" and view["result"]["winner"] == 0
-    assert "event loop: uvloop" in (tmp_path / "serve.log").read_text()
+    log = (tmp_path / "serve.log").read_text()
+    assert "event loop: uvloop" in log
+    assert "garbage collector: young generation automatically, everything every 600 s" in log
 
 
 def test_slow_reader_is_dropped_on_uvloop_too(tmp_path: Path) -> None:
@@ -74,3 +79,52 @@ def test_slow_reader_is_dropped_on_uvloop_too(tmp_path: Path) -> None:
     run(test_server_security.test_slow_spectator_is_dropped_without_delaying_anyone(tmp_path),
         "uvloop")
 
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _old_cycle() -> weakref.ref[_Node]:
+    """A reference cycle that outlived young collections (as a closed connection's would,
+    were it cyclic), then became garbage: only an older generation's pass can free it."""
+    node = _Node()
+    gc.collect(0)  # survivors move on to generation 1
+    return weakref.ref(node)
+
+
+def _allocate_through_young_collections() -> None:
+    kept = [[i] for i in range(50_000)]  # ~70 young collections' worth of tracked objects
+    del kept
+
+
+async def test_quiet_collector_leaves_old_cycles_to_the_scheduled_full_collection() -> None:
+    before = gc.get_threshold()
+    assert before[1] < 100, "the control below needs the default generation-1 threshold"
+    # Control: with the thresholds as they were, young collections soon bring on a pass over
+    # generation 1 that frees the cycle.
+    ref = _old_cycle()
+    _allocate_through_young_collections()
+    assert ref() is None
+
+    ran: list[int] = []
+
+    def collect() -> int:
+        ran.append(gc.collect())
+        return ran[-1]
+
+    async with quiet_collector(every=0.2, collect=collect):
+        assert gc.get_threshold()[0] == before[0]  # the young generation as before
+        ref = _old_cycle()
+        _allocate_through_young_collections()
+        assert ref() is not None and not ran  # no automatic pass reached it
+        for _ in range(100):
+            if ran:
+                break
+            await asyncio.sleep(0.05)
+        assert ran and ran[0] >= 1 and ref() is None  # the schedule's full collection did
+    assert gc.get_threshold() == before
+    runs = len(ran)
+    await asyncio.sleep(0.3)
+    assert len(ran) == runs  # the schedule ends with the block
