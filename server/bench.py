@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import gc
 import json
 import os
 import random
@@ -32,14 +33,14 @@ import tempfile
 import time
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import websockets
 from pydantic_core import from_json, to_json
 from websockets.asyncio.connection import broadcast
 
 from server.app import TablasServer
-from server.loop import LOOPS, loop_in_use
+from server.loop import LOOPS, loop_in_use, quiet_collector
 from server.loop import run as run_on_loop
 from server.store import Store
 
@@ -276,6 +277,32 @@ def _lag_summary(lags: list[float]) -> dict[str, float]:
             "lag_max_ms": round(max(lags), 2), "lag_samples": len(lags)}
 
 
+class _GcPauses:
+    """The cyclic collector's pauses, by generation, from ``gc.callbacks``.
+
+    The event loop's lag says *that* it stalled; this says whether the collector was the
+    cause (a full collection walks every tracked object, some hundred per open socket).
+    """
+
+    def __init__(self) -> None:
+        self._started = 0.0
+        self.pauses: list[tuple[int, float]] = []
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.pauses.append((info["generation"], time.perf_counter() - self._started))
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for gen in range(3):
+            ms = [d * 1000 for g, d in self.pauses if g == gen]
+            out[f"gen{gen}"] = {"n": len(ms), "total_ms": round(sum(ms), 1),
+                                "max_ms": round(max(ms, default=0.0), 1)}
+        return out
+
+
 def _stdin_commands(loop: asyncio.AbstractEventLoop, on_line: Any) -> None:
     """A thread handing each stdin line to ``on_line`` on the loop (EOF: ``quit``)."""
     import sys
@@ -300,19 +327,30 @@ async def _child_main(start: Any, close: Any) -> None:
     probe = asyncio.create_task(_lag_probe(stop, lags))
 
     cpu = [time.process_time(), time.thread_time()]
+    pauses = _GcPauses()
+    gc.callbacks.append(pauses)
 
     def on_line(line: str) -> None:
         # on the loop's thread: thread_time is the event loop's own CPU, process_time adds
         # the SQLite and bot-pool threads
         if line == "reset":
             lags.clear()
+            pauses.pauses.clear()
             cpu[:] = [time.process_time(), time.thread_time()]
             print(json.dumps({"ok": True}), flush=True)
         elif line == "report":
-            print(json.dumps(_lag_summary(lags) | {
+            report = _lag_summary(lags) | {
                 "cpu_s": round(time.process_time() - cpu[0], 3),
                 "loop_cpu_s": round(time.thread_time() - cpu[1], 3),
-            }), flush=True)
+                "gc_objects": len(gc.get_objects()),
+                "gc_pauses": pauses.summary(),
+            }
+            # After the window: what the scheduled full collection (quiet_collector) would
+            # stall the loop for at this load.
+            started = time.perf_counter()
+            gc.collect()
+            report["full_collection_ms"] = round((time.perf_counter() - started) * 1000, 1)
+            print(json.dumps(report), flush=True)
         elif line == "quit":
             stop.set()
 
@@ -334,6 +372,17 @@ async def _serve_child(db: str, bot_workers: int) -> None:
         return await srv.start("127.0.0.1", 0)
 
     await _child_main(start, srv.close)
+
+
+T = TypeVar("T")
+
+
+async def _quietly(main: Coroutine[Any, Any, T]) -> T:
+    """``main`` under the collector as ``tablas serve`` sets it: the server child is served
+    so, and the echo server and the clients alike, lest their own collector's pauses (they
+    hold as many sockets) show up as the server's latency."""
+    async with quiet_collector():
+        return await main
 
 
 async def _echo_child() -> None:
@@ -652,8 +701,8 @@ def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple
                    loop: str) -> None:
     _raise_nofile()
     try:
-        result = run_on_loop(_client_worker_async(url, slots, watchers, think, seconds, seed,
-                                                   echo, ready, go), loop)
+        result = run_on_loop(_quietly(_client_worker_async(
+            url, slots, watchers, think, seconds, seed, echo, ready, go)), loop)
     except BaseException as e:  # the parent reports it
         ready.put(-1)
         result = {"failed": repr(e)}
@@ -801,7 +850,8 @@ def run_load(
                 f"spectators p99 {r['spectator_update']['p99_ms']} ms, server lag p99/max "
                 f"{r['server'].get('lag_p99_ms')}/{r['server'].get('lag_max_ms')} ms, client lag"
                 f" p99/max {r['client_lag'].get('lag_p99_ms')}/{r['client_lag'].get('lag_max_ms')}"
-                f" ms, RSS {r['server'].get('VmHWM')} MiB, "
+                f" ms, a full collection {r['server'].get('full_collection_ms')} ms, "
+                f"RSS {r['server'].get('VmHWM')} MiB, "
                 f"errors {r['errors']}: {'holds' if r['holds'] else 'FAILS'}")
             return r
 
@@ -841,6 +891,8 @@ def run_load(
                 "trials": [{k: t[k] for k in ("games", "spectators", "moves_per_s", "holds",
                                               "errors")}
                            | {"p99_ms": _p99(t), "lag_p99_ms": t["server"].get("lag_p99_ms"),
+                              "lag_max_ms": t["server"].get("lag_max_ms"),
+                              "full_collection_ms": t["server"].get("full_collection_ms"),
                               "VmHWM_MiB": t["server"].get("VmHWM")} for t in trials],
             }
         # saturation: the server, then the echo server, driven the same way
@@ -908,11 +960,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cmd == "serve-child":
         _raise_nofile()
-        run_on_loop(_serve_child(args.db, args.bot_workers), args.loop)
+        run_on_loop(_quietly(_serve_child(args.db, args.bot_workers)), args.loop)
         return 0
     if args.cmd == "echo-child":
         _raise_nofile()
-        run_on_loop(_echo_child(), args.loop)
+        run_on_loop(_quietly(_echo_child()), args.loop)
         return 0
     if args.cmd == "load":
         report = run_load(

@@ -23,6 +23,12 @@ def test_load_smoke_report_is_sane() -> None:
     assert server["lag_samples"] > 0 and server["lag_p99_ms"] >= 0
     assert 10 < server["VmRSS"] <= server["VmHWM"] < 4096  # MiB, read from /proc
     assert sat["moves_per_s"] > human["moves_per_s"]
+    # thousands of moves allocate enough for young collections; each is timed
+    pauses = sat["server"]["gc_pauses"]
+    assert pauses["gen0"]["n"] > 0, pauses
+    for gen in pauses.values():
+        assert 0 <= gen["max_ms"] <= gen["total_ms"], pauses
+    assert sat["server"]["gc_objects"] > 1000
     assert echo["round_trips_per_s"] > 0
     ratio = report["saturation_vs_echo"]
     assert math.isclose(ratio, sat["moves_per_s"] / echo["round_trips_per_s"], rel_tol=0.01)
