@@ -82,9 +82,9 @@ async def quiet_collector(
     """Within the block, the cyclic collector's automatic passes stop at the young generation,
     and ``collect`` (a full collection) runs every ``every`` seconds on the running loop.
 
-    The collector is process-wide: enter this once, in the process's entry point (``tablas
-    serve`` does), never in a library or a test that shares its process. On exit the
-    thresholds in force before are restored.
+    The collector is process-wide: enter this in the process's entry point (``tablas serve``
+    does), not in library code that shares a process with others. On exit the thresholds in
+    force before are restored and the schedule stops.
     """
     before = gc.get_threshold()
     gc.set_threshold(before[0], _NEVER, _NEVER)
@@ -103,7 +103,11 @@ async def _full_collections(every: float, collect: Callable[[], int]) -> None:
     while True:
         await asyncio.sleep(every)
         started = time.perf_counter()
-        found = collect()
+        try:
+            found = collect()
+        except Exception:  # whatever went wrong once, the schedule goes on
+            log.exception("full garbage collection failed")
+            continue
         took = time.perf_counter() - started
         log.log(logging.INFO if took >= _NOTICEABLE_S else logging.DEBUG,
                 "full garbage collection: %.0f ms, %d unreachable objects freed",

@@ -159,7 +159,8 @@ class Store:
         self._flusher: asyncio.Task[None] | None = None
         # aiosqlite's own queue to its thread: a whole transaction in one trip. Its public
         # methods are one trip per statement, and under load each trip waits for the busy
-        # event loop (and for the GIL) on its way back.
+        # event loop (and for the GIL) on its way back. Private names, hence the upper
+        # bound on aiosqlite in pyproject.toml.
         self._in_thread: Callable[..., Awaitable[Any]] = db._execute
 
     @classmethod
