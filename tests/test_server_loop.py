@@ -80,7 +80,6 @@ def test_slow_reader_is_dropped_on_uvloop_too(tmp_path: Path) -> None:
         "uvloop")
 
 
-
 class _Node:
     def __init__(self) -> None:
         self.me = self
