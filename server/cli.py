@@ -15,7 +15,8 @@ from typing import Any, NoReturn, TextIO
 from engine.core import JSON, Game
 from engine.errors import InvalidDiceError, InvalidInputError, TablasError
 from engine.games import GAME_IDS, get_game
-from server.loop import LOOPS
+from server.loop import LOOPS, loop_in_use
+from server.loop import run as run_on_loop
 
 
 class CliError(Exception):
@@ -170,8 +171,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
     from server.app import MAX_CONNS_PER_ADDRESS, run
-    from server.loop import loop_in_use
-    from server.loop import run as run_on_loop
 
     if args.bot_workers is not None and args.bot_workers < 1:
         raise CliError("--bot-workers must be at least 1")
