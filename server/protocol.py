@@ -412,7 +412,8 @@ class Error(ServerMessage):
 
 
 class Left(ServerMessage):
-    """Additive: the answer to ``leave``."""
+    """Additive: the answer to ``leave``; also sent unprompted (no ``re``) when the server
+    stops sending a connection the messages of a finished room it follows no longer."""
 
     type: Literal["left"] = "left"
     room_id: str

@@ -25,6 +25,7 @@ from server.cli import build_parser
 HUMAN = {"kind": "human"}
 BOT = {"kind": "bot", "level": "random"}
 GRACE = EVICT_FINISHED_AFTER
+NO_SWEEP = 3600.0  # the tests that call evict_idle_rooms themselves: no sweep in between
 
 
 class FakeClock:
@@ -112,7 +113,7 @@ async def test_evicted_room_is_loaded_again_with_the_same_snapshot(tmp_path: Pat
     it had (history, dice, the revealed seed, the final clocks, seats); joining a held
     seat and a rematch work too."""
     now = FakeClock()
-    async with running(tmp_path / "t.db", clock=now) as (srv, url):
+    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP) as (srv, url):
         a, b, s = await connected(url, "Ana", "Bo", "Spec")
         room = await _finished_game(a, b)
         before = await s.request({"type": "spectate", "room_id": room}, "room")
@@ -138,11 +139,70 @@ async def test_evicted_room_is_loaded_again_with_the_same_snapshot(tmp_path: Pat
         assert snap["your_seats"] == [0] and snap["status"] == "waiting"
 
 
+async def _resigned_game(a: Client, b: Client) -> str:
+    room, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+    await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
+    await a.request({"type": "resign", "room_id": room}, "room")
+    return room
+
+
+async def test_a_connection_follows_its_last_finished_rooms_only(tmp_path: Path) -> None:
+    """Two clients play game after game on one connection each and never send ``leave``:
+    each subscription lets go of all but the last ``max_finished_followed`` finished rooms
+    (an unprompted ``left``), which then leave memory like any room nobody is in; the ones
+    still followed stay however long."""
+    now = FakeClock()
+    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP,
+                       max_finished_followed=2) as (srv, url):
+        a, b = await connected(url, "Ana", "Bo")
+        rooms = [await _resigned_game(a, b) for _ in range(5)]
+        for c in (a, b):
+            left = [m for m in c.inbox if m["type"] == "left"]
+            # a's 4th and 5th create_room (b's joins) found 3 finished rooms followed
+            assert left == [{"type": "left", "room_id": rooms[0]},
+                            {"type": "left", "room_id": rooms[1]}], left
+        assert not srv.rooms[rooms[0]].conns and not srv.rooms[rooms[1]].conns
+        assert all(len(srv.rooms[r].conns) == 2 for r in rooms[2:])
+        now.t += 10 * GRACE
+        assert sorted(srv.evict_idle_rooms()) == sorted(rooms[:2])
+        assert set(rooms[2:]) <= set(srv.rooms)
+        # a watches an evicted room again (it is loaded): of the 4 finished rooms it follows
+        # then, it keeps the last 2 it subscribed to
+        a.inbox.clear()
+        await a.request({"type": "spectate", "room_id": rooms[0]}, "room")
+        assert [m for m in a.inbox if m["type"] == "left"] == [
+            {"type": "left", "room_id": rooms[2]}, {"type": "left", "room_id": rooms[3]}]
+        assert [len(srv.rooms[r].conns) for r in rooms[2:]] == [1, 1, 2]
+        assert len(srv.rooms[rooms[0]].conns) == 1
+
+
+async def test_idle_finished_rooms_past_the_cap_leave_memory_at_once(tmp_path: Path) -> None:
+    """More than ``max_idle_finished`` finished rooms nobody is in: the least recently used
+    leave memory at the next sweep, long before the grace period; still on disk."""
+    now = FakeClock()
+    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP,
+                       max_idle_finished=2) as (srv, url):
+        a, b = await connected(url, "Ana", "Bo")
+        rooms = []
+        for _ in range(4):
+            now.t += 1
+            rooms.append(await _resigned_game(a, b))
+            for c in (a, b):
+                await c.request({"type": "leave", "room_id": rooms[-1]}, "left")
+        assert srv.evict_idle_rooms() == rooms[:2]
+        assert set(rooms[2:]) <= set(srv.rooms)
+        assert srv.evict_idle_rooms() == []
+        now.t += GRACE
+        assert srv.evict_idle_rooms() == rooms[2:]
+        snap = await a.request({"type": "spectate", "room_id": rooms[0]}, "room")
+        assert snap["status"] == "finished" and snap["result"]["reason"] == "resign"
+
+
 async def test_no_eviction_while_someone_watches(tmp_path: Path) -> None:
     """A spectator (or a seated player still connected to the room) keeps it in memory
     however long; the grace period starts when the last one goes."""
     now = FakeClock()
-    async with running(tmp_path / "t.db", clock=now) as (srv, url):
+    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP) as (srv, url):
         a, b, s = await connected(url, "Ana", "Bo", "Spec")
         room, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
         await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
