@@ -10,13 +10,15 @@ Timers: a room with a clock or ``abandon_to_bot_after_ms`` has a timer task that
 the next flag fall or handover is due (woken up whenever a move, a connection or a handover
 changes that), then checks it against the injected clock under the room's lock.
 
-Memory: a finished room nobody is connected to is dropped from ``rooms`` once it has not been
-used for ``evict_finished_after`` seconds (of the injected clock), or sooner, least recently
-used first, when more than ``max_idle_finished`` such rooms wait for it; the store still has
-it, and the next handler that names it loads it again. Whenever a connection subscribes to a
-room, it stops following all but the last ``max_finished_followed`` finished rooms it
-subscribed to (each let go of with an unprompted ``left``): a client that never sends
-``leave`` would otherwise hold every room it ever played in memory until it hangs up.
+Memory: a room that is finished, or waiting with nobody seated (vacant), and that nobody is
+connected to, is dropped from ``rooms`` once it has not been used for ``evict_idle_after``
+seconds (of the injected clock), or sooner, least recently used first, when more than
+``max_idle_rooms`` such rooms wait for it; the store still has it, and the next handler that
+names it loads it again (a starting server does not load vacant rooms either). Whenever a
+connection subscribes to a room, it stops following all but the last
+``max_finished_followed`` finished rooms it subscribed to (each let go of with an unprompted
+``left``): a client that never sends ``leave`` would otherwise hold every room it ever played
+in memory until it hangs up.
 """
 
 from __future__ import annotations
@@ -98,10 +100,10 @@ OUT_BUFFER = 256 * 1024
 SEND_BUFFER = 64 * 1024
 RATE = 20.0
 BURST = 40.0
-EVICT_FINISHED_AFTER = 600.0  # seconds a finished, unwatched room stays in memory
-MAX_IDLE_FINISHED = 1000  # finished, unwatched rooms kept in memory at most (the lobby shows 200)
+EVICT_IDLE_AFTER = 600.0  # seconds a finished or vacant room nobody is in stays in memory
+MAX_IDLE_ROOMS = 1000  # such rooms kept in memory at most (the lobby shows 200 rooms)
 MAX_FINISHED_FOLLOWED = 2  # finished rooms one connection follows at most
-# How often (real seconds) finished rooms are looked at for eviction: a scan of the rooms in
+# How often (real seconds) idle rooms are looked at for eviction: a scan of the rooms in
 # memory (~5 ms for 8,000), between two of which a server finishing 350 games a second (the
 # load generator's saturation) gathers 1,750 more.
 SWEEP_EVERY = 5.0
@@ -228,9 +230,9 @@ class TablasServer:
         rate: float = RATE,
         burst: float = BURST,
         allow_origins: Sequence[str] | None = None,
-        evict_finished_after: float = EVICT_FINISHED_AFTER,
+        evict_idle_after: float = EVICT_IDLE_AFTER,
         sweep_every: float = SWEEP_EVERY,
-        max_idle_finished: int = MAX_IDLE_FINISHED,
+        max_idle_rooms: int = MAX_IDLE_ROOMS,
         max_finished_followed: int = MAX_FINISHED_FOLLOWED,
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
         max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
@@ -249,9 +251,9 @@ class TablasServer:
             None if allow_origins is None
             else frozenset(o.rstrip("/").lower() for o in allow_origins)
         )
-        self.evict_finished_after = evict_finished_after
+        self.evict_idle_after = evict_idle_after
         self.sweep_every = sweep_every
-        self.max_idle_finished = max_idle_finished
+        self.max_idle_rooms = max_idle_rooms
         self.max_finished_followed = max_finished_followed
         self.max_waiting_rooms = max_waiting_rooms
         self.max_conns_per_address = max_conns_per_address
@@ -282,9 +284,10 @@ class TablasServer:
     # --- life cycle ----------------------------------------------------------------------
 
     async def load_rooms(self) -> int:
-        """Reloads every unfinished room by replaying its moves; bot seats think again."""
+        """Reloads every game in play and every waiting room someone sits in, replaying its
+        moves; bot seats think again."""
         n = 0
-        for room_id in await self.store.unfinished_room_ids():
+        for room_id in await self.store.rooms_to_resume():
             try:
                 await self._load(room_id)
                 n += 1
@@ -583,7 +586,7 @@ class TablasServer:
         entry.touched = self.clock()
         return entry
 
-    # --- eviction of finished rooms --------------------------------------------------------
+    # --- eviction of idle rooms ------------------------------------------------------------
 
     async def _sweep_loop(self) -> None:
         while not self._closing:
@@ -591,29 +594,30 @@ class TablasServer:
             try:
                 dropped = self.evict_idle_rooms()
             except Exception:
-                log.exception("evicting finished rooms failed")
+                log.exception("evicting idle rooms failed")
                 continue
             if dropped:
-                log.debug("evicted %d finished rooms from memory", len(dropped))
+                log.debug("evicted %d idle rooms from memory", len(dropped))
 
     def evict_idle_rooms(self) -> list[str]:
-        """Drops from memory every finished room that nobody is connected to and nobody has
-        used for ``evict_finished_after`` seconds, then, while more than
-        ``max_idle_finished`` such rooms are left, the least recently used of them; the ids
+        """Drops from memory every finished or vacant room that nobody is connected to and
+        nobody has used for ``evict_idle_after`` seconds, then, while more than
+        ``max_idle_rooms`` such rooms are left, the least recently used of them; the ids
         dropped (the store keeps them)."""
         now = self.clock()
         idle = sorted((e.touched, room_id) for room_id, e in self.rooms.items()
                       if self._evictable(e))
-        over = max(0, len(idle) - self.max_idle_finished)
+        over = max(0, len(idle) - self.max_idle_rooms)
         dropped = [room_id for i, (touched, room_id) in enumerate(idle)
-                   if i < over or now - touched >= self.evict_finished_after]
+                   if i < over or now - touched >= self.evict_idle_after]
         for room_id in dropped:
             del self.rooms[room_id]
         return dropped
 
     @staticmethod
     def _evictable(entry: RoomEntry) -> bool:
-        if entry.room.status != "finished" or entry.conns or entry.spectators:
+        room = entry.room
+        if entry.conns or entry.spectators or not (room.status == "finished" or room.vacant):
             return False
         # A held lock is a write in progress; a task still running holds the entry and
         # would go on with a room nobody can reach any more.
@@ -628,7 +632,8 @@ class TablasServer:
 
     def _check_waiting_rooms(self, player_id: str) -> None:
         """Refuses one more waiting room for ``player_id`` past ``max_waiting_rooms``
-        (waiting rooms are never evicted, so all of them are in memory)."""
+        (a waiting room someone sits in is never evicted, so all of those are in memory; a
+        vacant one counts for its host until it is evicted)."""
         cap = self.max_waiting_rooms
         if cap is None:
             return

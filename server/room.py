@@ -403,6 +403,11 @@ class Room:
     def open_seats(self) -> int:
         return sum(not s.filled for s in self.seats)
 
+    @property
+    def vacant(self) -> bool:
+        """Waiting, and no person holds a seat: an open table nobody sits at."""
+        return self.status == "waiting" and all(s.player_id is None for s in self.seats)
+
     def start(self) -> None:
         """Starts the game (every seat filled): the opening roll, if the game has one."""
         if not self.ready:

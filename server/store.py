@@ -429,9 +429,13 @@ class Store:
     # --- loading -------------------------------------------------------------------------
 
     @_serialised
-    async def unfinished_room_ids(self) -> list[str]:
+    async def rooms_to_resume(self) -> list[str]:
+        """The rooms a starting server loads: every game being played, and every waiting
+        room a person holds a seat in (the vacant ones wait on disk until named)."""
         async with self.db.execute(
-            "SELECT id FROM rooms WHERE status != 'finished' ORDER BY created_at"
+            "SELECT id FROM rooms r WHERE status = 'playing' OR (status = 'waiting' AND EXISTS"
+            " (SELECT 1 FROM seats s WHERE s.room_id = r.id AND s.player_id IS NOT NULL))"
+            " ORDER BY created_at"
         ) as cur:
             return [str(r[0]) for r in await cur.fetchall()]
 

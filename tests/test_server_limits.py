@@ -19,12 +19,12 @@ import websockets
 from server_support import Client, connected, create, running
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from server.app import EVICT_FINISHED_AFTER, TOO_MANY_CONNS, TablasServer
+from server.app import EVICT_IDLE_AFTER, TOO_MANY_CONNS, TablasServer
 from server.cli import build_parser
 
 HUMAN = {"kind": "human"}
 BOT = {"kind": "bot", "level": "random"}
-GRACE = EVICT_FINISHED_AFTER
+GRACE = EVICT_IDLE_AFTER
 NO_SWEEP = 3600.0  # the tests that call evict_idle_rooms themselves: no sweep in between
 
 
@@ -177,11 +177,11 @@ async def test_a_connection_follows_its_last_finished_rooms_only(tmp_path: Path)
 
 
 async def test_idle_finished_rooms_past_the_cap_leave_memory_at_once(tmp_path: Path) -> None:
-    """More than ``max_idle_finished`` finished rooms nobody is in: the least recently used
+    """More than ``max_idle_rooms`` finished rooms nobody is in: the least recently used
     leave memory at the next sweep, long before the grace period; still on disk."""
     now = FakeClock()
     async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP,
-                       max_idle_finished=2) as (srv, url):
+                       max_idle_rooms=2) as (srv, url):
         a, b = await connected(url, "Ana", "Bo")
         rooms = []
         for _ in range(4):
@@ -196,6 +196,53 @@ async def test_idle_finished_rooms_past_the_cap_leave_memory_at_once(tmp_path: P
         assert srv.evict_idle_rooms() == rooms[2:]
         snap = await a.request({"type": "spectate", "room_id": rooms[0]}, "room")
         assert snap["status"] == "finished" and snap["result"]["reason"] == "resign"
+
+
+async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path) -> None:
+    """A waiting room nobody sits in (its player left, or its creator never sat and went
+    away) leaves memory and the lobby like a finished one; one whose player is only
+    disconnected stays. Named later, it is loaded again and can still start."""
+    now = FakeClock()
+    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP) as (srv, url):
+        a, b, c = await connected(url, "Ana", "Bo", "Cy")
+        vacant, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        await a.request({"type": "leave", "room_id": vacant}, "left")
+        hosted, _ = await create(a, "tictactoe", [HUMAN, BOT], join_seat=None)
+        await a.request({"type": "leave", "room_id": hosted}, "left")
+        kept, _ = await create(b, "tictactoe", [HUMAN, HUMAN])
+        await b.close()
+        await _until(lambda: not srv.rooms[kept].conns)
+        now.t += GRACE - 1
+        assert srv.evict_idle_rooms() == []
+        now.t += 1
+        assert sorted(srv.evict_idle_rooms()) == sorted([vacant, hosted])
+        assert kept in srv.rooms and kept in _lobby_ids(srv)
+        assert not {vacant, hosted} & _lobby_ids(srv)
+        now.t += 10 * GRACE
+        assert srv.evict_idle_rooms() == []  # b's seat is kept for b
+        await c.request({"type": "join", "room_id": vacant, "seat": 0}, "room")
+        started = await a.request({"type": "join", "room_id": vacant, "seat": 1}, "room")
+        assert started["status"] == "playing" and vacant in srv.rooms
+
+
+async def test_a_starting_server_leaves_vacant_rooms_on_disk(tmp_path: Path) -> None:
+    """A restart loads the games in play and the waiting rooms someone sits in, not the
+    vacant ones (they would pile up from every create-and-leave ever made); those are
+    loaded when named."""
+    db = tmp_path / "t.db"
+    async with running(db) as (srv, url):
+        a, b = await connected(url, "Ana", "Bo")
+        vacant, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        await a.request({"type": "leave", "room_id": vacant}, "left")
+        waiting, _ = await create(a, "connect4", [HUMAN, HUMAN])
+        playing, _ = await create(b, "tictactoe", [HUMAN, BOT])
+    async with running(db) as (srv, url):
+        assert {waiting, playing} <= set(srv.rooms) and vacant not in srv.rooms
+        assert vacant not in _lobby_ids(srv)
+        (c,) = await connected(url, "Cy")
+        snap = await c.request({"type": "join", "room_id": vacant, "seat": 0}, "room")
+        assert snap["status"] == "waiting" and snap["your_seats"] == [0]
+        assert vacant in _lobby_ids(srv)
 
 
 async def test_no_eviction_while_someone_watches(tmp_path: Path) -> None:
@@ -221,9 +268,10 @@ async def test_no_eviction_while_someone_watches(tmp_path: Path) -> None:
         assert srv.evict_idle_rooms() == []  # the last one left less than GRACE ago
         now.t += 1
         assert srv.evict_idle_rooms() == [room]
-        # unfinished rooms are never evicted, watched or not
+        # a waiting room someone sits in is never evicted, watched or not
         waiting, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
-        await a.request({"type": "leave", "room_id": waiting}, "left")
+        await a.close()
+        await _until(lambda: not srv.rooms[waiting].conns)
         now.t += 10 * GRACE
         assert srv.evict_idle_rooms() == [] and waiting in srv.rooms
 
