@@ -413,7 +413,7 @@ class Error(ServerMessage):
 
 class Left(ServerMessage):
     """Additive: the answer to ``leave``; also sent unprompted (no ``re``) when the server
-    stops sending a connection the messages of a finished room it follows no longer."""
+    lets go of an old finished room the connection followed: no more of its messages come."""
 
     type: Literal["left"] = "left"
     room_id: str
