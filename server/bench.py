@@ -17,6 +17,9 @@ so is the cap on connections per address (they all come from 127.0.0.1).
 in a process of its own, hundreds of games and spectators from client processes, human pace
 and saturation, against a bare ``websockets`` echo server too (see the section below, and
 docs/benchmarks.md for the figures and the command).
+
+``python -m server.bench churn`` opens and ends connections as fast as it can (refused
+handshakes, resets, clean closes) and says what the server's memory keeps (:func:`run_churn`).
 """
 
 from __future__ import annotations
@@ -927,6 +930,93 @@ def run_load(
     return report
 
 
+# --- connection churn ---------------------------------------------------------------------
+
+_WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # any 16 bytes in base64: the server only echoes a hash
+_UPGRADE = ("GET /ws HTTP/1.1\r\nHost: bench\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {_WS_KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
+# A close frame (code 1000) as a client sends it: masked, here with a key of zeros.
+_CLOSE_FRAME = bytes([0x88, 0x82, 0, 0, 0, 0, 0x03, 0xE8])
+CHURN_MODES = ("refused", "reset", "clean")
+
+
+def _one_connection(port: int, mode: str) -> None:
+    """One short connection of ``mode``: ``refused`` asks for /ws without ``Upgrade`` (the
+    server answers 426), ``reset`` completes the handshake then resets the TCP connection,
+    ``clean`` completes it and closes with a close frame."""
+    import socket
+    import struct
+
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        if mode == "refused":
+            s.sendall(b"GET /ws HTTP/1.1\r\nHost: bench\r\n\r\n")
+            s.recv(4096)
+            return
+        s.sendall(_UPGRADE)
+        s.recv(4096)
+        if mode == "reset":
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        else:
+            s.sendall(_CLOSE_FRAME)
+            s.recv(4096)
+
+
+def _churn(port: int, mode: str, seconds: float, threads: int) -> int:
+    import threading
+
+    done = [0] * threads
+    end = time.perf_counter() + seconds
+
+    def work(i: int) -> None:
+        while time.perf_counter() < end:
+            try:
+                _one_connection(port, mode)
+                done[i] += 1
+            except OSError:  # out of ephemeral ports, say: a short breath
+                time.sleep(0.01)
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    return sum(done)
+
+
+def run_churn(seconds: float = 20.0, modes: tuple[str, ...] = CHURN_MODES, threads: int = 4,
+              loop: str = "auto") -> dict[str, Any]:
+    """Connections opened and ended as fast as ``threads`` clients can, for ``seconds`` per
+    mode (:func:`_one_connection`), each mode against a fresh server child served as
+    ``tablas serve`` is (its collector included): the server's memory before and after, the
+    objects the collector tracks, and the full collection the schedule would run then. A
+    connection's objects must go when it ends: anything left in a reference cycle would
+    wait for the 10-minute full collection."""
+    _raise_nofile()
+    report: dict[str, Any] = {"seconds": seconds, "threads": threads}
+    with tempfile.TemporaryDirectory(prefix="tablas-churn-") as tmp:
+        for i, mode in enumerate(modes):
+            child = _fresh_server(tmp, 1, i, loop)
+            try:
+                time.sleep(0.5)
+                before = child.memory()
+                child.ask("reset")
+                n = _churn(child.port, mode, seconds, threads)
+                time.sleep(1.0)  # the last connections end
+                after = child.memory()
+                state = child.ask("report")
+            finally:
+                child.stop()
+            report[mode] = {
+                "connections": n, "per_s": round(n / seconds, 1),
+                "rss_before_MiB": before.get("VmRSS"), "rss_after_MiB": after.get("VmRSS"),
+                "rss_growth_MiB": round(after.get("VmRSS", 0.0) - before.get("VmRSS", 0.0), 1),
+                "gc_objects": state["gc_objects"],
+                "full_collection_ms": state["full_collection_ms"],
+            }
+    report["machine"] = {"cpus": os.cpu_count(), "event_loop": loop_in_use(loop)}
+    return report
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
@@ -951,6 +1041,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     loop_help = "the event loop of the server, the echo server and the clients alike"
     p.add_argument("--loop", choices=LOOPS, default="auto", help=loop_help)
+    p = sub.add_parser("churn", help="connections opened and ended at full speed: what the"
+                       " server's memory keeps")
+    p.add_argument("--seconds", type=float, default=20.0, help="per mode")
+    p.add_argument("--modes", nargs="+", choices=CHURN_MODES, default=list(CHURN_MODES))
+    p.add_argument("--threads", type=int, default=4)
+    p.add_argument("--loop", choices=LOOPS, default="auto")
     p = sub.add_parser("serve-child")
     p.add_argument("--db", required=True)
     p.add_argument("--bot-workers", type=int, default=1)
@@ -965,6 +1061,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "echo-child":
         _raise_nofile()
         run_on_loop(_quietly(_echo_child()), args.loop)
+        return 0
+    if args.cmd == "churn":
+        print(json.dumps(run_churn(args.seconds, tuple(args.modes), args.threads, args.loop),
+                         indent=2))
         return 0
     if args.cmd == "load":
         report = run_load(

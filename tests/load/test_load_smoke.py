@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from server.bench import run_load
+from server.bench import CHURN_MODES, run_churn, run_load
 
 
 def test_load_smoke_report_is_sane() -> None:
@@ -32,3 +32,14 @@ def test_load_smoke_report_is_sane() -> None:
     assert echo["round_trips_per_s"] > 0
     ratio = report["saturation_vs_echo"]
     assert math.isclose(ratio, sat["moves_per_s"] / echo["round_trips_per_s"], rel_tol=0.01)
+
+
+def test_churn_smoke_report_is_sane() -> None:
+    """``python -m server.bench churn`` for a second per kind: every kind of connection got
+    through, and the report says what the server kept (no memory target here)."""
+    report = run_churn(seconds=1.0, threads=2)
+    for mode in CHURN_MODES:
+        r = report[mode]
+        assert r["connections"] > 10 and r["per_s"] > 0, (mode, r)
+        assert 10 < r["rss_before_MiB"] and 10 < r["rss_after_MiB"] < 4096, (mode, r)
+        assert r["gc_objects"] > 1000 and r["full_collection_ms"] >= 0, (mode, r)
