@@ -22,6 +22,7 @@ import websockets
 from server_support import ROOT, Client, Subprocess, create, running
 from websockets.server import ServerProtocol
 
+from server.app import Conn, _Connection
 from server.loop import loop_in_use, quiet_collector, run
 
 uvloop = pytest.importorskip("uvloop")
@@ -135,7 +136,10 @@ async def test_quiet_collector_leaves_old_cycles_to_the_scheduled_full_collectio
 
 
 def _server_protocols() -> int:
-    return sum(type(o) is ServerProtocol for o in gc.get_objects())
+    """The server side's per-connection objects alive: websockets' protocol and connection,
+    the server's ``Conn`` (``type()`` on purpose: ``isinstance`` would call a dead proxy)."""
+    kinds = (ServerProtocol, _Connection, Conn)
+    return sum(type(o) in kinds for o in gc.get_objects())
 
 
 def _refused_handshake(port: int) -> None:
