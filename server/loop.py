@@ -19,7 +19,9 @@ both holding the protocol), so those walks buy nothing. :func:`quiet_collector`
 keeps the young generation's collections (a few milliseconds; they catch short-lived cycles)
 and replaces the automatic older ones by a full collection every
 :data:`FULL_COLLECTION_EVERY` seconds, which frees whatever cycles did reach the old
-generations. The figures are in docs/benchmarks.md.
+generations, or sooner once resident memory has grown by half since the last one (cycles
+nobody expected, under some input, cannot pile up for ten minutes). The figures are in
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, TypeVar
@@ -39,6 +42,11 @@ T = TypeVar("T")
 LOOPS = ("auto", "asyncio", "uvloop")
 
 FULL_COLLECTION_EVERY = 600.0  # seconds between full collections under quiet_collector
+# ... or sooner, once resident memory has grown by half since the last one (looked at every
+# few seconds): garbage in cycles then stays under half the live heap, as with CPython's own
+# thresholds, which collect everything once the long-lived objects have grown by a quarter.
+EARLY_COLLECTION_GROWTH = 1.5
+MEMORY_CHECK_EVERY = 5.0
 # A generation's threshold the count of younger collections never exceeds (a C int).
 _NEVER = 2**31 - 1
 # A full collection at least this long is logged at INFO: a stall every player felt.
@@ -76,22 +84,39 @@ def run(main: Coroutine[Any, Any, T], choice: str = "auto") -> T:
     return asyncio.run(main)
 
 
+def resident_bytes() -> int | None:
+    """The process's resident memory (Linux: ``/proc/self/statm``); None where it cannot be
+    read, and then :func:`quiet_collector` keeps to its schedule alone."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 @contextlib.asynccontextmanager
 async def quiet_collector(
     every: float = FULL_COLLECTION_EVERY,
     collect: Callable[[], int] = gc.collect,
+    memory: Callable[[], int | None] = resident_bytes,
+    growth: float = EARLY_COLLECTION_GROWTH,
+    check_every: float = MEMORY_CHECK_EVERY,
 ) -> AsyncIterator[None]:
     """Within the block, the cyclic collector's automatic passes stop at the young generation,
-    and ``collect`` (a full collection) runs every ``every`` seconds on the running loop.
-
+    and ``collect`` (a full collection) runs every ``every`` seconds on the running loop, or
+    sooner when ``memory()`` (looked at every ``check_every`` seconds) has grown past
+    ``growth`` times what it was after the last one: a safety net for cycles nobody expected
+    (a library's, under some input), which would otherwise pile up until the schedule.
     The collector is process-wide: enter this in the process's entry point (``tablas serve``
     does), not in library code that shares a process with others. On exit the thresholds in
     force before are restored and the schedule stops.
     """
     before = gc.get_threshold()
     gc.set_threshold(before[0], _NEVER, _NEVER)
-    log.info("garbage collector: young generation automatically, everything every %g s", every)
-    task = asyncio.get_running_loop().create_task(_full_collections(every, collect))
+    log.info("garbage collector: young generation automatically, everything every %g s"
+             " or once memory has grown %g times", every, growth)
+    task = asyncio.get_running_loop().create_task(
+        _full_collections(every, collect, memory, growth, check_every))
     try:
         yield
     finally:
@@ -101,16 +126,30 @@ async def quiet_collector(
         gc.set_threshold(*before)
 
 
-async def _full_collections(every: float, collect: Callable[[], int]) -> None:
+async def _full_collections(every: float, collect: Callable[[], int],
+                            memory: Callable[[], int | None], growth: float,
+                            check_every: float) -> None:
+    loop = asyncio.get_running_loop()
+    baseline = memory()
+    due = loop.time() + every
     while True:
-        await asyncio.sleep(every)
+        await asyncio.sleep(max(0.0, min(check_every, due - loop.time())))
+        resident = memory()
+        grown = baseline is not None and resident is not None and resident > baseline * growth
+        if not grown and loop.time() < due:
+            continue
         started = time.perf_counter()
         try:
             found = collect()
         except Exception:  # whatever went wrong once, the schedule goes on
             log.exception("full garbage collection failed")
+            due = loop.time() + every
             continue
         took = time.perf_counter() - started
-        log.log(logging.INFO if took >= _NOTICEABLE_S else logging.DEBUG,
-                "full garbage collection: %.0f ms, %d unreachable objects freed",
-                took * 1000, found)
+        why = (f"memory grew from {baseline / 2**20:.0f} to {resident / 2**20:.0f} MiB"
+               if grown and baseline is not None and resident is not None else "scheduled")
+        log.log(logging.INFO if took >= _NOTICEABLE_S or grown else logging.DEBUG,
+                "full garbage collection (%s): %.0f ms, %d unreachable objects freed",
+                why, took * 1000, found)
+        baseline = memory()
+        due = loop.time() + every

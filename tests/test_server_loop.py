@@ -76,7 +76,8 @@ def test_served_server_says_its_loop_and_plays_on_it(tmp_path: Path) -> None:
     assert view["status"] == "finished" and view["result"]["winner"] == 0
     log = (tmp_path / "serve.log").read_text()
     assert "event loop: uvloop" in log
-    assert "garbage collector: young generation automatically, everything every 600 s" in log
+    assert ("garbage collector: young generation automatically, everything every 600 s or once"
+            " memory has grown 1.5 times") in log
 
 
 def test_slow_reader_is_dropped_on_uvloop_too(tmp_path: Path) -> None:
@@ -133,6 +134,39 @@ async def test_quiet_collector_leaves_old_cycles_to_the_scheduled_full_collectio
     runs = len(ran)
     await asyncio.sleep(0.3)
     assert len(ran) == runs  # the schedule ends with the block
+
+
+
+async def test_quiet_collector_collects_early_when_memory_grows() -> None:
+    """The safety net: between two scheduled collections, a full one as soon as resident
+    memory has grown past ``growth`` times what it was after the last one (then measured
+    again); nothing early where memory cannot be read."""
+    readings = [100, 120, 149, 151, 151, 160, 230, 230]  # the first is the baseline
+    ran: list[int] = []
+
+    def memory() -> int:
+        return readings.pop(0) if len(readings) > 1 else readings[0]
+
+    def collect() -> int:
+        ran.append(len(readings))
+        return 0
+
+    async with quiet_collector(every=3600, collect=collect, memory=memory, growth=1.5,
+                               check_every=0.01):
+        for _ in range(200):
+            if len(ran) == 2:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+    # 151 > 1.5 x 100: collected, and 151 (read after it) is the new baseline; 160 is not
+    # past 226.5, 230 is.
+    assert ran == [4, 1], ran
+
+    ran.clear()
+    async with quiet_collector(every=3600, collect=collect, memory=lambda: None,
+                               check_every=0.01):
+        await asyncio.sleep(0.2)
+    assert ran == []
 
 
 def _server_protocols() -> int:
