@@ -198,38 +198,39 @@ class Conn:
 
 
 class _Connection(ServerConnection):
-    """websockets' server connection, which also lets go of its protocol's exceptions once it
-    is over. The sans-I/O protocol keeps the exception that broke its parser or its handshake
-    (for ``close_exc`` and for inspection), and that exception's traceback holds the parser's
-    frames, which hold the protocol: one reference cycle for every connection that ends badly
-    (a reset, a handshake broken off or refused, a frame too large). Only a pass over the
-    older generations frees such a cycle, and ``tablas serve`` makes one every 10 minutes
-    (``server.loop.quiet_collector``): until then a client could pile them up by the
-    thousand. A connection that closes cleanly keeps no such exception."""
+    """websockets' server connection, which also breaks the reference cycles its protocol is
+    left in once the connection is lost. The sans-I/O protocol's parser is a generator of
+    its own that stays suspended after its last step, its frame holding the protocol: a
+    cycle for every connection, cleanly closed or not. And it keeps the exception that broke
+    its handshake or its parser (for ``close_exc`` and for inspection), whose traceback holds
+    the parser's frames: more cycles for every connection that ends badly (a reset, a
+    handshake refused or broken off, a frame too large). Only a pass over the older
+    generations frees a cycle that outlived a young collection, and ``tablas serve`` makes
+    one every 10 minutes (``server.loop.quiet_collector``): until then a client could pile
+    them up by the hundred thousand (docs/server.md, "The garbage collector")."""
 
     def connection_lost(self, exc: Exception | None) -> None:
         # Whatever broke the connection has been parsed by now (the end of the stream
-        # included), and nothing after this needs the exceptions but ``close_exc``'s cause.
+        # included); nothing steps the parser after this, and nothing needs the exceptions
+        # but ``close_exc``'s cause.
         super().connection_lost(exc)
-        self._forget_errors()
+        self._break_cycles()
 
-    def _forget_errors(self) -> None:
-        # Without their tracebacks the exceptions hold no frame: the handshake's request
-        # keeps its own reference to a refused handshake's exception, whose traceback's
-        # frames hold that request (a cycle of their own, without the connection).
+    def _break_cycles(self) -> None:
+        # Without their tracebacks the exceptions hold no frame (a refused handshake's
+        # exception is also kept by the handshake's request, which its traceback's frames
+        # hold: a cycle of its own, without the connection).
         seen: set[int] = set()
-        kept: tuple[BaseException | None, ...] = (self.protocol.handshake_exc,
-                                                  self.protocol.parser_exc)
-        for exc in kept:
-            while exc is not None and id(exc) not in seen:
-                seen.add(id(exc))
-                exc.__traceback__ = None
-                exc = exc.__cause__ or exc.__context__
+        chained: list[BaseException | None] = [self.protocol.handshake_exc,
+                                               self.protocol.parser_exc]
+        while chained:
+            e = chained.pop()
+            if e is not None and id(e) not in seen:
+                seen.add(id(e))
+                e.__traceback__ = None
+                chained += [e.__cause__, e.__context__]
         self.protocol.handshake_exc = None
         self.protocol.parser_exc = None
-        # The parser is a generator of the protocol's, left suspended after its last step:
-        # its frame holds the protocol (a cycle for every connection, cleanly closed or
-        # not). Nothing steps it after the connection is lost; closed, it lets go.
         self.protocol.parser.close()
 
 
