@@ -933,8 +933,11 @@ def run_load(
 # --- connection churn ---------------------------------------------------------------------
 
 _WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # any 16 bytes in base64: the server only echoes a hash
-_UPGRADE = ("GET /ws HTTP/1.1\r\nHost: bench\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {_WS_KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
+# A WebSocket handshake by hand, and the same URL asked for without it (the server: 426).
+UPGRADE_REQUEST = (
+    "GET /ws HTTP/1.1\r\nHost: bench\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    f"Sec-WebSocket-Key: {_WS_KEY}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
+REFUSED_REQUEST = b"GET /ws HTTP/1.1\r\nHost: bench\r\n\r\n"
 # A close frame (code 1000) as a client sends it: masked, here with a key of zeros.
 _CLOSE_FRAME = bytes([0x88, 0x82, 0, 0, 0, 0, 0x03, 0xE8])
 CHURN_MODES = ("refused", "reset", "clean")
@@ -949,10 +952,10 @@ def _one_connection(port: int, mode: str) -> None:
 
     with socket.create_connection(("127.0.0.1", port)) as s:
         if mode == "refused":
-            s.sendall(b"GET /ws HTTP/1.1\r\nHost: bench\r\n\r\n")
+            s.sendall(REFUSED_REQUEST)
             s.recv(4096)
             return
-        s.sendall(_UPGRADE)
+        s.sendall(UPGRADE_REQUEST)
         s.recv(4096)
         if mode == "reset":
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -1022,6 +1025,10 @@ def main(argv: list[str] | None = None) -> int:
     import sys
 
     parser = argparse.ArgumentParser(prog="python -m server.bench")
+
+    def add_loop(p: argparse.ArgumentParser, text: str | None = None) -> None:
+        p.add_argument("--loop", choices=LOOPS, default="auto", help=text)
+
     parser.add_argument("--quick", action="store_true", help="the short in-process bench")
     sub = parser.add_subparsers(dest="cmd")
     p = sub.add_parser("load", help="the load generator (server in its own process)")
@@ -1039,20 +1046,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-games", type=int, default=4000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")
-    loop_help = "the event loop of the server, the echo server and the clients alike"
-    p.add_argument("--loop", choices=LOOPS, default="auto", help=loop_help)
+    add_loop(p, "the event loop of the server, the echo server and the clients alike")
     p = sub.add_parser("churn", help="connections opened and ended at full speed: what the"
                        " server's memory keeps")
     p.add_argument("--seconds", type=float, default=20.0, help="per mode")
     p.add_argument("--modes", nargs="+", choices=CHURN_MODES, default=list(CHURN_MODES))
     p.add_argument("--threads", type=int, default=4)
-    p.add_argument("--loop", choices=LOOPS, default="auto")
+    add_loop(p, "the event loop of the server child")
     p = sub.add_parser("serve-child")
     p.add_argument("--db", required=True)
     p.add_argument("--bot-workers", type=int, default=1)
-    p.add_argument("--loop", choices=LOOPS, default="auto")
-    p = sub.add_parser("echo-child")
-    p.add_argument("--loop", choices=LOOPS, default="auto")
+    add_loop(p)
+    add_loop(sub.add_parser("echo-child"))
     args = parser.parse_args(argv)
     if args.cmd == "serve-child":
         _raise_nofile()

@@ -7,7 +7,6 @@ collections only, a full one on a schedule."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import gc
 import socket
 import struct
@@ -23,6 +22,7 @@ from server_support import ROOT, Client, Subprocess, create, running
 from websockets.server import ServerProtocol
 
 from server.app import Conn, _Connection
+from server.bench import REFUSED_REQUEST, UPGRADE_REQUEST
 from server.loop import loop_in_use, quiet_collector, run
 
 uvloop = pytest.importorskip("uvloop")
@@ -93,8 +93,9 @@ class _Node:
 
 
 def _old_cycle() -> weakref.ref[_Node]:
-    """A reference cycle that outlived young collections (as a closed connection's would,
-    were it cyclic), then became garbage: only an older generation's pass can free it."""
+    """A reference cycle that outlived young collections (as a closed connection's protocol
+    did before ``server.app._Connection`` broke it), then became garbage: only an older
+    generation's pass can free it."""
     node = _Node()
     gc.collect(0)  # survivors move on to generation 1
     return weakref.ref(node)
@@ -178,7 +179,7 @@ def _per_connection_objects() -> int:
 
 def _refused_handshake(port: int) -> None:
     with socket.create_connection(("127.0.0.1", port)) as s:
-        s.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\n\r\n")  # no Upgrade: 426
+        s.sendall(REFUSED_REQUEST)  # no Upgrade: 426
         assert s.recv(4096).startswith(b"HTTP/1.1 426")
 
 
@@ -189,9 +190,7 @@ def _half_sent_handshake(port: int) -> None:
 
 def _reset_after_handshake(port: int) -> None:
     s = socket.create_connection(("127.0.0.1", port))
-    key = base64.b64encode(b"0123456789abcdef").decode()
-    s.sendall(f"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-              f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+    s.sendall(UPGRADE_REQUEST)
     assert s.recv(4096).startswith(b"HTTP/1.1 101")
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()  # RST
