@@ -206,8 +206,9 @@ class _Connection(ServerConnection):
     the parser's frames: more cycles for every connection that ends badly (a reset, a
     handshake refused or broken off, a frame too large). Only a pass over the older
     generations frees a cycle that outlived a young collection, and ``tablas serve`` makes
-    one every 10 minutes (``server.loop.quiet_collector``): until then a client could pile
-    them up by the hundred thousand (docs/server.md, "The garbage collector")."""
+    one every hour, or once memory has grown by half (``server.loop.quiet_collector``):
+    until then a client could pile them up by the hundred thousand (docs/server.md, "The
+    garbage collector")."""
 
     def connection_lost(self, exc: Exception | None) -> None:
         # Whatever broke the connection has been parsed by now (the end of the stream

@@ -15,7 +15,8 @@ so is the cap on connections per address (they all come from 127.0.0.1).
 
 ``python -m server.bench load`` (or ``tablas bench --load``) is the load generator: the server
 in a process of its own, hundreds of games and spectators from client processes, human pace
-and saturation, against a bare ``websockets`` echo server too (see the section below, and
+and saturation, against a bare ``websockets`` echo server too, and against a frames-only
+server: the ceiling any server could reach with these clients (see the section below, and
 docs/benchmarks.md for the figures and the command).
 
 ``python -m server.bench churn`` opens and ends connections as fast as it can (refused
@@ -45,6 +46,7 @@ from websockets.asyncio.connection import broadcast
 from server.app import TablasServer
 from server.loop import LOOPS, loop_in_use, quiet_collector
 from server.loop import run as run_on_loop
+from server.protocol import with_re
 from server.store import Store
 
 Figure = dict[str, Any]
@@ -238,7 +240,8 @@ def run_server_bench(quick: bool = False) -> list[Figure]:
 # The server runs in its own process (``python -m server.bench serve-child``: the same
 # TablasServer as ``tablas serve``, plus a lag probe, the rate limit and the cap on connections
 # per address lifted: thousands of sockets come from 127.0.0.1), and so does a
-# raw ``websockets`` echo server (``echo-child``); the clients run in ``--workers`` processes
+# raw ``websockets`` echo server (``echo-child``) and a frames-only one (``frames-child``); the
+# clients run in ``--workers`` processes
 # of their own, each an event loop holding whole games (both players and the spectators), so
 # a latency is always measured on one process's clock. Children are controlled by lines on
 # their stdin and answer JSON lines on their stdout.
@@ -350,8 +353,9 @@ async def _child_main(start: Any, close: Any) -> None:
             }
             # After the window: what the scheduled full collection (quiet_collector) would
             # stall the loop for at this load.
+            # What it finds unreachable is the cyclic garbage the run left for it.
             started = time.perf_counter()
-            gc.collect()
+            report["full_collection_freed"] = gc.collect()
             report["full_collection_ms"] = round((time.perf_counter() - started) * 1000, 1)
             print(json.dumps(report), flush=True)
         elif line == "quit":
@@ -410,11 +414,74 @@ async def _echo_child() -> None:
     await _child_main(start, close)
 
 
+def _canned_updates() -> tuple[str, str]:
+    """The two ``update`` texts of a Connect-4 move in mid-game, as the server would send them:
+    the mover's (no legal moves; ``re`` spliced in per move) and its opponent's (with them)."""
+    from engine.games import get_game
+    from server.protocol import Update
+
+    game = get_game("connect4")
+    state = game.initial()
+    for column in (0, 1, 2, 3, 4, 5, 6, 0):
+        state = game.apply(state, game.move_from_json(state, {"column": column}))
+
+    def update(legal: bool) -> str:
+        return Update(
+            room_id="0123456789", ply=8, seat=1, move=game.move_to_json(0),
+            state=game.state_to_json(state), to_move=game.to_move(state),
+            legal_moves=[game.move_to_json(m) for m in game.legal_moves(state)] if legal else [],
+            status="playing", result=None,
+        ).to_json()
+
+    return update(False), update(True)
+
+
+async def _frames_child() -> None:
+    """The frames of a move and nothing else: for each ``move`` frame, a canned ``update`` to
+    its sender (with ``re``) and one to the sender's partner; no model, rule, room or disk.
+    A socket first names its pair (``{"type": "pair", "key": ...}``). What the load's clients
+    get from it per move is what they get from the server at the least (1 frame in, 2 out;
+    a game adds its creation and end), so its moves/s is a ceiling for the server's."""
+    own, other = _canned_updates()
+    partner: dict[Any, Any] = {}
+    waiting: dict[str, Any] = {}
+
+    async def handler(ws: Any) -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for raw in ws:
+                m = from_json(raw)
+                if m["type"] == "move":
+                    broadcast((ws,), with_re(own, m["id"]))
+                    broadcast((partner[ws],), other)
+                    continue
+                if m["type"] == "pair":
+                    mate = waiting.pop(m["key"], None)
+                    if mate is None:
+                        waiting[m["key"]] = ws
+                    else:
+                        partner[ws], partner[mate] = mate, ws
+                broadcast((ws,), with_re('{"type":"ok"}', m["id"]))
+
+    server = await websockets.serve(handler, "127.0.0.1", 0, max_size=MAX_ECHO_FRAME,
+                                    compression=None)
+
+    async def start() -> int:
+        port: int = next(iter(server.sockets)).getsockname()[1]
+        return port
+
+    async def close() -> None:
+        server.close()
+        await server.wait_closed()
+
+    await _child_main(start, close)
+
+
 MAX_ECHO_FRAME = 2**20
 
 
 class _Child:
-    """A child server process (``serve-child`` or ``echo-child``) and its control pipe."""
+    """A child server process (``serve-child``, ``echo-child`` or ``frames-child``) and its
+    control pipe."""
 
     def __init__(self, kind: str, *args: str) -> None:
         import subprocess
@@ -652,13 +719,39 @@ async def _echo_pairs(pair: list[_LoadConn], rec: _Recorder, rng: random.Random)
         turn = 1 - turn
 
 
+async def _frames_pairs(pair: list[_LoadConn], rec: _Recorder, rng: random.Random,
+                        key: str) -> None:
+    """The frames-only server driven like a game: the mover sends a move and awaits its own
+    ``update``, then the other awaits its ``update`` and picks a legal move from it."""
+    for c in pair:
+        await c.request({"type": "pair", "key": key})
+    turn = 0
+    move: dict[str, Any] = {"column": 3}
+    while time.perf_counter() < rec.end:
+        t0 = time.perf_counter()
+        await pair[turn].request({"type": "move", "room_id": "0123456789", "ply": 8,
+                                  "move": move})
+        t1 = time.perf_counter()
+        if rec.active(t0):
+            rec.own.append((t1 - t0) * 1000)
+            if t1 < rec.end:
+                rec.moves += 1
+        turn = 1 - turn
+        view = await pair[turn].next_of(lambda m: m.get("type") == "update")
+        move = rng.choice(view["legal_moves"])
+
+
+# What the client processes drive: the server, the echo server, the frames-only server.
+LOAD_MODES = ("game", "echo", "frames")
+
+
 async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
                                think: tuple[float, float], seconds: float, seed: int,
-                               echo: bool, ready: Any, go: Any) -> dict[str, Any]:
+                               mode: str, ready: Any, go: Any) -> dict[str, Any]:
     rec = _Recorder()
     roles: list[str] = []
     for k in watchers:
-        roles += ["echo", "echo"] if echo else ["opp", "opp"] + ["spec"] * k
+        roles += ["echo", "echo"] if mode == "echo" else ["opp", "opp"] + ["spec"] * k
     conns = await _open_all(url, rec, roles)
     ready.put(len(conns))
     await asyncio.to_thread(go.wait)
@@ -673,9 +766,11 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
     for slot, k in zip(slots, watchers, strict=True):
         players, specs = conns[i:i + 2], conns[i + 2:i + 2 + k]
         i += 2 + k
-        if echo:
+        if mode == "echo":
             # an echo server returns the frame to its sender only: requests use ids
             tasks.append(_echo_pairs(players, rec, random.Random(rng.random())))
+        elif mode == "frames":
+            tasks.append(_frames_pairs(players, rec, random.Random(rng.random()), str(slot)))
         else:
             tasks.append(_slot_games(slot, players, specs, rec, think,
                                      random.Random(rng.random())))
@@ -700,12 +795,12 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
 
 
 def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple[float, float],
-                   seconds: float, seed: int, echo: bool, ready: Any, go: Any, out: Any,
+                   seconds: float, seed: int, mode: str, ready: Any, go: Any, out: Any,
                    loop: str) -> None:
     _raise_nofile()
     try:
         result = run_on_loop(_quietly(_client_worker_async(
-            url, slots, watchers, think, seconds, seed, echo, ready, go)), loop)
+            url, slots, watchers, think, seconds, seed, mode, ready, go)), loop)
     except BaseException as e:  # the parent reports it
         ready.put(-1)
         result = {"failed": repr(e)}
@@ -714,7 +809,7 @@ def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple
 
 def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple[float, float],
               seconds: float, workers: int, seed: int, loop: str,
-              echo: bool = False) -> dict[str, Any]:
+              mode: str = "game") -> dict[str, Any]:
     """One measurement: ``games`` slots and ``spectators`` spread over them, for ``seconds``."""
     import multiprocessing
 
@@ -728,7 +823,7 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
         procs.append(ctx.Process(
             target=_client_worker,
             args=(url, slots, [per_slot[s] for s in slots], think, seconds, seed * 1000 + w,
-                  echo, ready, go, out, loop),
+                  mode, ready, go, out, loop),
             daemon=True,
         ))
     t_setup = time.perf_counter()
@@ -824,7 +919,8 @@ def run_load(
 ) -> dict[str, Any]:
     """The load report: human pace at ``games``/``spectators``, then (``search_s`` > 0) the
     largest human-pace load whose p99 stays within ``target_ms`` (doubling, then bisecting,
-    within ``search_s`` seconds), then saturation against the server and the echo server."""
+    within ``search_s`` seconds), then saturation against the server, the echo server and
+    the frames-only server."""
     _raise_nofile()
 
     def say(msg: str) -> None:
@@ -914,17 +1010,30 @@ def run_load(
         try:
             say(f"echo server: {sat_games} socket pairs, no think time, {sat_seconds:g} s ...")
             echo = _run_load(echo_child, f"ws://127.0.0.1:{echo_child.port}/", sat_games, 0,
-                             (0.0, 0.0), sat_seconds, workers, seed, loop, echo=True)
+                             (0.0, 0.0), sat_seconds, workers, seed, loop, mode="echo")
         finally:
             echo_child.stop()
         say(f"  -> {echo['moves_per_s']} round trips/s")
+        frames_child = _Child("frames-child", "--loop", loop)
+        try:
+            say(f"frames-only server: {sat_games} socket pairs, no think time,"
+                f" {sat_seconds:g} s ...")
+            frames = _run_load(frames_child, f"ws://127.0.0.1:{frames_child.port}/",
+                               sat_games, 0, (0.0, 0.0), sat_seconds, workers, seed, loop,
+                               mode="frames")
+        finally:
+            frames_child.stop()
+        say(f"  -> {frames['moves_per_s']} moves/s")
+        keep = ("games", "sockets", "seconds", "moves", "moves_per_s", "own_update", "errors",
+                "cpu_us_per_move")
         report["saturation"] = sat
-        report["echo"] = {k: echo[k] for k in ("games", "sockets", "seconds", "moves",
-                                                "moves_per_s", "own_update", "errors",
-                                                "cpu_us_per_move")}
+        report["echo"] = {k: echo[k] for k in keep}
         report["echo"]["round_trips_per_s"] = report["echo"].pop("moves_per_s")
-        report["saturation_vs_echo"] = round(
-            sat["moves_per_s"] / max(1e-9, report["echo"]["round_trips_per_s"]), 3)
+        report["frames_only"] = {k: frames[k] for k in keep}
+        echo_rate = max(1e-9, report["echo"]["round_trips_per_s"])
+        report["saturation_vs_echo"] = round(sat["moves_per_s"] / echo_rate, 3)
+        # the ratio a server doing nothing but a move's frames reaches: the ceiling
+        report["frames_only_vs_echo"] = round(frames["moves_per_s"] / echo_rate, 3)
     report["machine"] = {"cpus": os.cpu_count(), "loadavg": os.getloadavg(),
                          "event_loop": loop_in_use(loop)}
     return report
@@ -1046,7 +1155,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-games", type=int, default=4000)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")
-    add_loop(p, "the event loop of the server, the echo server and the clients alike")
+    add_loop(p, "the event loop of the server, the echo and frames-only servers and the"
+             " clients alike")
     p = sub.add_parser("churn", help="connections opened and ended at full speed: what the"
                        " server's memory keeps")
     p.add_argument("--seconds", type=float, default=20.0, help="per mode")
@@ -1058,14 +1168,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bot-workers", type=int, default=1)
     add_loop(p)
     add_loop(sub.add_parser("echo-child"))
+    add_loop(sub.add_parser("frames-child"))
     args = parser.parse_args(argv)
     if args.cmd == "serve-child":
         _raise_nofile()
         run_on_loop(_quietly(_serve_child(args.db, args.bot_workers)), args.loop)
         return 0
-    if args.cmd == "echo-child":
+    if args.cmd in ("echo-child", "frames-child"):
         _raise_nofile()
-        run_on_loop(_quietly(_echo_child()), args.loop)
+        child = _echo_child() if args.cmd == "echo-child" else _frames_child()
+        run_on_loop(_quietly(child), args.loop)
         return 0
     if args.cmd == "churn":
         print(json.dumps(run_churn(args.seconds, tuple(args.modes), args.threads, args.loop),

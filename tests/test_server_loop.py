@@ -76,7 +76,7 @@ def test_served_server_says_its_loop_and_plays_on_it(tmp_path: Path) -> None:
     assert view["status"] == "finished" and view["result"]["winner"] == 0
     log = (tmp_path / "serve.log").read_text()
     assert "event loop: uvloop" in log
-    assert ("garbage collector: young generation automatically, everything every 600 s or once"
+    assert ("garbage collector: young generation automatically, everything every 3600 s or once"
             " memory has grown 1.5 times") in log
 
 

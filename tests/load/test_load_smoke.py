@@ -13,8 +13,10 @@ def test_load_smoke_report_is_sane() -> None:
     report = run_load(games=5, spectators=5, seconds=3.0, think=(0.1, 0.3), sat_games=4,
                       sat_seconds=2.0, workers=1)
     human, sat, echo = report["human"], report["saturation"], report["echo"]
+    frames = report["frames_only"]
     assert human["sockets"] == 5 * 2 + 5
     assert human["errors"] == 0 and sat["errors"] == 0 and echo["errors"] == 0
+    assert frames["errors"] == 0 and frames["sockets"] == 4 * 2
     assert human["moves"] > 10 and human["moves_per_s"] > 0
     for key in ("own_update", "opponent_update", "spectator_update"):
         lat = human[key]
@@ -29,9 +31,15 @@ def test_load_smoke_report_is_sane() -> None:
     for gen in pauses.values():
         assert 0 <= gen["max_ms"] <= gen["total_ms"], pauses
     assert sat["server"]["gc_objects"] > 1000
+    assert isinstance(sat["server"]["full_collection_freed"], int)
     assert echo["round_trips_per_s"] > 0
     ratio = report["saturation_vs_echo"]
     assert math.isclose(ratio, sat["moves_per_s"] / echo["round_trips_per_s"], rel_tol=0.01)
+    # the frames-only server answered every move with its two updates, the moves counted
+    assert frames["moves"] > 100 and frames["own_update"]["n"] >= frames["moves"]
+    ceiling = report["frames_only_vs_echo"]
+    assert math.isclose(ceiling, frames["moves_per_s"] / echo["round_trips_per_s"],
+                        rel_tol=0.01)
 
 
 def test_churn_smoke_report_is_sane() -> None:
