@@ -35,7 +35,7 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -239,12 +239,11 @@ def run_server_bench(quick: bool = False) -> list[Figure]:
 #
 # The server runs in its own process (``python -m server.bench serve-child``: the same
 # TablasServer as ``tablas serve``, plus a lag probe, the rate limit and the cap on connections
-# per address lifted: thousands of sockets come from 127.0.0.1), and so does a
-# raw ``websockets`` echo server (``echo-child``) and a frames-only one (``frames-child``); the
-# clients run in ``--workers`` processes
-# of their own, each an event loop holding whole games (both players and the spectators), so
-# a latency is always measured on one process's clock. Children are controlled by lines on
-# their stdin and answer JSON lines on their stdout.
+# per address lifted: thousands of sockets come from 127.0.0.1), and so do a raw
+# ``websockets`` echo server (``echo-child``) and a frames-only one (``frames-child``); the
+# clients run in ``--workers`` processes of their own, each an event loop holding whole games
+# (both players and the spectators), so a latency is always measured on one process's clock.
+# Children are controlled by lines on their stdin and answer JSON lines on their stdout.
 
 LOAD_GAMES = ("tictactoe", "connect4")
 SLOW_MS = 100.0
@@ -352,8 +351,8 @@ async def _child_main(start: Any, close: Any) -> None:
                 "gc_pauses": pauses.summary(),
             }
             # After the window: what the scheduled full collection (quiet_collector) would
-            # stall the loop for at this load.
-            # What it finds unreachable is the cyclic garbage the run left for it.
+            # stall the loop for at this load, and what it frees: the cyclic garbage the run
+            # left behind.
             started = time.perf_counter()
             report["full_collection_freed"] = gc.collect()
             report["full_collection_ms"] = round((time.perf_counter() - started) * 1000, 1)
@@ -392,15 +391,9 @@ async def _quietly(main: Coroutine[Any, Any, T]) -> T:
         return await main
 
 
-async def _echo_child() -> None:
-    """A bare ``websockets`` server that sends every frame back: the ceiling to compare with."""
-
-    async def echo(ws: Any) -> None:
-        with contextlib.suppress(websockets.ConnectionClosed):
-            async for msg in ws:
-                await ws.send(msg)
-
-    server = await websockets.serve(echo, "127.0.0.1", 0, max_size=MAX_ECHO_FRAME,
+async def _bare_child(handler: Callable[[Any], Awaitable[None]]) -> None:
+    """A bare ``websockets`` server running ``handler`` as a bench child."""
+    server = await websockets.serve(handler, "127.0.0.1", 0, max_size=MAX_ECHO_FRAME,
                                     compression=None)  # as the server is configured
 
     async def start() -> int:
@@ -412,6 +405,17 @@ async def _echo_child() -> None:
         await server.wait_closed()
 
     await _child_main(start, close)
+
+
+async def _echo_child() -> None:
+    """A bare ``websockets`` server that sends every frame back: the ceiling to compare with."""
+
+    async def echo(ws: Any) -> None:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for msg in ws:
+                await ws.send(msg)
+
+    await _bare_child(echo)
 
 
 def _canned_updates() -> tuple[str, str]:
@@ -462,18 +466,7 @@ async def _frames_child() -> None:
                         partner[ws], partner[mate] = mate, ws
                 broadcast((ws,), with_re('{"type":"ok"}', m["id"]))
 
-    server = await websockets.serve(handler, "127.0.0.1", 0, max_size=MAX_ECHO_FRAME,
-                                    compression=None)
-
-    async def start() -> int:
-        port: int = next(iter(server.sockets)).getsockname()[1]
-        return port
-
-    async def close() -> None:
-        server.close()
-        await server.wait_closed()
-
-    await _child_main(start, close)
+    await _bare_child(handler)
 
 
 MAX_ECHO_FRAME = 2**20
@@ -549,6 +542,14 @@ class _Recorder:
 
     def active(self, t: float) -> bool:
         return self.start <= t < self.end
+
+    def on_answer(self, t0: float, t1: float) -> None:
+        """A move (a round trip, for the echo) sent at ``t0`` whose answer came at ``t1``:
+        timed if sent in the window, counted if answered in it too."""
+        if self.active(t0):
+            self.own.append((t1 - t0) * 1000)
+            if t1 < self.end:
+                self.moves += 1
 
     def on_update(self, room: str, ply: int, role: str, t: float) -> None:
         t0 = self.sent.get((room, ply))
@@ -684,11 +685,7 @@ async def _slot_games(slot: int, players: list[_LoadConn], watchers: list[_LoadC
                 rec.sent[(room, ply + 1)] = t0
                 await seats[seat].request({"type": "move", "room_id": room, "ply": ply,
                                            "move": move})
-                t1 = time.perf_counter()
-                if rec.active(t0):
-                    rec.own.append((t1 - t0) * 1000)
-                    if t1 < rec.end:
-                        rec.moves += 1
+                rec.on_answer(t0, time.perf_counter())
                 view = await seats[1 - seat].next_of(
                     lambda m, r=room, p=ply + 1: m.get("type") == "update"
                     and m.get("room_id") == r and m.get("ply") == p)
@@ -711,11 +708,7 @@ async def _echo_pairs(pair: list[_LoadConn], rec: _Recorder, rng: random.Random)
         t0 = time.perf_counter()
         payload["ply"] = rng.randrange(42)
         await pair[turn].request(payload)
-        t1 = time.perf_counter()
-        if rec.active(t0):
-            rec.own.append((t1 - t0) * 1000)
-            if t1 < rec.end:
-                rec.moves += 1
+        rec.on_answer(t0, time.perf_counter())
         turn = 1 - turn
 
 
@@ -731,18 +724,10 @@ async def _frames_pairs(pair: list[_LoadConn], rec: _Recorder, rng: random.Rando
         t0 = time.perf_counter()
         await pair[turn].request({"type": "move", "room_id": "0123456789", "ply": 8,
                                   "move": move})
-        t1 = time.perf_counter()
-        if rec.active(t0):
-            rec.own.append((t1 - t0) * 1000)
-            if t1 < rec.end:
-                rec.moves += 1
+        rec.on_answer(t0, time.perf_counter())
         turn = 1 - turn
         view = await pair[turn].next_of(lambda m: m.get("type") == "update")
         move = rng.choice(view["legal_moves"])
-
-
-# What the client processes drive: the server, the echo server, the frames-only server.
-LOAD_MODES = ("game", "echo", "frames")
 
 
 async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
@@ -810,7 +795,9 @@ def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple
 def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple[float, float],
               seconds: float, workers: int, seed: int, loop: str,
               mode: str = "game") -> dict[str, Any]:
-    """One measurement: ``games`` slots and ``spectators`` spread over them, for ``seconds``."""
+    """One measurement: ``games`` slots and ``spectators`` spread over them, for ``seconds``;
+    ``mode`` says what the clients drive: ``game`` the server, ``echo`` the echo server,
+    ``frames`` the frames-only server."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
