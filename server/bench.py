@@ -1089,7 +1089,7 @@ def run_churn(seconds: float = 20.0, modes: tuple[str, ...] = CHURN_MODES, threa
     ``tablas serve`` is (its collector included): the server's memory before and after, the
     objects the collector tracks, and the full collection the schedule would run then. A
     connection's objects must go when it ends: anything left in a reference cycle would
-    wait for the 10-minute full collection."""
+    wait for the hourly full collection."""
     _raise_nofile()
     report: dict[str, Any] = {"seconds": seconds, "threads": threads}
     with tempfile.TemporaryDirectory(prefix="tablas-churn-") as tmp:

@@ -137,7 +137,6 @@ async def test_quiet_collector_leaves_old_cycles_to_the_scheduled_full_collectio
     assert len(ran) == runs  # the schedule ends with the block
 
 
-
 async def test_quiet_collector_collects_early_when_memory_grows() -> None:
     """The safety net: between two scheduled collections, a full one as soon as resident
     memory has grown past ``growth`` times what it was after the last one (then measured
@@ -200,8 +199,9 @@ def test_closed_connections_leave_no_reference_cycles(tmp_path: Path) -> None:
     """websockets' sans-I/O protocol ends every connection in a reference cycle (its parser,
     a generator left suspended, holds it), and one that ends badly in more (the exception
     that broke its parser or handshake, whose traceback holds the parser's frames). The
-    served collector frees cycles of long-lived objects only on its 10-minute schedule (a
-    stream of refused handshakes grew the served server by 388 MiB in 20 s). With the
+    served collector frees cycles of long-lived objects only on its hourly schedule or once
+    memory has grown by half (a stream of refused handshakes grew the served server by 388
+    MiB in 20 s). With the
     cyclic collector off, every closed connection's protocol must go by reference counting
     alone: cleanly closed, refused, half-sent, reset, closed for a frame too large."""
 
