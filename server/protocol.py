@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, to_json
 
 ErrorCode = Literal[
     "bad_request",
@@ -280,10 +280,21 @@ class ServerMessage(BaseModel):
             data = self.model_dump(mode="json")
             if data.get("re") is None:
                 data.pop("re", None)
-            return json.dumps(data, separators=(",", ":"))
+            return json_text(data)
 
 
 _NO_RE: set[str] = {"re"}  # never changed: pydantic asks for a set
+
+
+def json_text(value: Any) -> str:
+    """``value`` (plain JSON data) as compact JSON text, by pydantic-core's encoder: the
+    standard library's ``json.dumps`` builds an encoder per call, several times the cost, and
+    the server writes such a text for every move. A lone surrogate (a chat line, an odd
+    client id), which is not UTF-8, is escaped by ``json`` instead."""
+    try:
+        return to_json(value).decode()
+    except PydanticSerializationError:
+        return json.dumps(value, separators=(",", ":"))
 
 
 def with_re(text: str, re: str | int | None) -> str:
@@ -291,7 +302,7 @@ def with_re(text: str, re: str | int | None) -> str:
     one message serialised once, then sent to the asker and to everyone else."""
     if re is None:
         return text
-    return '{"re":' + json.dumps(re) + "," + text[1:]
+    return '{"re":' + (str(re) if type(re) is int else json_text(re)) + "," + text[1:]
 
 
 class Result(BaseModel):

@@ -32,13 +32,10 @@ from engine.games import get_game
 from server.dice import CommitRevealDice, DiceSource
 from server.protocol import (
     ErrorCode,
-    Result,
-    Roll,
     RoomOptions,
     RoomSnapshot,
     RoomSummary,
     SeatSummary,
-    SeatView,
     Update,
 )
 
@@ -272,15 +269,16 @@ class Room:
     def revealed_seed(self) -> str | None:
         return self.seed.hex() if self.seed is not None and self.status == "finished" else None
 
-    def result_model(self) -> Result | None:
+    def result_data(self) -> dict[str, Any] | None:
+        """The result as the messages carry it (the contract's ``Result``), None while playing."""
         r = self.result
-        return None if r is None else Result(winner=r.winner, points=r.points, reason=r.reason)
+        return None if r is None else {"winner": r.winner, "points": r.points, "reason": r.reason}
 
-    def rolls(self) -> list[Roll]:
-        out = [Roll(ply=0, dice=list(r)) for r in self.opening_rolls]
-        for a in self.history:
-            out.extend(Roll(ply=a.index + 1, dice=list(r)) for r in a.rolls)
-        return out
+    def roll_data(self) -> list[dict[str, Any]]:
+        """Every roll so far as the snapshot carries it (``Roll``): ``ply`` is the number of
+        actions applied before it (0: the opening roll)."""
+        return [{"ply": 0, "dice": list(r)} for r in self.opening_rolls] + [
+            {"ply": a.index + 1, "dice": list(r)} for a in self.history for r in a.rolls]
 
     def snapshot(
         self,
@@ -288,56 +286,77 @@ class Room:
         connected: Callable[[str], bool] = lambda _p: False,
         spectators: int = 0,
     ) -> RoomSnapshot:
+        """The ``room`` message as ``viewer`` sees it (``connected`` says which players are)."""
+        return RoomSnapshot.model_validate(self.snapshot_data(viewer, connected, spectators))
+
+    def snapshot_data(
+        self,
+        viewer: str | None,
+        connected: Callable[[str], bool] = lambda _p: False,
+        spectators: int = 0,
+    ) -> dict[str, Any]:
+        """:meth:`snapshot` as the plain data its model holds, fields in the model's order,
+        for :func:`~server.protocol.json_text` (the server sends one to every follower at the
+        start and end of every game). A test holds this to the ``RoomSnapshot`` model."""
         seats = [
-            SeatView(
-                seat=i,
-                kind=s.kind,
-                name=s.name if s.kind == "human" else f"bot ({s.level})",
-                level=s.level,  # type: ignore[arg-type]
-                connected=True if s.kind == "bot" else (s.player_id is not None
-                                                         and connected(s.player_id)),
-                player_id=s.player_id,
-            )
+            {
+                "seat": i,
+                "kind": s.kind,
+                "name": s.name if s.kind == "human" else f"bot ({s.level})",
+                "level": s.level,
+                "connected": True if s.kind == "bot" else (s.player_id is not None
+                                                           and connected(s.player_id)),
+                "player_id": s.player_id,
+            }
             for i, s in enumerate(self.seats)
         ]
-        return RoomSnapshot(
-            room_id=self.room_id,
-            game=self.game_id,
-            options=self.options,
-            seats=seats,
-            status=self.status,
-            ply=self.ply,
-            to_move=self.to_move,
-            state=self.state_json(),
-            legal_moves=self.legal_for(viewer),
-            history=[a.move for a in self.history],
-            result=self.result_model(),
-            spectators=spectators,
-            your_seats=self.seats_of(viewer),
-            rolls=self.rolls(),
-            dice_commitment=self.commitment(),
-            dice_seed=self.revealed_seed(),
-            room_options=self.room_options,
-            clocks=self.live_clocks(),
-            clock_running=self.clock_running,
-        )
+        return {
+            "type": "room",
+            "room_id": self.room_id,
+            "game": self.game_id,
+            "options": self.options,
+            "seats": seats,
+            "status": self.status,
+            "ply": self.ply,
+            "to_move": self.to_move,
+            "state": self.state_json(),
+            "legal_moves": self.legal_for(viewer),
+            "history": [a.move for a in self.history],
+            "result": self.result_data(),
+            "spectators": spectators,
+            "your_seats": self.seats_of(viewer),
+            "rolls": self.roll_data(),
+            "dice_commitment": self.commitment(),
+            "dice_seed": self.revealed_seed(),
+            "room_options": self.room_options.model_dump(mode="json"),
+            "clocks": self.live_clocks(),
+            "clock_running": self.clock_running,
+        }
 
     def update(self, action: Action, viewer: str | None) -> Update:
         """The ``update`` for ``action`` (which must be the latest) as ``viewer`` sees it."""
-        return Update(
-            room_id=self.room_id,
-            ply=action.index + 1,
-            seat=action.seat,
-            move=action.move,
-            state=self.state_json(),
-            to_move=self.to_move,
-            legal_moves=self.legal_for(viewer),
-            status=self.status,
-            result=self.result_model(),
-            dice=list(action.rolls[-1]) if action.rolls else None,
-            clocks=self.live_clocks(),
-            clock_running=self.clock_running,
-        )
+        return Update.model_validate(self.update_data(action, self.legal_for(viewer)))
+
+    def update_data(self, action: Action, legal_moves: list[JSON]) -> dict[str, Any]:
+        """:meth:`update` as the plain data its model holds, fields in the model's order, for
+        :func:`~server.protocol.json_text`: every move sends it to every follower, and
+        validating the room's own data would cost as much again as writing it. (A test
+        holds this to the ``Update`` model.)"""
+        return {
+            "type": "update",
+            "room_id": self.room_id,
+            "ply": action.index + 1,
+            "seat": action.seat,
+            "move": action.move,
+            "state": self.state_json(),
+            "to_move": self.to_move,
+            "legal_moves": legal_moves,
+            "status": self.status,
+            "result": self.result_data(),
+            "dice": list(action.rolls[-1]) if action.rolls else None,
+            "clocks": self.live_clocks(),
+            "clock_running": self.clock_running,
+        }
 
     def summary(self, spectators: int = 0) -> RoomSummary:
         return RoomSummary(

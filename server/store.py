@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import aiosqlite
-from pydantic_core import PydanticSerializationError, to_json
 
 from engine.core import Outcome
-from server.protocol import RoomOptions
+from server.protocol import RoomOptions, json_text
 from server.room import Action, Dice, RoomRecord, SeatState, Status
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
@@ -127,18 +126,9 @@ def _rolls(text: str | None) -> list[Dice]:
     return [(int(a), int(b)) for a, b in json.loads(text or "[]")]
 
 
-def _json_text(value: Any) -> str:
-    """A column's JSON text. pydantic-core's encoder: every move writes one, and the standard
-    library's ``json.dumps`` builds a new encoder per call (six times the cost)."""
-    try:
-        return to_json(value).decode()
-    except PydanticSerializationError:  # a lone surrogate is not UTF-8: json escapes it
-        return json.dumps(value)
-
-
 def _rolls_text(rolls: Sequence[Dice]) -> str:
     """The inverse of :func:`_rolls`."""
-    return _json_text([list(r) for r in rolls]) if rolls else "[]"
+    return json_text([list(r) for r in rolls]) if rolls else "[]"
 
 
 def _save_status(db: sqlite3.Connection, room_id: str, status: Status, opening: str) -> None:
@@ -267,8 +257,8 @@ class Store:
     ) -> None:
         """The room with its seats, in one transaction."""
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
-        row = (room_id, game_id, _json_text(options), status, seed,
-               _rolls_text(opening_rolls), created_at, _json_text(ropts))
+        row = (room_id, game_id, json_text(options), status, seed,
+               _rolls_text(opening_rolls), created_at, json_text(ropts))
         seat_rows = [(room_id, i, s.kind, s.level, s.player_id) for i, s in enumerate(seats)]
 
         def job(db: sqlite3.Connection) -> None:
@@ -309,7 +299,7 @@ class Store:
         """One action (and the end of the game, if it ends it), committed durably before this
         returns. The caller holds its room's lock, so a batch never holds two moves of one
         room."""
-        row = (room_id, action.index, action.seat, _json_text(action.move),
+        row = (room_id, action.index, action.seat, json_text(action.move),
                _rolls_text(action.rolls), action.time,
                *(action.clocks or (None, None)))
 

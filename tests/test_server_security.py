@@ -104,6 +104,25 @@ def test_tokens_and_dice_seeds_come_from_secrets() -> None:
         assert call in calls, name
 
 
+async def test_room_ids_sort_by_time_and_are_not_guessable(tmp_path: Path) -> None:
+    """A room id is the second it was made (so a store's pages hold the games of the same
+    time together), then 32 random bits: later rooms sort after earlier ones, and rooms of
+    the same second share nothing else."""
+    t = [1_800_000_000.0]
+    async with running(tmp_path / "t.db", clock=lambda: t[0]) as (_srv, url):
+        a = Client(url)
+        await a.connect("Ana")
+        ids = []
+        for step in (0.0, 0.2, 0.5, 0.4, 3600.0):
+            t[0] += step
+            room, _ = await create(a, "tictactoe", [HUMAN, HUMAN], join_seat=None)
+            ids.append(room)
+    assert all(len(r) == 16 and int(r, 16) >= 0 for r in ids)
+    assert [r[:8] for r in ids] == ["6b49d200"] * 3 + ["6b49d201", "6b49e011"]
+    assert ids[3] < ids[4] and max(ids[:3]) < ids[3]
+    assert len({r[8:] for r in ids}) == len(ids)  # 32 bits each: equal only by 1 in 2**32
+
+
 # --- seats and spectators -------------------------------------------------------------------
 
 

@@ -61,8 +61,16 @@ class TTTState:
         return f"TTTState({TicTacToe().position_text(self)!r})"
 
 
-def has_line(mask: int) -> bool:
+def _holds_line(mask: int) -> bool:
     return any(mask & m == m for m in LINE_MASKS)
+
+
+# Every set of cells a side can hold, answered once: the rules ask this twice a position.
+_HAS_LINE: tuple[bool, ...] = tuple(_holds_line(mask) for mask in range(FULL + 1))
+
+
+def has_line(mask: int) -> bool:
+    return _HAS_LINE[mask]
 
 
 def winning_line(mask: int) -> tuple[int, int, int] | None:
