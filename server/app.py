@@ -759,7 +759,8 @@ class TablasServer:
         Rooms made about the same time sort together, so the rows of the games being
         played (every table is keyed by room id) share a few pages of each index, and a
         commit writes those pages once for all its moves; with ids wholly random, each move
-        dirtied a page of its own (docs/benchmarks.md, "Room ids in time order")."""
+        dirtied a page of its own (docs/benchmarks.md, "Messages written from plain data,
+        room ids in time order": 1.33 pages a move against 0.60)."""
         while True:
             room_id = f"{int(self.clock()) & 0xFFFF_FFFF:08x}{secrets.token_hex(4)}"
             if room_id not in self.rooms:
