@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -321,8 +322,9 @@ def _stdin_commands(loop: asyncio.AbstractEventLoop, on_line: Any) -> None:
     threading.Thread(target=pump, daemon=True, name="bench-stdin").start()
 
 
-async def _child_main(start: Any, close: Any) -> None:
-    """Runs a child server: prints ``{"port"}``, then answers ``reset``/``report``/``quit``."""
+async def _child_main(start: Any, close: Any, store: Store | None = None) -> None:
+    """Runs a child server: prints ``{"port"}``, then answers ``reset``/``report``/``quit``
+    (the report has ``store``'s group commits over the window, when there is one)."""
     import sys
 
     loop = asyncio.get_running_loop()
@@ -334,6 +336,7 @@ async def _child_main(start: Any, close: Any) -> None:
     cpu = [time.process_time(), time.thread_time()]
     pauses = _GcPauses()
     gc.callbacks.append(pauses)
+    commits = [dataclasses.replace(store.commit_stats)] if store is not None else []
 
     def on_line(line: str) -> None:
         # on the loop's thread: thread_time is the event loop's own CPU, process_time adds
@@ -342,6 +345,8 @@ async def _child_main(start: Any, close: Any) -> None:
             lags.clear()
             pauses.pauses.clear()
             cpu[:] = [time.process_time(), time.thread_time()]
+            if store is not None:
+                commits[:] = [dataclasses.replace(store.commit_stats)]
             print(json.dumps({"ok": True}), flush=True)
         elif line == "report":
             report = _lag_summary(lags) | {
@@ -350,6 +355,8 @@ async def _child_main(start: Any, close: Any) -> None:
                 "gc_objects": len(gc.get_objects()),
                 "gc_pauses": pauses.summary(),
             }
+            if store is not None:
+                report["commits"] = store.commit_stats.minus(commits[0]).summary()
             # After the window: what the scheduled full collection (quiet_collector) would
             # stall the loop for at this load, and what it frees: the cyclic garbage the run
             # left behind.
@@ -377,7 +384,7 @@ async def _serve_child(db: str, bot_workers: int) -> None:
     async def start() -> int:
         return await srv.start("127.0.0.1", 0)
 
-    await _child_main(start, srv.close)
+    await _child_main(start, srv.close, store)
 
 
 T = TypeVar("T")

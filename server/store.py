@@ -11,6 +11,8 @@ room, a seat taken, a player, a chat line...) goes through one group commit: the
 over while a transaction is being written wait together and go into the next one, which runs
 whole (``BEGIN`` to ``COMMIT``, one fsync) in a single trip to aiosqlite's thread. Reads hold
 the store's lock for their few trips, so they never see a transaction half done.
+``Store.commit_stats`` keeps running totals of those transactions and of where their time
+goes (the load generator reports them per transaction).
 
 Migrations are the numbered files of ``migrations/`` (``0001_initial.sql``, ...), applied in
 order at start, each inside one transaction and recorded in ``schema_migrations``.
@@ -26,6 +28,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -109,6 +112,48 @@ def _commit_jobs(db: sqlite3.Connection, jobs: Sequence[_Job]) -> list[Exception
     return errors
 
 
+def _timed_commit(
+    db: sqlite3.Connection, jobs: Sequence[_Job]
+) -> tuple[list[Exception | None], float, float]:
+    """:func:`_commit_jobs`, and when (``time.perf_counter``) it started and ended."""
+    started = time.perf_counter()
+    errors = _commit_jobs(db, jobs)
+    return errors, started, time.perf_counter()
+
+
+@dataclass
+class CommitStats:
+    """The group commit's running totals since the store opened: transactions, the writes in
+    them, and where their time went, from the batch handed to aiosqlite's thread until its
+    callers can be answered. ``time.perf_counter`` on both threads (one clock per process).
+    Take two and :meth:`minus` them for a window (the load generator's report does)."""
+
+    transactions: int = 0
+    writes: int = 0
+    handover_s: float = 0.0  # handed over → the thread starts on it (the GIL, a free core)
+    transaction_s: float = 0.0  # BEGIN to COMMIT, its fsync included
+    return_s: float = 0.0  # committed → the event loop holds the outcome
+
+    def minus(self, before: CommitStats) -> CommitStats:
+        return CommitStats(
+            self.transactions - before.transactions, self.writes - before.writes,
+            self.handover_s - before.handover_s, self.transaction_s - before.transaction_s,
+            self.return_s - before.return_s,
+        )
+
+    def summary(self) -> dict[str, float | int | None]:
+        """Per transaction: writes and milliseconds in each leg (None before the first)."""
+        n = self.transactions
+
+        def per(total: float) -> float | None:
+            return round(total / n, 3) if n else None
+
+        return {"transactions": n, "writes_per_transaction": per(self.writes),
+                "handover_ms": per(self.handover_s * 1000),
+                "transaction_ms": per(self.transaction_s * 1000),
+                "return_ms": per(self.return_s * 1000)}
+
+
 def _finish(
     db: sqlite3.Connection, room_id: str, outcome: Outcome, when: float,
     clocks: Sequence[int] | None,
@@ -152,6 +197,7 @@ class Store:
         # event loop (and for the GIL) on its way back. Private names, hence the upper
         # bound on aiosqlite in pyproject.toml.
         self._in_thread: Callable[..., Awaitable[Any]] = db._execute
+        self.commit_stats = CommitStats()
 
     @classmethod
     async def open(
@@ -332,8 +378,11 @@ class Store:
                 async with self._lock:
                     batch, self._pending = self._pending, []
                     try:
-                        errors: list[Exception | None] = await self._in_thread(
-                            _commit_jobs, self.db._conn, [job for job, _ in batch])
+                        handed = time.perf_counter()
+                        errors, started, ended = await self._in_thread(
+                            _timed_commit, self.db._conn, [job for job, _ in batch])
+                        self._count(len(batch), started - handed, ended - started,
+                                    time.perf_counter() - ended)
                     except Exception as e:  # the connection is gone
                         errors = [e] * len(batch)
                     except BaseException:
@@ -352,6 +401,14 @@ class Store:
             for _, fut in self._pending:  # only when cancelled: nobody will write these
                 fut.cancel()
             self._pending = []
+
+    def _count(self, writes: int, handover: float, transaction: float, back: float) -> None:
+        st = self.commit_stats
+        st.transactions += 1
+        st.writes += writes
+        st.handover_s += handover
+        st.transaction_s += transaction
+        st.return_s += back
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,

@@ -4,12 +4,13 @@ caller's own (durable before the call returns; a bad one fails alone)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from server.room import Action, SeatState
-from server.store import Store
+from server.store import CommitStats, Store
 
 HUMANS = [SeatState("human"), SeatState("human")]
 
@@ -47,6 +48,29 @@ async def test_concurrent_moves_of_many_rooms_share_commits(tmp_path: Path) -> N
     assert sorted(rows) == sorted((f"r{i}", p) for i in range(30) for p in range(3))
     # 90 moves: the first of each wave commits alone, the 29 that queued behind it together.
     assert commits[0] <= 6, commits
+
+
+async def test_commit_stats_count_the_transactions_sqlite_ran(tmp_path: Path) -> None:
+    """The group commit's running totals (what the load report shows per transaction): as
+    many transactions as SQLite saw COMMITs, every write counted once, no leg negative."""
+    store = await _store_with_rooms(tmp_path / "t.db", 20)
+    before = dataclasses.replace(store.commit_stats)
+    assert before.transactions == before.writes == 20  # one room at a time
+    commits = await _count_commits(store)
+    for ply in range(4):
+        await asyncio.gather(*(
+            store.record_move(f"r{i}", Action(ply, ply % 2, {"cell": ply}), None)
+            for i in range(20)))
+    window = store.commit_stats.minus(before)
+    await store.close()
+    assert window.transactions == commits[0] and 4 <= commits[0] < 80
+    assert window.writes == 80
+    assert min(window.handover_s, window.transaction_s, window.return_s) >= 0
+    summary = window.summary()
+    assert summary["transactions"] == commits[0]
+    assert summary["writes_per_transaction"] == round(80 / commits[0], 3)
+    assert summary["transaction_ms"] == round(window.transaction_s * 1000 / commits[0], 3)
+    assert CommitStats().summary()["handover_ms"] is None
 
 
 async def test_a_bad_move_in_a_batch_fails_only_its_caller(tmp_path: Path) -> None:

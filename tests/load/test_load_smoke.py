@@ -32,6 +32,10 @@ def test_load_smoke_report_is_sane() -> None:
         assert 0 <= gen["max_ms"] <= gen["total_ms"], pauses
     assert sat["server"]["gc_objects"] > 1000
     assert isinstance(sat["server"]["full_collection_freed"], int)
+    # every move is a write of the window's group commits (rooms and seats are writes too)
+    commits = sat["server"]["commits"]
+    assert commits["transactions"] * commits["writes_per_transaction"] >= 0.9 * sat["moves"]
+    assert min(commits[k] for k in ("handover_ms", "transaction_ms", "return_ms")) >= 0
     assert echo["round_trips_per_s"] > 0
     ratio = report["saturation_vs_echo"]
     assert math.isclose(ratio, sat["moves_per_s"] / echo["round_trips_per_s"], rel_tol=0.01)
