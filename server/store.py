@@ -134,6 +134,14 @@ class CommitStats:
     transaction_s: float = 0.0  # BEGIN to COMMIT, its fsync included
     return_s: float = 0.0  # committed → the event loop holds the outcome
 
+    def add(self, writes: int, handover: float, transaction: float, back: float) -> None:
+        """One transaction of ``writes`` writes, and its three legs in seconds."""
+        self.transactions += 1
+        self.writes += writes
+        self.handover_s += handover
+        self.transaction_s += transaction
+        self.return_s += back
+
     def minus(self, before: CommitStats) -> CommitStats:
         return CommitStats(
             self.transactions - before.transactions, self.writes - before.writes,
@@ -377,18 +385,19 @@ class Store:
             while self._pending:
                 async with self._lock:
                     batch, self._pending = self._pending, []
+                    handed = time.perf_counter()
                     try:
-                        handed = time.perf_counter()
                         errors, started, ended = await self._in_thread(
                             _timed_commit, self.db._conn, [job for job, _ in batch])
-                        self._count(len(batch), started - handed, ended - started,
-                                    time.perf_counter() - ended)
                     except Exception as e:  # the connection is gone
                         errors = [e] * len(batch)
                     except BaseException:
                         for _, fut in batch:
                             fut.cancel()
                         raise
+                    else:
+                        self.commit_stats.add(len(batch), started - handed, ended - started,
+                                              time.perf_counter() - ended)
                 for (_, fut), error in zip(batch, errors, strict=True):
                     if fut.done():
                         continue
@@ -401,14 +410,6 @@ class Store:
             for _, fut in self._pending:  # only when cancelled: nobody will write these
                 fut.cancel()
             self._pending = []
-
-    def _count(self, writes: int, handover: float, transaction: float, back: float) -> None:
-        st = self.commit_stats
-        st.transactions += 1
-        st.writes += writes
-        st.handover_s += handover
-        st.transaction_s += transaction
-        st.return_s += back
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
