@@ -697,9 +697,12 @@ class TablasServer:
             if record is not None:
                 entry.room = record.to_room(self.clock)
 
+    def _snapshot_text(self, entry: RoomEntry, viewer: str | None) -> str:
+        return json_text(entry.room.snapshot_data(viewer, self._connected,
+                                                  len(entry.spectators)))
+
     def _snapshot_for(self, entry: RoomEntry, conn: Conn, re: str | int | None = None) -> str:
-        data = entry.room.snapshot_data(conn.player_id, self._connected, len(entry.spectators))
-        return with_re(json_text(data), re)
+        return with_re(self._snapshot_text(entry, conn.player_id), re)
 
     def _broadcast_snapshot(
         self, entry: RoomEntry, answer: Conn | None = None, re: str | int | None = None
@@ -711,8 +714,7 @@ class TablasServer:
             viewer = c.player_id if room.seats_of(c.player_id) else None
             text = texts.get(viewer)
             if text is None:
-                text = texts[viewer] = json_text(
-                    room.snapshot_data(viewer, self._connected, len(entry.spectators)))
+                text = texts[viewer] = self._snapshot_text(entry, viewer)
             c.send(with_re(text, re) if c is answer else text)
 
     def _broadcast_update(

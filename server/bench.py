@@ -426,25 +426,21 @@ async def _echo_child() -> None:
 
 
 def _canned_updates() -> tuple[str, str]:
-    """The two ``update`` texts of a Connect-4 move in mid-game, as the server would send them:
-    the mover's (no legal moves; ``re`` spliced in per move) and its opponent's (with them)."""
-    from engine.games import get_game
-    from server.protocol import Update
+    """The two ``update`` texts of a Connect-4 move in mid-game, written as the server writes
+    them (``Room.update_data``): the mover's (no legal moves; ``re`` spliced in per move) and
+    its opponent's (with them)."""
+    from server.protocol import json_text
+    from server.room import Room, SeatState
 
-    game = get_game("connect4")
-    state = game.initial()
+    room = Room("0123456789", "connect4", {}, [SeatState("human", None, "a", "A"),
+                                               SeatState("human", None, "b", "B")])
+    room.start()
     for column in (0, 1, 2, 3, 4, 5, 6, 0):
-        state = game.apply(state, game.move_from_json(state, {"column": column}))
-
-    def update(legal: bool) -> str:
-        return Update(
-            room_id="0123456789", ply=8, seat=1, move=game.move_to_json(0),
-            state=game.state_to_json(state), to_move=game.to_move(state),
-            legal_moves=[game.move_to_json(m) for m in game.legal_moves(state)] if legal else [],
-            status="playing", result=None,
-        ).to_json()
-
-    return update(False), update(True)
+        seat = room.to_move
+        assert seat is not None
+        action = room.commit(room.prepare_move("ab"[seat], room.ply, {"column": column}))
+    return (json_text(room.update_data(action, [])),
+            json_text(room.update_data(action, room.legal_moves())))
 
 
 async def _frames_child() -> None:

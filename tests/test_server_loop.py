@@ -201,9 +201,9 @@ def test_closed_connections_leave_no_reference_cycles(tmp_path: Path) -> None:
     that broke its parser or handshake, whose traceback holds the parser's frames). The
     served collector frees cycles of long-lived objects only on its hourly schedule or once
     memory has grown by half (a stream of refused handshakes grew the served server by 388
-    MiB in 20 s). With the
-    cyclic collector off, every closed connection's protocol must go by reference counting
-    alone: cleanly closed, refused, half-sent, reset, closed for a frame too large."""
+    MiB in 20 s). With the cyclic collector off, every closed connection's protocol must go
+    by reference counting alone: cleanly closed, refused, half-sent, reset, closed for a
+    frame too large."""
 
     async def scenario() -> None:
         async with running(tmp_path / "t.db") as (_, url):
