@@ -21,6 +21,7 @@ bitboards, the state helpers (:func:`can_play`, :func:`play`, :func:`is_winning_
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
@@ -47,11 +48,27 @@ CENTRE_ORDER: tuple[int, ...] = (3, 2, 4, 1, 5, 0, 6)
 WIN = (Outcome(0, 1, "four_in_a_row"), Outcome(1, 1, "four_in_a_row"))
 DRAW = Outcome(None, 0, "board_full")
 _DIGITS = "1234567"
-# The cells' bits row by row, top row first (the order of ``state_to_json``'s board):
-# one table instead of a shift per cell, since every update of a game carries the board.
-_ROW_BITS = tuple(
-    tuple(1 << (c * H1 + r) for c in range(WIDTH)) for r in range(HEIGHT - 1, -1, -1)
-)
+# Every update of a game carries the board, so ``state_to_json`` reads each row from a table
+# rather than cell by cell. Shifted down by its height, a row's cells sit at bits 0, H1,
+# 2*H1, ...; ``_ROW_SPREAD`` keeps those. Its occupied cells, or'ed with the first player's
+# shifted one bit up (never a cell: H1 > 1), are the key of its row of -1/0/1.
+_ROW_SPREAD = sum(1 << (c * H1) for c in range(WIDTH))
+
+
+def _row_table() -> dict[int, tuple[int, ...]]:
+    table: dict[int, tuple[int, ...]] = {}
+    for cells in itertools.product((-1, 0, 1), repeat=WIDTH):
+        key = 0
+        for c, cell in enumerate(cells):
+            if cell >= 0:
+                key |= 1 << (c * H1)
+            if cell == 0:
+                key |= 1 << (c * H1 + 1)
+        table[key] = cells
+    return table
+
+
+_ROWS = _row_table()  # all 3**7 rows
 
 
 cell_bit = GEOMETRY.cell_bit
@@ -289,8 +306,8 @@ class Connect4(Game[C4State, int]):
         first = seat_stones(state, 0)
         mask = state.mask
         board = [
-            [-1 if not mask & bit else 0 if first & bit else 1 for bit in row]
-            for row in _ROW_BITS
+            list(_ROWS[(mask >> r & _ROW_SPREAD) | (first >> r & _ROW_SPREAD) << 1])
+            for r in range(HEIGHT - 1, -1, -1)
         ]
         # play() ends the game at the first four, so a board without a result has none.
         win = winning_cells(state) if state.result is not None else 0
