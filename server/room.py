@@ -536,17 +536,24 @@ class Room:
 
     # --- moves ---------------------------------------------------------------------------
 
-    def _check_turn(self, player_id: str | None, bot_seat: int | None, ply: int) -> int:
-        if bot_seat is not None:
-            seats = [bot_seat] if self.seats[bot_seat].kind == "bot" else []
-        else:
-            seats = self.seats_of(player_id)
+    def _check_in_play(self, seats: list[int], code: ErrorCode, not_started: str) -> None:
+        """Refuses an act by the holder of ``seats`` (none: not seated) unless its game is
+        being played; while a seat is open the error is ``code`` with ``not_started`` (moves
+        and resignations answer it differently)."""
         if not seats:
             raise RoomError("not_seated", f"you hold no seat in room {self.room_id}")
         if self.status == "finished":
             raise RoomError("game_over", f"the game in room {self.room_id} is over")
         if self.status == "waiting":
-            raise RoomError("not_your_turn", "the game has not started: a seat is still open")
+            raise RoomError(code, not_started)
+
+    def _check_turn(self, player_id: str | None, bot_seat: int | None, ply: int) -> int:
+        if bot_seat is not None:
+            seats = [bot_seat] if self.seats[bot_seat].kind == "bot" else []
+        else:
+            seats = self.seats_of(player_id)
+        self._check_in_play(seats, "not_your_turn",
+                            "the game has not started: a seat is still open")
         if ply != self.ply:
             raise RoomError("stale", f"ply {ply} is stale: the room is at ply {self.ply}")
         seat = self.to_move
@@ -596,12 +603,7 @@ class Room:
 
     def prepare_resign(self, player_id: str) -> Outcome:
         seats = self.seats_of(player_id)
-        if not seats:
-            raise RoomError("not_seated", f"you hold no seat in room {self.room_id}")
-        if self.status == "finished":
-            raise RoomError("game_over", f"the game in room {self.room_id} is over")
-        if self.status == "waiting":
-            raise RoomError("bad_request", "the game has not started")
+        self._check_in_play(seats, "bad_request", "the game has not started")
         # Holding both seats (playing oneself), the seat to move resigns.
         seat = self.to_move if self.to_move in seats else seats[0]
         assert seat is not None
