@@ -10,15 +10,16 @@ Timers: a room with a clock or ``abandon_to_bot_after_ms`` has a timer task that
 the next flag fall or handover is due (woken up whenever a move, a connection or a handover
 changes that), then checks it against the injected clock under the room's lock.
 
-Memory: a room that is finished, or waiting with nobody seated (vacant), and that nobody is
-connected to, is dropped from ``rooms`` once it has not been used for ``evict_idle_after``
-seconds (of the injected clock), or sooner, least recently used first, when more than
-``max_idle_rooms`` such rooms wait for it; the store still has it, and the next handler that
-names it loads it again (a starting server does not load vacant rooms either). Whenever a
-connection subscribes to a room, it stops following all but the last
-``max_finished_followed`` finished rooms it subscribed to (each let go of with an unprompted
-``left``): a client that never sends ``leave`` would otherwise hold every room it ever played
-in memory until it hangs up.
+Memory: a room that nobody is connected to, and whose players are gone (it is finished, or
+waiting with nobody seated, or every player seated in it is offline), is dropped from
+``rooms`` once it has not been used for ``evict_idle_after`` seconds (of the injected clock),
+or sooner, least recently used first, when more than ``max_idle_rooms`` such rooms wait for
+it; the store still has it, and the next handler that names it loads it again (a starting
+server does not load vacant rooms either). A player's ``hello`` lists the seats held on disk
+and brings that player's waiting rooms back. Whenever a connection subscribes to a room, it
+stops following all but the last ``max_finished_followed`` finished rooms it subscribed to
+(each let go of with an unprompted ``left``): a client that never sends ``leave`` would
+otherwise hold every room it ever played in memory until it hangs up.
 """
 
 from __future__ import annotations
@@ -332,9 +333,6 @@ class TablasServer:
                 n += 1
             except Exception:
                 log.exception("room %s could not be reloaded; it stays on disk", room_id)
-        for entry in self.rooms.values():
-            self._kick_bot(entry)
-            self._arm_timer(entry)
         return n
 
     async def start(self, host: str, port: int) -> int:
@@ -559,17 +557,22 @@ class TablasServer:
             player = Player(found[0], msg.name)
             if found[1] != msg.name:
                 await self.store.touch_player(player.id, player.name)
+        held = [] if msg.token is None else await self.store.seats_held(player.id)
+        # The rooms of a player who was away may have left memory (evict_idle_rooms). The
+        # waiting ones come back at once: they are the player's open tables in the lobby,
+        # and they count for the player's cap on waiting rooms. Games in play are loaded
+        # when named.
+        for room_id in dict.fromkeys(r for r, _, status in held if status == "waiting"):
+            if room_id not in self.rooms:
+                await self._load(room_id)
+        for room_id in dict.fromkeys(r for r, _, _ in held):
+            if (entry := self.rooms.get(room_id)) is not None:
+                entry.room.rename(player.id, player.name)
         conn.player = player
         first = not self.online.get(player.id)
         self.online.setdefault(player.id, set()).add(conn)
-        held: list[dict[str, Any]] = []
-        for entry in self.rooms.values():
-            seats = entry.room.seats_of(player.id)
-            if seats and entry.room.status != "finished":
-                held.extend({"room_id": entry.room.room_id, "seat": s} for s in seats)
-                entry.room.rename(player.id, player.name)
         conn.send(Welcome(re=msg.id, player_id=player.id, name=player.name, token=token,
-                          seats=held))
+                          seats=[{"room_id": r, "seat": seat} for r, seat, _ in held]))
         if first:
             self._presence_changed(player.id)
 
@@ -588,9 +591,11 @@ class TablasServer:
                     self._presence_changed(pid)
 
     def _presence_changed(self, player_id: str) -> None:
-        """A seated player came or went: the rooms see a fresh ``connected`` flag."""
+        """A seated player came or went: the rooms see a fresh ``connected`` flag, and the
+        grace period before a room whose players are all away leaves memory starts now."""
         for entry in self.rooms.values():
             if entry.room.status != "finished" and entry.room.seats_of(player_id):
+                entry.touched = self.clock()
                 self._broadcast_snapshot(entry)
                 self._arm_timer(entry)
 
@@ -607,6 +612,9 @@ class TablasServer:
             return self.rooms[room_id]
         entry = RoomEntry(record.to_room(self.clock), touched=self.clock())
         self._add(entry)
+        # As at startup: a bot to move thinks, a clock or an absence is timed again.
+        self._kick_bot(entry)
+        self._arm_timer(entry)
         return entry
 
     def _add(self, entry: RoomEntry) -> None:
@@ -640,10 +648,11 @@ class TablasServer:
                 log.debug("evicted %d idle rooms from memory", len(dropped))
 
     def evict_idle_rooms(self) -> list[str]:
-        """Drops from memory every finished or vacant room that nobody is connected to and
-        nobody has used for ``evict_idle_after`` seconds, then, while more than
-        ``max_idle_rooms`` such rooms are left, the least recently used of them; the ids
-        dropped (the store keeps them)."""
+        """Drops from memory every room that nobody is connected to, whose players are all
+        away or gone (finished, vacant, or its seat holders offline) and that nobody has
+        used for ``evict_idle_after`` seconds, then, while more than ``max_idle_rooms`` such
+        rooms are left, the least recently used of them; the ids dropped (the store keeps
+        them, and the next handler that names one loads it again)."""
         now = self.clock()
         idle = sorted((e.touched, room_id) for room_id, e in self.rooms.items()
                       if self._evictable(e))
@@ -654,10 +663,15 @@ class TablasServer:
             del self.rooms[room_id]
         return dropped
 
-    @staticmethod
-    def _evictable(entry: RoomEntry) -> bool:
+    def _evictable(self, entry: RoomEntry) -> bool:
         room = entry.room
-        if entry.conns or entry.spectators or not (room.status == "finished" or room.vacant):
+        if entry.conns or entry.spectators:
+            return False
+        # A game or a waiting table whose players all went away (closed the page, never came
+        # back) is not kept for them in memory: that would grow with every abandoned game.
+        # Its seats stay theirs on disk; their next hello lists them.
+        if room.status != "finished" and any(
+                s.player_id is not None and self._connected(s.player_id) for s in room.seats):
             return False
         # A held lock is a write in progress; a task still running holds the entry and
         # would go on with a room nobody can reach any more.

@@ -488,6 +488,19 @@ class Store:
             return [str(r[0]) for r in await cur.fetchall()]
 
     @_serialised
+    async def seats_held(self, player_id: str) -> list[tuple[str, int, Status]]:
+        """Every seat ``player_id`` holds in a room not finished: (room id, seat, the room's
+        status), oldest room first. Rooms left idle are on disk only, so this, not memory,
+        is the list of a returning player's seats."""
+        async with self.db.execute(
+            "SELECT s.room_id, s.seat, r.status FROM seats s JOIN rooms r ON r.id = s.room_id"
+            " WHERE s.player_id = ? AND r.status != 'finished'"
+            " ORDER BY r.created_at, r.rowid, s.seat",
+            (player_id,),
+        ) as cur:
+            return [(str(r), int(seat), status) for r, seat, status in await cur.fetchall()]
+
+    @_serialised
     async def load_room(self, room_id: str) -> RoomRecord | None:
         db = self.db
         async with db.execute(

@@ -1,6 +1,6 @@
-"""Limits for a hostile or long-running server (docs/security.md, Limits): finished rooms are
-evicted from memory and loaded again on demand, a player's waiting rooms are capped, and so
-are the WebSockets of one client address."""
+"""Limits for a hostile or long-running server (docs/security.md, Limits): finished rooms, and
+rooms whose players are all gone, are evicted from memory and loaded again on demand, a
+player's waiting rooms are capped, and so are the WebSockets of one client address."""
 
 from __future__ import annotations
 
@@ -200,16 +200,19 @@ async def test_idle_finished_rooms_past_the_cap_leave_memory_at_once(tmp_path: P
 
 async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path) -> None:
     """A waiting room nobody sits in (its player left, or its creator never sat and went
-    away) leaves memory and the lobby like a finished one; one whose player is only
-    disconnected stays. Named later, it is loaded again and can still start."""
+    away) leaves memory and the lobby like a finished one; one whose player is still online
+    stays, though nobody follows it. Named later, it is loaded again and can still start."""
     now = FakeClock()
     async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP) as (srv, url):
-        a, b, c = await connected(url, "Ana", "Bo", "Cy")
+        a, c = await connected(url, "Ana", "Cy")
+        b = Client(url)
+        token = (await b.connect("Bo"))["token"]
         vacant, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
         await a.request({"type": "leave", "room_id": vacant}, "left")
         hosted, _ = await create(a, "tictactoe", [HUMAN, BOT], join_seat=None)
         await a.request({"type": "leave", "room_id": hosted}, "left")
         kept, _ = await create(b, "tictactoe", [HUMAN, HUMAN])
+        await Client(url).connect("Bo", token)  # b, online on another connection
         await b.close()
         await _until(lambda: not srv.rooms[kept].conns)
         now.t += GRACE - 1
@@ -219,10 +222,82 @@ async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path)
         assert kept in srv.rooms and kept in _lobby_ids(srv)
         assert not {vacant, hosted} & _lobby_ids(srv)
         now.t += 10 * GRACE
-        assert srv.evict_idle_rooms() == []  # b's seat is kept for b
+        assert srv.evict_idle_rooms() == []  # b is online: the table stays open for b
         await c.request({"type": "join", "room_id": vacant, "seat": 0}, "room")
         started = await a.request({"type": "join", "room_id": vacant, "seat": 1}, "room")
         assert started["status"] == "playing" and vacant in srv.rooms
+
+
+async def test_rooms_whose_players_are_all_away_leave_memory_until_they_return(
+    tmp_path: Path,
+) -> None:
+    """A waiting table and a game in play whose seated players have all gone offline leave
+    memory (and the lobby) after the grace period: abandoned games must not pile up in a
+    server that runs for months. Their seats stay their players' on disk: the next
+    ``hello`` lists them and brings the waiting table back to the lobby, and the game, once
+    named, resumes where it was."""
+    now = FakeClock()
+    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP) as (srv, url):
+        a, b = Client(url), Client(url)
+        tokens = [(await a.connect("Ana"))["token"], (await b.connect("Bo"))["token"]]
+        table, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        game, _ = await create(a, "connect4", [HUMAN, HUMAN])
+        view = await b.request({"type": "join", "room_id": game, "seat": 1}, "room")
+        for column, player in ((3, a), (4, b), (3, a)):
+            view = await player.request({"type": "move", "room_id": game, "ply": view["ply"],
+                                         "move": {"column": column}}, "update")
+        before = srv.rooms[game].room.snapshot(None)
+        await a.close()
+        await _until(lambda: srv.rooms[table].conns == set())
+        now.t += GRACE
+        assert srv.evict_idle_rooms() == [table]  # a is away; b, in the game, is online
+        assert table not in _lobby_ids(srv)
+        await b.close()
+        await _until(lambda: not srv.rooms[game].conns)
+        now.t += GRACE - 1
+        assert srv.evict_idle_rooms() == []  # b left less than GRACE ago
+        now.t += 1
+        assert srv.evict_idle_rooms() == [game]
+        assert not {table, game} & set(srv.rooms)
+
+        a = Client(url)
+        welcome = await a.connect("Ana", tokens[0])
+        assert welcome["seats"] == [{"room_id": table, "seat": 0}, {"room_id": game, "seat": 0}]
+        assert table in srv.rooms and table in _lobby_ids(srv)  # the open table is back
+        assert game not in srv.rooms  # the game waits on disk until named
+        b = Client(url)
+        assert (await b.connect("Bo", tokens[1]))["seats"] == [{"room_id": game, "seat": 1}]
+        view = await b.request({"type": "join", "room_id": game}, "room")
+        assert srv.rooms[game].room.snapshot(None) == before
+        assert view["ply"] == 3 and view["your_seats"] == [1] and view["legal_moves"]
+        await a.request({"type": "spectate", "room_id": game}, "room")
+        done = await b.request({"type": "move", "room_id": game, "ply": 3,
+                                "move": {"column": 4}}, "update")
+        assert done["ply"] == 4
+        seen = await a.expect("update")
+        assert seen["ply"] == 4
+
+
+async def test_waiting_rooms_left_memory_still_count_when_their_player_returns(
+    tmp_path: Path,
+) -> None:
+    """The cap on waiting rooms holds across an absence: the rooms that left memory while
+    their player was away are back (and counted) by the time the player can ask for more."""
+    now = FakeClock()
+    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP,
+                       max_waiting_rooms=2) as (srv, url):
+        a = Client(url)
+        token = (await a.connect("Ana"))["token"]
+        rooms = [(await create(a, "tictactoe", [HUMAN, HUMAN]))[0] for _ in range(2)]
+        await a.close()
+        await _until(lambda: all(not srv.rooms[r].conns for r in rooms))
+        now.t += GRACE
+        assert sorted(srv.evict_idle_rooms()) == sorted(rooms)
+        a = Client(url)
+        await a.connect("Ana", token)
+        e = await a.error({"type": "create_room", "game": "tictactoe", "options": {},
+                           "seats": [HUMAN, HUMAN], "join_seat": 0})
+        assert e["code"] == "bad_request" and "2 rooms of yours" in e["message"]
 
 
 async def test_a_starting_server_leaves_vacant_rooms_on_disk(tmp_path: Path) -> None:
@@ -268,10 +343,8 @@ async def test_no_eviction_while_someone_watches(tmp_path: Path) -> None:
         assert srv.evict_idle_rooms() == []  # the last one left less than GRACE ago
         now.t += 1
         assert srv.evict_idle_rooms() == [room]
-        # a waiting room someone sits in is never evicted, watched or not
+        # a waiting room is kept while its player watches it, however long
         waiting, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
-        await a.close()
-        await _until(lambda: not srv.rooms[waiting].conns)
         now.t += 10 * GRACE
         assert srv.evict_idle_rooms() == [] and waiting in srv.rooms
 
