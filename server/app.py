@@ -328,12 +328,18 @@ class TablasServer:
         moves; bot seats think again."""
         n = 0
         for room_id in await self.store.rooms_to_resume():
-            try:
-                await self._load(room_id)
-                n += 1
-            except Exception:
-                log.exception("room %s could not be reloaded; it stays on disk", room_id)
+            n += await self._reload(room_id)
         return n
+
+    async def _reload(self, room_id: str) -> bool:
+        """Loads a room someone holds a seat in, if it is not in memory; one that cannot be
+        rebuilt is logged and left on disk (whoever names it then gets an error), so it
+        stops neither a starting server nor its player's ``hello``."""
+        try:
+            return room_id in self.rooms or await self._load(room_id) is not None
+        except Exception:
+            log.exception("room %s could not be reloaded; it stays on disk", room_id)
+            return False
 
     async def start(self, host: str, port: int) -> int:
         """Listens on ``host:port`` (0: any free port); the port actually bound."""
@@ -563,8 +569,7 @@ class TablasServer:
         # and they count for the player's cap on waiting rooms. Games in play are loaded
         # when named.
         for room_id in dict.fromkeys(r for r, _, status in held if status == "waiting"):
-            if room_id not in self.rooms:
-                await self._load(room_id)
+            await self._reload(room_id)
         for room_id in dict.fromkeys(r for r, _, _ in held):
             if (entry := self.rooms.get(room_id)) is not None:
                 entry.room.rename(player.id, player.name)

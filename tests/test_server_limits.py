@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import logging
 import socket
 import sqlite3
 import weakref
@@ -298,6 +299,34 @@ async def test_waiting_rooms_left_memory_still_count_when_their_player_returns(
         e = await a.error({"type": "create_room", "game": "tictactoe", "options": {},
                            "seats": [HUMAN, HUMAN], "join_seat": 0})
         assert e["code"] == "bad_request" and "2 rooms of yours" in e["message"]
+
+
+async def test_a_room_that_cannot_be_rebuilt_does_not_stop_its_players_hello(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``hello`` brings a returning player's waiting rooms back; one that can no longer be
+    rebuilt from disk is logged and skipped, and the player still gets in, with every seat
+    listed and the other rooms back."""
+    now = FakeClock()
+    db = tmp_path / "t.db"
+    async with running(db, clock=now, sweep_every=NO_SWEEP) as (srv, url):
+        a = Client(url)
+        token = (await a.connect("Ana"))["token"]
+        broken, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        fine, _ = await create(a, "connect4", [HUMAN, HUMAN])
+        await a.close()
+        await _until(lambda: not srv.rooms[broken].conns and not srv.rooms[fine].conns)
+        now.t += GRACE
+        assert sorted(srv.evict_idle_rooms()) == sorted([broken, fine])
+        with sqlite3.connect(db) as c:
+            c.execute("UPDATE rooms SET game = 'nonesuch' WHERE id = ?", (broken,))
+        a = Client(url)
+        with caplog.at_level(logging.ERROR, logger="tablas.server"):
+            welcome = await a.connect("Ana", token)
+        assert welcome["type"] == "welcome"
+        assert [s["room_id"] for s in welcome["seats"]] == [broken, fine]
+        assert fine in srv.rooms and broken not in srv.rooms
+        assert any(broken in r.getMessage() for r in caplog.records)
 
 
 async def test_a_starting_server_leaves_vacant_rooms_on_disk(tmp_path: Path) -> None:
