@@ -60,6 +60,37 @@ async def test_tictactoe_people_and_spectator(tmp_path: Path) -> None:
             await c.close()
 
 
+async def _room_with(c: Client, connected: list[bool]) -> None:
+    """Waits for a ``room`` snapshot whose seats' ``connected`` flags are ``connected``
+    (earlier snapshots, of the join say, are skipped)."""
+    while [x["connected"] for x in (await c.expect("room", timeout=5))["seats"]] != connected:
+        pass
+
+
+async def test_a_player_going_away_and_coming_back_is_seen_by_the_room(tmp_path: Path) -> None:
+    """Presence: when a seated player's last connection goes, and when the player says
+    ``hello`` again with the token, the others in the room get a fresh ``room`` with the
+    ``connected`` flag; the returning player's ``welcome`` lists the seat."""
+    async with running(tmp_path / "t.db") as (_srv, url):
+        a, b, s = Client(url), Client(url), Client(url)
+        await a.connect("Ana")
+        token = (await b.connect("Bo"))["token"]
+        await s.connect("Spec")
+        room, _ = await create(a, "connect4", [HUMAN, HUMAN])
+        await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
+        await s.request({"type": "spectate", "room_id": room}, "room")
+        await b.close()
+        for c in (a, s):
+            await _room_with(c, connected=[True, False])
+        b = Client(url)
+        welcome = await b.connect("Bo", token)
+        assert welcome["seats"] == [{"room_id": room, "seat": 1}]
+        for c in (a, s):
+            await _room_with(c, connected=[True, True])
+        for c in (a, b, s):
+            await c.close()
+
+
 async def test_person_against_bot(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_srv, url):
         a = Client(url)
