@@ -213,7 +213,8 @@ async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path)
         hosted, _ = await create(a, "tictactoe", [HUMAN, BOT], join_seat=None)
         await a.request({"type": "leave", "room_id": hosted}, "left")
         kept, _ = await create(b, "tictactoe", [HUMAN, HUMAN])
-        await Client(url).connect("Bo", token)  # b, online on another connection
+        b_elsewhere = Client(url)  # b, online on another connection
+        await b_elsewhere.connect("Bo", token)
         await b.close()
         await _until(lambda: not srv.rooms[kept].conns)
         now.t += GRACE - 1
@@ -227,6 +228,7 @@ async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path)
         await c.request({"type": "join", "room_id": vacant, "seat": 0}, "room")
         started = await a.request({"type": "join", "room_id": vacant, "seat": 1}, "room")
         assert started["status"] == "playing" and vacant in srv.rooms
+        await b_elsewhere.close()
 
 
 async def test_rooms_whose_players_are_all_away_leave_memory_until_they_return(
