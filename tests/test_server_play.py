@@ -70,7 +70,8 @@ async def _room_with(c: Client, connected: list[bool]) -> None:
 async def test_a_player_going_away_and_coming_back_is_seen_by_the_room(tmp_path: Path) -> None:
     """Presence: when a seated player's last connection goes, and when the player says
     ``hello`` again with the token, the others in the room get a fresh ``room`` with the
-    ``connected`` flag; the returning player's ``welcome`` lists the seat."""
+    ``connected`` flag; the returning player's ``welcome`` lists the seat, and going away
+    again is seen too, though that connection never named the room."""
     async with running(tmp_path / "t.db") as (_srv, url):
         a, b, s = Client(url), Client(url), Client(url)
         await a.connect("Ana")
@@ -87,7 +88,10 @@ async def test_a_player_going_away_and_coming_back_is_seen_by_the_room(tmp_path:
         assert welcome["seats"] == [{"room_id": room, "seat": 1}]
         for c in (a, s):
             await _room_with(c, connected=[True, True])
-        for c in (a, b, s):
+        await b.close()  # away again, without having named the room this time
+        for c in (a, s):
+            await _room_with(c, connected=[True, False])
+        for c in (a, s):
             await c.close()
 
 
