@@ -927,9 +927,18 @@ class TablasServer:
         action = room.commit(pending)
         self._broadcast_update(entry, action, answer, re)
         if room.status == "finished":
-            entry.touched = self.clock()
+            self._game_over(entry)
             self._broadcast_snapshot(entry)
         self._arm_timer(entry)
+
+    def _game_over(self, entry: RoomEntry) -> None:
+        """The game in ``entry`` has just ended: the grace period before it may leave memory
+        starts, and its players' comings and goings no longer concern it (``_rooms_of``
+        would otherwise grow with every game a connection plays)."""
+        entry.touched = self.clock()
+        for seat in entry.room.seats:
+            if seat.player_id is not None:
+                self._rooms_of.get(seat.player_id, set()).discard(entry.room.room_id)
 
     async def _end(
         self,
@@ -944,7 +953,7 @@ class TablasServer:
         room = entry.room
         await self.store.record_result(room.room_id, outcome, clocks, self.clock())
         room.finish(outcome, clocks)
-        entry.touched = self.clock()
+        self._game_over(entry)
         if answer is not None and answer not in entry.conns:
             answer.send(self._snapshot_for(entry, answer, re))
         self._broadcast_snapshot(entry, answer, re)

@@ -177,6 +177,30 @@ async def test_a_connection_follows_its_last_finished_rooms_only(tmp_path: Path)
         assert len(srv.rooms[rooms[0]].conns) == 1
 
 
+async def test_finished_games_leave_what_presence_keeps_per_player(tmp_path: Path) -> None:
+    """For each player online the server keeps the ids of the rooms they may sit in (so that
+    going offline touches those only); it does not grow with the games a connection plays:
+    a game ended by a resignation or by its last move leaves it, a waiting room stays."""
+    async with running(tmp_path / "t.db") as (srv, url):
+        a, b = Client(url), Client(url)
+        ids = [(await a.connect("Ana"))["player_id"], (await b.connect("Bo"))["player_id"]]
+        resigned = [await _resigned_game(a, b) for _ in range(3)]
+        room, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        views = {1: await b.request({"type": "join", "room_id": room, "seat": 1}, "room"),
+                 0: await a.expect("room")}
+        players = {0: a, 1: b}
+        while views[0]["status"] == "playing":
+            seat = views[0]["to_move"]
+            await players[seat].send({"type": "move", "room_id": room,
+                                      "ply": views[seat]["ply"],
+                                      "move": views[seat]["legal_moves"][0]})
+            views = {0: await a.expect("update"), 1: await b.expect("update")}
+        assert views[0]["result"]["reason"] != "resign"
+        waiting, _ = await create(a, "connect4", [HUMAN, HUMAN])
+        assert srv._rooms_of == {ids[0]: {waiting}, ids[1]: set()}
+        assert {room, *resigned} <= set(srv.rooms)
+
+
 async def test_idle_finished_rooms_past_the_cap_leave_memory_at_once(tmp_path: Path) -> None:
     """More than ``max_idle_rooms`` finished rooms nobody is in: the least recently used
     leave memory at the next sweep, long before the grace period; still on disk."""
