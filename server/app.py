@@ -574,14 +574,14 @@ class TablasServer:
         # when named.
         for room_id in dict.fromkeys(r for r, _, status in held if status == "waiting"):
             await self._reload(room_id)
-        seated_in = [e for r in dict.fromkeys(r for r, _, _ in held)
-                     if (e := self.rooms.get(r)) is not None]
+        held_ids = {r for r, _, _ in held}
+        seated_in = self._in_memory(held_ids)
         for entry in seated_in:
             entry.room.rename(player.id, player.name)
         conn.player = player
         first = not self.online.get(player.id)
         self.online.setdefault(player.id, set()).add(conn)
-        self._rooms_of.setdefault(player.id, set()).update(r for r, _, _ in held)
+        self._rooms_of.setdefault(player.id, set()).update(held_ids)
         conn.send(Welcome(re=msg.id, player_id=player.id, name=player.name, token=token,
                           seats=[{"room_id": r, "seat": seat} for r, seat, _ in held]))
         if first:
@@ -600,8 +600,11 @@ class TablasServer:
                 self.online.pop(pid, None)
                 rooms = self._rooms_of.pop(pid, set())
                 if not self._closing:
-                    self._presence_changed(
-                        pid, [e for r in rooms if (e := self.rooms.get(r)) is not None])
+                    self._presence_changed(pid, self._in_memory(rooms))
+
+    def _in_memory(self, room_ids: Iterable[str]) -> list[RoomEntry]:
+        """The entries of those of ``room_ids`` that are in memory."""
+        return [e for r in room_ids if (e := self.rooms.get(r)) is not None]
 
     def _presence_changed(self, player_id: str, entries: Iterable[RoomEntry]) -> None:
         """A seated player came or went: the rooms see a fresh ``connected`` flag, and the

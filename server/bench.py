@@ -47,7 +47,8 @@ from websockets.asyncio.connection import broadcast
 from server.app import TablasServer
 from server.loop import LOOPS, loop_in_use, quiet_collector
 from server.loop import run as run_on_loop
-from server.protocol import with_re
+from server.protocol import json_text, with_re
+from server.room import Room, SeatState
 from server.store import Store
 
 Figure = dict[str, Any]
@@ -429,9 +430,6 @@ def _canned_updates() -> tuple[str, str]:
     """The two ``update`` texts of a Connect-4 move in mid-game, written as the server writes
     them (``Room.update_data``): the mover's (no legal moves; ``re`` spliced in per move) and
     its opponent's (with them)."""
-    from server.protocol import json_text
-    from server.room import Room, SeatState
-
     room = Room("0123456789", "connect4", {}, [SeatState("human", None, "a", "A"),
                                                SeatState("human", None, "b", "B")])
     room.start()
