@@ -35,6 +35,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
+from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -112,7 +113,7 @@ SWEEP_EVERY = 5.0
 MAX_WAITING_ROOMS = 20  # per player
 MAX_CONNS_PER_ADDRESS = 64
 TOO_MANY_CONNS = "too many connections from this address"
-CLIENT_DIR = Path(__file__).resolve().parent.parent / "client"
+CLIENT_DIR = Path(str(resources.files("server") / "web"))
 _TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",

@@ -206,9 +206,10 @@ _SQL_EXCEPTIONS = {"f'PRAGMA synchronous={synchronous}'", "'BEGIN IMMEDIATE;\\n'
 
 
 def test_sql_is_parameterised_only() -> None:
-    """Every execute*() in server/store.py takes a literal SQL string (values go as ``?``
+    """Every execute*() in server/store/sqlite.py takes a literal SQL string (values go as ``?``
     parameters): no f-string, ``%`` or ``.format`` builds SQL, nowhere in the server."""
-    tree = ast.parse((ROOT / "server" / "store.py").read_text(encoding="utf-8"))
+    store = ROOT / "server" / "store" / "sqlite.py"
+    tree = ast.parse(store.read_text(encoding="utf-8"))
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("execute")]
     assert len(calls) > 20
@@ -218,13 +219,13 @@ def test_sql_is_parameterised_only() -> None:
         if text in _SQL_EXCEPTIONS:
             continue
         assert isinstance(sql, ast.Constant) and isinstance(sql.value, str), (
-            f"store.py:{call.lineno}: SQL built at run time: {text[:80]}")
-    synchronous = (ROOT / "server" / "store.py").read_text(encoding="utf-8")
+            f"sqlite.py:{call.lineno}: SQL built at run time: {text[:80]}")
+    synchronous = store.read_text(encoding="utf-8")
     assert 'if synchronous not in ("FULL", "NORMAL"):' in synchronous
-    for path in sorted((ROOT / "server").glob("*.py")):
+    for path in sorted((ROOT / "server").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    node.func.attr.startswith("execute") and path.name != "store.py":
+                    node.func.attr.startswith("execute") and path != store:
                 raise AssertionError(f"{path.name}:{node.lineno}: SQL outside store.py")
 
 

@@ -14,8 +14,9 @@ the store's lock for their few trips, so they never see a transaction half done.
 ``Store.commit_stats`` keeps running totals of those transactions and of where their time
 goes (the load generator reports them per transaction).
 
-Migrations are the numbered files of ``migrations/`` (``0001_initial.sql``, ...), applied in
-order at start, each inside one transaction and recorded in ``schema_migrations``.
+Migrations are the numbered files of ``server/store/migrations/`` (``0001_initial.sql``, ...),
+shipped with the package and applied in order at start, each inside one transaction and
+recorded in ``schema_migrations``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -38,7 +41,6 @@ from engine.core import Outcome
 from server.protocol import RoomOptions, json_text
 from server.room import Action, Dice, RoomRecord, SeatState, Status
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
@@ -46,10 +48,17 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def migration_files(folder: Path = MIGRATIONS_DIR) -> list[tuple[int, str, str]]:
+def migrations_folder() -> Traversable:
+    """The migrations shipped with the package (``server/store/migrations/``), wherever it is
+    installed."""
+    return resources.files("server.store") / "migrations"
+
+
+def migration_files(folder: Traversable | None = None) -> list[tuple[int, str, str]]:
     """``(version, name, sql)`` for every migration file, in version order."""
+    folder = migrations_folder() if folder is None else folder
     out = []
-    for path in sorted(folder.iterdir()):
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
         m = _MIGRATION_NAME.match(path.name)
         if m:
             out.append((int(m.group(1)), path.name, path.read_text(encoding="utf-8")))
