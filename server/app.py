@@ -38,7 +38,7 @@ from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
@@ -425,6 +425,19 @@ class TablasServer:
             return self._json(HTTPStatus.OK, {"status": "ok"})
         if path == "/api/rooms":
             return self._json(HTTPStatus.OK, {"rooms": self._room_list()})
+        if path == "/api/explain":
+            from engine.explain import explain_query
+
+            from engine.errors import TablasError
+
+            query = dict(parse_qsl(urlsplit(request.path).query))
+            try:
+                tree = await asyncio.to_thread(explain_query, query)
+            except TablasError as e:
+                return self._json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
+            return self._json(HTTPStatus.OK, tree)
+        if path == "/explain":
+            return await self._static("/explain.html")
         return await self._static(path)
 
     def _origin_allowed(self, headers: Headers) -> bool:
