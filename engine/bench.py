@@ -7,7 +7,6 @@ noise from a busy machine out of a throughput number.
 
 from __future__ import annotations
 
-import importlib
 import os
 import random
 import time
@@ -130,7 +129,7 @@ def bench_connect4_movegen(quick: bool) -> list[Result]:
 def bench_search_nodes(quick: bool) -> list[Result]:
     """Alpha-beta nodes per second through the protocol, each game at a fixed depth."""
     from engine.search.alphabeta import Limits
-    from engine.search.bots import engine_for
+    from engine.search.alphabeta_bots import engine_for
 
     cases = [
         ("tictactoe", "", 9),
@@ -216,55 +215,6 @@ def bench_connect4_solver(quick: bool) -> list[Result]:
     return out
 
 
-def bench_easyai_ratio(quick: bool) -> list[Result]:
-    """The same positions solved by easyAI's Negamax (full depth, its own Connect-4)."""
-    try:
-        negamax_cls = importlib.import_module("easyAI").Negamax
-        board_cls = importlib.import_module("easyAI.games.ConnectFour").ConnectFour
-    except ImportError:
-        return []  # easyAI comes with the bench and test extras: pip install -e '.[bench]'
-    from engine.search.connect4_solver import Connect4Solver
-
-    data = connect4_data_dir()
-    if data is None:
-        return []
-    game = get_game("connect4")
-    out = []
-    # easyAI takes seconds on an end game and minutes on a middle game (113 s measured on
-    # an L2_R1 position): a few positions already make the ratio plain.
-    plan = (("Test_L3_R1", 2),) if quick else (("Test_L3_R1", 100), ("Test_L2_R1", 3))
-    for name, n in plan:
-        rows = [ln.split() for ln in (data / name).read_text().split("\n") if ln.strip()][:n]
-        ours = theirs = 0.0
-        agree = 0
-        solver = Connect4Solver()
-        for moves, _ in rows:
-            state = game.parse_position(moves)
-            solver.clear()
-            t0 = time.perf_counter()
-            score = solver.solve(state)
-            ours += time.perf_counter() - t0
-            board = board_cls([None, None])
-            for ch in moves:
-                board.make_move(int(ch) - 1)
-                board.switch_player()
-            ai = negamax_cls(42 - len(moves))
-            t0 = time.perf_counter()
-            ai(board)
-            theirs += time.perf_counter() - t0
-            agree += (score > 0) == (ai.alpha > 0) and (score < 0) == (ai.alpha < 0)
-        out.append(
-            {
-                "name": f"easyAI Negamax / our solver, {name}",
-                "value": theirs / ours,
-                "unit": "x",
-                "note": f"{len(rows)} positions; easyAI {theirs / len(rows) * 1000:.1f} ms, "
-                f"ours {ours / len(rows) * 1000:.2f} ms each; win/draw/loss agree on {agree}",
-            }
-        )
-    return out
-
-
 def bench_bgnet(quick: bool) -> list[Result]:
     """The backgammon network's evaluations per second, one by one and in bulk (17 positions
     a call: a decision's plays, as the search asks for them)."""
@@ -333,7 +283,6 @@ BENCHMARKS: list[Callable[[bool], list[Result]]] = [
     bench_bgnet,
     bench_search_nodes,
     bench_connect4_solver,
-    bench_easyai_ratio,
     bench_backgammon_decisions,
 ]
 

@@ -9,8 +9,8 @@ from engine.errors import InvalidInputError
 from engine.games import boom as bm
 from engine.games import get_game
 from engine.games.backgammon import START, BGState
-from engine.search.baselines import decide_baseline, rank_priority_plays
 from engine.search.evals import boom_line_count_eval
+from tools.baselines import decide_baseline, rank_priority_plays
 
 BG = get_game("backgammon")
 BOOM = get_game("boom")

@@ -59,7 +59,7 @@ def test_the_network_agrees_with_gnubg_far_better_than_the_hand_evaluation() -> 
     """Differential check on games the training never saw (another seed): the equity error
     against gnubg's 0-ply, and the equity a 1-ply player gives up per decision."""
     pytest.importorskip("gnubg")
-    from engine.search import bgnet_train as bt
+    from tools import bgnet_train as bt
 
     teacher = bt.Teacher()
     games_pos, games_dec = bt.generate(teacher, 12, seed=424242, keep_others=99)
@@ -74,7 +74,7 @@ def test_the_network_agrees_with_gnubg_far_better_than_the_hand_evaluation() -> 
 def test_training_fits_the_teacher() -> None:
     """The training loop, small: a few games, a small network; the held-out error falls."""
     pytest.importorskip("gnubg")
-    from engine.search import bgnet_train as bt
+    from tools import bgnet_train as bt
 
     teacher = bt.Teacher()
     games_pos, _ = bt.generate(teacher, 30, seed=7)
@@ -103,7 +103,7 @@ def test_judging_the_levels_by_gnubg() -> None:
     """The judge's bookkeeping: every compared play is rated, the best of them gives up
     nothing, and a loss is never negative."""
     pytest.importorskip("gnubg")
-    from engine.search import bgnet_train as bt
+    from tools import bgnet_train as bt
 
     res = bt.judge(bt.Teacher(), decisions=3, seed=5, levels=("medium", "hard"), plies=0)
     assert set(res) == {"medium", "hard", "gnubg-0ply"}

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from engine.bench import connect4_data_dir
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def tablas(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -93,9 +96,18 @@ def test_bench_quick_prints_every_figure_with_its_unit() -> None:
     names = {f["name"] for f in figures}
     assert {"backgammon: plays generated", "connect4: moves applied (protocol apply)"} <= names
     assert "backgammon decision time, hard" in names
-    if connect4_data_dir() is not None:  # Pons' positions: shared/data beside the repo
-        assert "easyAI Negamax / our solver, Test_L3_R1" in names  # easyAI: the test extra
+    assert not any("easyAI" in n for n in names)  # a comparison, in tools/, not shipped
     # Rates and times are positive; a count (bot plies in a short run) may honestly be 0.
     assert all(f["unit"] for f in figures)
     assert all(f["value"] > 0 for f in figures if f["unit"] != "plies")
     assert any(n.startswith("server: move round trip") for n in names)
+
+
+@pytest.mark.skipif(connect4_data_dir() is None, reason="Pons' positions are not beside the repo")
+def test_the_easyai_comparison_solves_the_same_positions() -> None:
+    r = subprocess.run([sys.executable, "-m", "tools.compare_easyai", "--quick", "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (figure,) = json.loads(r.stdout)["benchmarks"]
+    assert figure["name"] == "easyAI Negamax / our solver, Test_L3_R1"
+    assert figure["value"] > 0 and "agree on 2" in figure["note"]

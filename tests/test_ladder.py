@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.ladder import (
+from tools.baselines import BASELINE
+from tools.ladder import (
     PairingResult,
     main,
     markdown_table,
@@ -14,7 +15,6 @@ from engine.ladder import (
     run_pairing,
     wilson,
 )
-from engine.search.baselines import BASELINE
 
 
 def test_wilson_interval_known_values() -> None:

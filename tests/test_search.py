@@ -14,8 +14,9 @@ from engine.games.connect4 import C4State
 from engine.games.grundy import grundy_value, position_value
 from engine.games.tictactoe import TTTState
 from engine.search.alphabeta import AlphaBeta, Limits
+from engine.search.alphabeta_bots import engine_for
 from engine.search.analysis import analyze
-from engine.search.bots import LEVELS, decide, engine_for
+from engine.search.bots import LEVELS, decide
 from engine.search.connect4_solver import Connect4Solver, proof_of, score_of
 
 C4_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
@@ -194,9 +195,9 @@ def test_connect4_mirror_folding_only_from_symmetric_roots() -> None:
 
 
 def _c4_eval_order() -> tuple[Any, Any]:
-    from engine.search.evals import EVALUATIONS, ORDERS
+    from engine.search.evals import connect4_eval, connect4_order
 
-    return EVALUATIONS["connect4"], ORDERS["connect4"]
+    return connect4_eval, connect4_order
 
 
 @pytest.mark.parametrize("symmetric", [False, True])

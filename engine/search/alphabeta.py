@@ -29,6 +29,7 @@ from engine.search.scores import (
     HEURISTIC_MAX,
     INF,
     WIN,
+    Proven,
     distance_of,
     from_tt,
     proven_of,
@@ -67,7 +68,7 @@ class SearchResult(Generic[M]):
     depth: int
     nodes: int
     time_ms: float
-    proven: str | None = None
+    proven: Proven | None = None
     distance: int | None = None
     iterations: list[tuple[int, int, list[M]]] = field(default_factory=list)
 

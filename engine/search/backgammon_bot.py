@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from engine.core import JSON, Outcome
@@ -49,7 +50,7 @@ from engine.search.backgammon_eval import (
     for_seat0,
     for_seat0_bulk,
 )
-from engine.search.bots import Decision
+from engine.search.decision import Decision, Level, SearchInfo
 from engine.search.expectimax import Expectimax, SearchTimeout, points_from_seat0
 from engine.search.opening_book import book_play
 
@@ -239,3 +240,32 @@ def analyze_backgammon(
         "nodes": nodes,
         "time_ms": round((time.perf_counter() - t0) * 1000, 3),
     }
+
+
+class BackgammonBots:
+    """Backgammon's bots and analysis, as its profile offers them (see the module's table)."""
+
+    def decide(
+        self,
+        game: Any,
+        state: BGState,
+        level: Level,
+        budget_ms: float | None,
+        seed: int,
+        on_progress: Callable[[SearchInfo], None] | None,
+    ) -> Decision:
+        decision = decide_backgammon(game, state, level, budget_ms, seed)
+        if on_progress is not None:  # one report: the search has no iterations to show
+            on_progress(decision.info())
+        return decision
+
+    def analyze(
+        self,
+        game: Any,
+        state: BGState,
+        position: str,
+        depth: int | None,
+        time_ms: float | None,
+        level: str | None,
+    ) -> JSON:
+        return analyze_backgammon(game, state, position, depth, time_ms, level)

@@ -123,17 +123,11 @@ def grundy_parity_eval(s: GrundyState) -> int:
     return 100 if sum(1 for h in s.heaps if h > 2) % 2 else -100
 
 
+# The game's own evaluation by id, for engine/explain.py until it reads the game's profile.
 EVALUATIONS: dict[str, Callable[[Any], int]] = {
     "connect4": connect4_eval,
     "boom": boom_eval,
     "grundy": grundy_eval,
-}
-# Weaker evaluations that a bot level may name instead of its game's own.
-NOVICE_EVALUATIONS: dict[str, Callable[[Any], int]] = {
-    "grundy_parity": grundy_parity_eval,
-}
-ORDERS: dict[str, Callable[[Any, list[Any]], list[Any]]] = {
-    "connect4": connect4_order,
 }
 
 
@@ -152,9 +146,3 @@ def connect4_key_for(root: c4.C4State) -> Callable[[Any], Any] | None:
 def tictactoe_key_for(root: Any) -> Callable[[Any], Any] | None:
     return canonical_key  # the 8 symmetries of the square, worth it at every size here
 
-
-# Per game: given the root of a search, the table key to use (None: the game's own key).
-KEYS: dict[str, Callable[[Any], Callable[[Any], Any] | None]] = {
-    "tictactoe": tictactoe_key_for,
-    "connect4": connect4_key_for,
-}

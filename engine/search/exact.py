@@ -1,56 +1,77 @@
-"""Exact solving where a game is small enough: every root move with its proven score.
+"""Exact solvers, where a game is small enough: every root move with its proven score.
 
-Connect-4 goes to :mod:`engine.search.connect4_solver` (within a time budget), Grundy to
-:mod:`engine.search.grundy_solver`. Scores come back on the search's scale (``WIN - plies``
-for a win, its negation for a loss, 0 for a draw), so callers need not know which solver ran.
+A game's profile (:mod:`engine.search.profiles`) names its solver, if it has one. Scores come
+back on the search's scale (``WIN - plies`` for a win, its negation for a loss, 0 for a draw),
+so callers need not know which solver ran.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Protocol
 
 from engine.core import Game
+from engine.games.connect4 import C4State
+from engine.games.grundy import Grundy, GrundyState
 from engine.search.connect4_solver import Connect4Solver, SolverTimeout, proof_of
+from engine.search.grundy_solver import best_moves
 from engine.search.scores import WIN
 
-_C4 = Connect4Solver()
+
+class ExactSolver(Protocol):
+    """Solves positions of one game exactly."""
+
+    # True when solving is memoised so cheaply that a principal variation needs no budget.
+    instant_pv: bool
+
+    def scores(self, state: Any, time_ms: float | None) -> list[tuple[Any, int]] | None:
+        """Every legal move with its exact score from the mover's side, in any order; None
+        when the budget ran out first."""
+        ...
 
 
-def _c4_scores(state: Any, time_ms: float | None) -> list[tuple[Any, int]] | None:
-    try:
-        scored = _C4.best_moves(state, time_ms)
-    except SolverTimeout:
-        return None
-    out = []
-    for col, pons in scored:
-        # The child has one stone more; the proof is of the child, from the mover's side.
-        proven, dist = proof_of(pons, state.moves)
-        out.append(
-            (col, 0 if proven == "draw" else (WIN - dist if proven == "win" else dist - WIN))
-        )
-    return out
+class Connect4Exact:
+    """Pons' solver (:mod:`engine.search.connect4_solver`), one instance reused per process
+    for the bounds its tables keep."""
+
+    instant_pv = False
+
+    def __init__(self) -> None:
+        self._solver = Connect4Solver()
+
+    def scores(self, state: C4State, time_ms: float | None) -> list[tuple[Any, int]] | None:
+        try:
+            scored = self._solver.best_moves(state, time_ms)
+        except SolverTimeout:
+            return None
+        out: list[tuple[Any, int]] = []
+        for col, pons in scored:
+            # The child has one stone more; the proof is of the child, from the mover's side.
+            proven, dist = proof_of(pons, state.moves)
+            out.append(
+                (col, 0 if proven == "draw" else (WIN - dist if proven == "win" else dist - WIN))
+            )
+        return out
 
 
-def _grundy_scores(game: Game[Any, Any], state: Any) -> list[tuple[Any, int]]:
-    from engine.games.grundy import Grundy
-    from engine.search.grundy_solver import best_moves
+class GrundyExact:
+    """Grundy values for who wins, a memoised search for how long it lasts."""
 
-    assert isinstance(game, Grundy)
-    return [(m, WIN - d if wins else d - WIN) for m, wins, d in best_moves(game, state)]
+    instant_pv = True
+
+    def __init__(self) -> None:
+        self._game = Grundy()
+
+    def scores(self, state: GrundyState, time_ms: float | None) -> list[tuple[Any, int]]:
+        return [(m, WIN - d if wins else d - WIN)
+                for m, wins, d in best_moves(self._game, state)]
 
 
 def exact_scores(
-    game: Game[Any, Any], state: Any, time_ms: float | None = None
+    solver: ExactSolver, state: Any, time_ms: float | None = None
 ) -> list[tuple[Any, int]] | None:
-    """Every legal move with its exact score, best first; ``None`` if this game has no exact
-    solver or the budget ran out."""
-    if game.id == "connect4":
-        scored = _c4_scores(state, time_ms)
-    elif game.id == "grundy":
-        scored = _grundy_scores(game, state)
-    else:
-        return None
+    """Every legal move with its exact score, best first; None if the budget ran out."""
+    scored = solver.scores(state, time_ms)
     if scored is None:
         return None
     scored.sort(key=lambda ms: -ms[1])
@@ -58,7 +79,8 @@ def exact_scores(
 
 
 def exact_pv(
-    game: Game[Any, Any], state: Any, first: Any, time_ms: float | None = None
+    game: Game[Any, Any], solver: ExactSolver, state: Any, first: Any,
+    time_ms: float | None = None,
 ) -> list[Any]:
     """The principal variation of a solved position: best replies while time allows."""
     deadline = None if time_ms is None else time.perf_counter() + time_ms / 1000
@@ -68,7 +90,7 @@ def exact_pv(
         left = None if deadline is None else (deadline - time.perf_counter()) * 1000
         if left is not None and left <= 0:
             break
-        scored = exact_scores(game, state, left)
+        scored = exact_scores(solver, state, left)
         if not scored:
             break
         pv.append(scored[0][0])

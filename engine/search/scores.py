@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
+Proven = Literal["win", "loss", "draw"]
+
 WIN = 1_000_000
 MAX_PLIES = 10_000
 PROVEN_MIN = WIN - MAX_PLIES
@@ -22,7 +26,7 @@ def is_proven_loss(score: int) -> bool:
     return score <= -PROVEN_MIN
 
 
-def proven_of(score: int, exact: bool) -> str | None:
+def proven_of(score: int, exact: bool) -> Proven | None:
     """``"win"``, ``"loss"`` or ``"draw"`` when the score is a proof; else ``None``."""
     if is_proven_win(score):
         return "win"

@@ -1,8 +1,8 @@
 """The bot ladder: does each level beat the one below it, and the hard level the baselines?
 
-``python -m engine.ladder`` plays, in every game, each level against the one below it
+``python -m tools.ladder`` plays, in every game, each level against the one below it
 (random < easy < medium < hard < max), plus ``hard`` against the textbook baseline
-(:mod:`engine.search.baselines`) in backgammon and BOOM. Each pairing is ``N`` games with the
+(:mod:`tools.baselines`) in backgammon and BOOM. Each pairing is ``N`` games with the
 seats alternating, so neither side keeps the first move. Games follow the engine's rules
 through the game protocol; backgammon's dice come from a seeded RNG. Grundy starts from a
 heap drawn per pair of games (8..30): the default heap of 7 would replay one lost position.
@@ -30,8 +30,8 @@ from typing import Any
 
 from engine.core import Outcome
 from engine.games import GAME_IDS, get_game
-from engine.search.baselines import BASELINE, BASELINE_GAMES, decide_baseline
 from engine.search.bots import LEVELS, Decision, decide
+from tools.baselines import BASELINE, BASELINE_GAMES, decide_baseline
 
 Z95 = 1.959963984540054
 
@@ -273,7 +273,7 @@ def _game_numbers(items: Sequence[str], what: str) -> dict[str, float]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m engine.ladder",
+        prog="python -m tools.ladder",
         description="Plays each bot level against the one below it (and hard against the "
         "baselines) and prints a markdown table of the results.",
     )

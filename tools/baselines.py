@@ -1,7 +1,7 @@
 """Baseline bots: classic textbook approaches, kept only to measure the real levels against.
 
 They are not levels of the contract (whose level list the server validates); the ladder in
-:mod:`engine.ladder` plays them under the name :data:`BASELINE`.
+:mod:`tools.ladder` plays them under the name :data:`BASELINE`.
 
 * **Backgammon, priority heuristic.** The beginner's-book way to pick a play: rate what the
   play does, in this order of weight: hits, points made (by the value of the point), blots
@@ -27,8 +27,9 @@ from engine.errors import InvalidInputError
 from engine.games import get_game
 from engine.games.backgammon import DICE_OUTCOMES, Backgammon, BGState, Board, generate_plays
 from engine.search.alphabeta import AlphaBeta, Limits
+from engine.search.alphabeta_bots import decision_of
 from engine.search.backgammon_eval import _POINT_VALUE, _shots_at, back_checker, pips
-from engine.search.bots import Decision, decision_of
+from engine.search.decision import Decision
 from engine.search.evals import boom_line_count_eval
 
 BASELINE = "baseline"

@@ -1,8 +1,8 @@
 """Fit :mod:`engine.search.bgnet` to GNU Backgammon's evaluations, and measure the result.
 
-    python -m engine.search.bgnet_train              # writes bgnet.npz (the shipped one's flags)
-    python -m engine.search.bgnet_train --report-only                 # measures the shipped net
-    python -m engine.search.bgnet_train --judge 120                   # the levels' plays, judged
+    python -m tools.bgnet_train              # writes bgnet.npz (the shipped one's flags)
+    python -m tools.bgnet_train --report-only                 # measures the shipped net
+    python -m tools.bgnet_train --judge 120                   # the levels' plays, judged
 
 Positions come from games played by this engine's own move generator, each play chosen by
 gnubg's 0-ply equity with some exploration (a random play with probability ``eps``, drawn per
@@ -284,7 +284,7 @@ def judge(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m engine.search.bgnet_train", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m tools.bgnet_train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=8000, help="self-play games for the data")
     ap.add_argument("--hidden", type=int, default=160)

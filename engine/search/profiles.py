@@ -1,0 +1,141 @@
+"""Each game's profile: what search knows of it. A game is its rules module under
+``engine/games/`` plus one entry of :data:`PROFILES` (the registry's
+:func:`engine.games.profile` hands it out).
+
+A profile gives the game's bots and analysis (:class:`Bots`: every level's decision and
+``tablas analyze``), and how to read its scores (:class:`ScoreScale`), which the server sends
+with every analysis so that no client needs to know the engine's numbers.
+
+Levels, per game (depth in plies, or a time budget; ± is the noise added to each root move's
+score before the best is taken):
+
+=========  =============  =============  =============  ======================
+level      tic-tac-toe    Grundy         Connect-4      BOOM
+=========  =============  =============  =============  ======================
+random     uniform        uniform        uniform        uniform
+easy       depth 1, ±300  depth 2, ±60,  depth 2, ±120  depth 2, ±120
+                          parity
+medium     depth 3, ±40   depth 3,       depth 4, ±20   depth 4, ±20
+                          parity
+hard       solved         solved         solved, or 1 s 1 s
+max        solved         solved         solved, or 5 s 5 s
+=========  =============  =============  =============  ======================
+
+"parity": Grundy's lower levels judge a position by a novice's count
+(:func:`engine.search.evals.grundy_parity_eval`) instead of the Grundy values, which would make
+every level that searches at all play perfectly (the first bot ladder showed easy, medium and
+hard all equal). They still see a won or lost end inside their depth. Tic-tac-toe is
+"solved" by a full-depth search, the others by their exact solvers
+(:mod:`engine.search.exact`). Backgammon's levels are in :mod:`engine.search.backgammon_bot`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from engine.core import JSON, Game
+from engine.search import evals
+from engine.search.alphabeta_bots import AlphaBetaBots, LevelSpec
+from engine.search.backgammon_bot import BackgammonBots
+from engine.search.decision import Decision, Level, SearchInfo
+from engine.search.exact import Connect4Exact, GrundyExact
+
+
+class Bots(Protocol):
+    """A game's bots and analysis."""
+
+    def decide(
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        level: Level,
+        budget_ms: float | None,
+        seed: int,
+        on_progress: Callable[[SearchInfo], None] | None,
+    ) -> Decision:
+        """The decision of ``level`` in ``state`` (a decision for the side to move)."""
+        ...
+
+    def analyze(
+        self,
+        game: Game[Any, Any],
+        state: Any,
+        position: str,
+        depth: int | None,
+        time_ms: float | None,
+        level: str | None,
+    ) -> JSON:
+        """``tablas analyze``'s verdict in the contract's shape."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreScale:
+    """How to read a game's scores (always from the side to move).
+
+    ``unit``: ``"equity"`` (points per game, backgammon) or ``"points"`` (the heuristic's
+    integers; proofs are then told by ``proven``/``distance``, never by the number).
+    ``typical``: the size of a clear, not yet decisive advantage: the scale of an evaluation
+    bar (the page gives the side to move ½ + ½·tanh(score / typical) of it)."""
+
+    unit: Literal["equity", "points"]
+    typical: float
+
+
+@dataclass(frozen=True)
+class GameProfile:
+    bots: Bots
+    score: ScoreScale
+
+
+_SEARCH_DEFAULT: Mapping[Level, LevelSpec] = {
+    "easy": LevelSpec(depth=2, noise=120),
+    "medium": LevelSpec(depth=4, noise=20),
+    "hard": LevelSpec(time_ms=1000),
+    "max": LevelSpec(time_ms=5000),
+}
+_POINTS = ScoreScale("points", 150.0)
+
+PROFILES: dict[str, GameProfile] = {
+    "tictactoe": GameProfile(
+        AlphaBetaBots(
+            levels={
+                "easy": LevelSpec(depth=1, noise=300),
+                "medium": LevelSpec(depth=3, noise=40),
+                "hard": LevelSpec(depth=9),
+                "max": LevelSpec(depth=9),
+            },
+            key_for=evals.tictactoe_key_for,
+        ),
+        _POINTS,
+    ),
+    "grundy": GameProfile(
+        AlphaBetaBots(
+            levels={
+                **_SEARCH_DEFAULT,
+                "easy": LevelSpec(depth=2, noise=60, evaluation=evals.grundy_parity_eval),
+                "medium": LevelSpec(depth=3, evaluation=evals.grundy_parity_eval),
+            },
+            evaluate=evals.grundy_eval,
+            solver=GrundyExact(),
+        ),
+        _POINTS,
+    ),
+    "connect4": GameProfile(
+        AlphaBetaBots(
+            levels=_SEARCH_DEFAULT,
+            evaluate=evals.connect4_eval,
+            order=evals.connect4_order,
+            key_for=evals.connect4_key_for,
+            solver=Connect4Exact(),
+        ),
+        _POINTS,
+    ),
+    "boom": GameProfile(
+        AlphaBetaBots(levels=_SEARCH_DEFAULT, evaluate=evals.boom_eval),
+        _POINTS,
+    ),
+    "backgammon": GameProfile(BackgammonBots(), ScoreScale("equity", 1.0)),
+}
