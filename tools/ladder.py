@@ -143,7 +143,7 @@ class PairingResult:
 
 def pairings(game_id: str) -> list[tuple[str, str]]:
     """(upper, lower) pairs: each level against the one below, then hard against a baseline."""
-    out = [(LEVELS[i + 1], LEVELS[i]) for i in range(len(LEVELS) - 1)]
+    out: list[tuple[str, str]] = [(LEVELS[i + 1], LEVELS[i]) for i in range(len(LEVELS) - 1)]
     if game_id in BASELINE_GAMES:
         out.append(("hard", BASELINE))
     return out
