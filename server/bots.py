@@ -2,14 +2,17 @@
 
 :func:`decide` is the pure, picklable function a worker runs: it rebuilds the position by
 replaying the room's history (with its dice) and asks :func:`engine.search.bots.decide`, the
-same pure function the CLI and the ladder use. :class:`BotPool` owns the
-``ProcessPoolExecutor``: a decision has a deadline, and a dead worker (``BrokenProcessPool``)
-gets the pool rebuilt and the decision retried.
+same pure function the CLI and the ladder use; the :class:`~engine.search.decision.Decision`
+it returns comes back to the event loop as it is (a picklable dataclass). :class:`BotPool`
+owns the ``ProcessPoolExecutor``: a decision has a deadline, and a dead worker
+(``BrokenProcessPool``) gets the pool rebuilt and the decision retried. Other work that must
+not run on the event loop goes through :meth:`BotPool.compute`.
 
 Live analysis: a worker cannot call back into the event loop, so it puts what the search
 found after each iteration on a queue served by a ``multiprocessing`` manager (its proxy is
 handed to each worker once, by the pool's initializer; a plain ``multiprocessing.Queue``
-could not be), tagged with the decision's token, and a ``None`` when it is done. One thread
+could not be), each a :class:`~engine.search.decision.SearchInfo` tagged with the decision's
+token, and a ``None`` when it is done. One thread
 of the server blocks on that queue and hands each item to the event loop
 (``call_soon_threadsafe``); :meth:`BotPool.decide` waits for the ``None`` before it returns,
 so every progress report comes before the decision.
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import multiprocessing
@@ -28,20 +32,21 @@ import random
 import signal
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.managers import SyncManager
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from engine.core import JSON, Game
 from engine.games import get_game
 from engine.search import bots as search_bots
+from engine.search.decision import Decision, Level, SearchInfo
 from server.room import BotJob, replay
 
 log = logging.getLogger("tablas.bots")
 
 # The thinking time a level may use (the engine's own level caps it further).
-BUDGET_MS: dict[str, float] = {
+BUDGET_MS: dict[Level, float] = {
     "random": 100.0,
     "easy": 500.0,
     "medium": 1500.0,
@@ -52,20 +57,22 @@ RETRIES = 3
 # Workers run below the event loop's priority: on a busy machine people's moves come first.
 WORKER_NICE = 5
 MIN_BUDGET_MS = 10.0
-Progress = Callable[[JSON], None]
+Progress = Callable[[SearchInfo], None]
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def budget_ms(job: BotJob) -> float:
     """The level's thinking time, capped by a tenth of the time left on the bot's clock."""
-    budget = BUDGET_MS.get(job.level, 1000.0)
+    budget = BUDGET_MS[job.level]
     if job.time_left_ms is not None:
         budget = max(MIN_BUDGET_MS, min(budget, job.time_left_ms / 10))
     return budget
 
 
-def deadline_s(level: str) -> float:
+def deadline_s(level: Level) -> float:
     """How long the server waits for a decision before playing a random move instead."""
-    return BUDGET_MS.get(level, 1000.0) / 1000.0 * 3 + 10.0
+    return BUDGET_MS[level] / 1000.0 * 3 + 10.0
 
 
 def random_move(game: Game[Any, Any], state: Any, seed: int) -> JSON:
@@ -76,27 +83,25 @@ def random_move(game: Game[Any, Any], state: Any, seed: int) -> JSON:
 _PROGRESS: Any = None  # in a worker: the manager's queue, set by the pool's initializer
 
 
-def decide(job: BotJob, budget_ms: float, token: int = 0, progress: Any = None) -> JSON:
-    """The bot's decision for ``job`` as JSON (``move``, ``move_text``, ``score``, ``depth``,
-    ``nodes``, ``pv``, …); runs in a worker process. Engine states are rebuilt from the room's
-    history rather than pickled, so only plain data crosses the process boundary. With a
-    ``token``, each search iteration is put on the ``progress`` queue (default: the worker's)
-    as ``(token, info)``, then ``(token, None)``."""
+def decide(job: BotJob, budget_ms: float, token: int = 0, progress: Any = None) -> Decision:
+    """The bot's decision for ``job``; runs in a worker process. Engine states are rebuilt
+    from the room's history rather than pickled, so only plain data crosses the process
+    boundary. With a ``token``, each search iteration is put on the ``progress`` queue
+    (default: the worker's) as ``(token, info)``, then ``(token, None)``."""
     if progress is None and token:
         progress = _PROGRESS
 
-    def report(info: JSON) -> None:
+    def report(info: SearchInfo) -> None:
         with contextlib.suppress(Exception):
             progress.put((token, info))
 
     try:
         game = get_game(job.game_id)
         state = replay(game, job.options, job.opening_rolls, job.actions)
-        decision = search_bots.decide(
+        return search_bots.decide(
             job.game_id, state, job.level, budget_ms, job.seed,
             on_progress=None if progress is None else report,
         )
-        return decision.to_json()
     finally:
         if progress is not None:
             with contextlib.suppress(Exception):
@@ -205,7 +210,7 @@ class BotPool:
             with contextlib.suppress(RuntimeError):  # the loop is closed
                 loop.call_soon_threadsafe(self._deliver, item)
 
-    def _deliver(self, item: tuple[int, JSON | None]) -> None:
+    def _deliver(self, item: tuple[int, SearchInfo | None]) -> None:
         token, info = item
         listener = self._listeners.get(token)
         if listener is None:
@@ -220,11 +225,10 @@ class BotPool:
 
     # --- decisions -----------------------------------------------------------------------
 
-    async def decide(self, job: BotJob, on_progress: Progress | None = None) -> JSON | None:
-        """The bot's decision (``move``, ``score``, ``depth``, ``pv``, …), or None when no
-        worker answered in time (the caller falls back). ``on_progress`` is called on the
-        event loop with each search iteration's ``{depth, score, pv, nodes}``, all of them
-        before this returns."""
+    async def decide(self, job: BotJob, on_progress: Progress | None = None) -> Decision | None:
+        """The bot's decision, or None when no worker answered in time (the caller falls
+        back). ``on_progress`` is called on the event loop with each search iteration's
+        :class:`SearchInfo`, all of them before this returns."""
         await self._ensure()
         token = next(self._tokens) if on_progress is not None and self._queue is not None else 0
         listener = _Listener(on_progress) if token and on_progress is not None else None
@@ -235,14 +239,15 @@ class BotPool:
         finally:
             self._listeners.pop(token, None)
 
-    async def _decide(self, job: BotJob, token: int, listener: _Listener | None) -> JSON | None:
+    async def _decide(self, job: BotJob, token: int, listener: _Listener | None
+                      ) -> Decision | None:
         loop = asyncio.get_running_loop()
         budget = budget_ms(job)
         for attempt in range(RETRIES):
             pool = await self._ensure()
             try:
                 fut = loop.run_in_executor(pool, decide, job, budget, token)
-                decision: JSON = await asyncio.wait_for(fut, deadline_s(job.level))
+                decision: Decision = await asyncio.wait_for(fut, deadline_s(job.level))
                 if listener is not None:  # the reports still on their way come first
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(listener.done.wait(), 1.0)
@@ -259,6 +264,18 @@ class BotPool:
                 log.exception("bot decision for %s ply %d failed", job.game_id, job.ply)
                 return None
         return None
+
+    async def compute(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn(*args, **kwargs)`` in a worker process (a picklable module-level function):
+        CPU work that must not hold the event loop. A worker that dies gets the pool rebuilt
+        and the exception (``BrokenProcessPool``) raised to the caller, who may try again."""
+        pool: Executor = await self._ensure()
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(pool, functools.partial(fn, *args, **kwargs))
+        except BrokenProcessPool:
+            self._rebuild(pool)  # type: ignore[arg-type]
+            raise
 
     def shutdown(self) -> None:
         if self._pool is not None:

@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn, TextIO
 
 from engine.core import JSON, Game
-from engine.errors import InvalidDiceError, InvalidInputError, TablasError
+from engine.errors import InvalidInputError, TablasError
 from engine.games import GAME_IDS, get_game
+from engine.positions import position_state
+from server.errors import StartupError
 from server.loop import LOOPS, loop_in_use
 from server.loop import run as run_on_loop
 
@@ -28,18 +30,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message}\n")
-
-
-def position_state(game: Game[Any, Any], position: str, dice: str | None) -> Any:
-    """The state of ``position`` with ``dice`` rolled, or an error naming what is wrong."""
-    state = game.parse_position(position)
-    if dice is not None:
-        if not game.has_chance:
-            raise InvalidDiceError(f"{game.id}: this game takes no dice (got --dice {dice!r})")
-        return game.apply_chance(state, game.parse_chance(state, dice))
-    if game.is_chance(state):
-        raise InvalidDiceError(f"{game.id}: position {position!r} needs the dice (--dice AB)")
-    return state
 
 
 def list_moves(game: Game[Any, Any], position: str, dice: str | None) -> JSON:
@@ -148,14 +138,24 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from engine.explain import explain, to_dot, to_json, to_text
+
+    e = explain(args.game, args.position, args.dice, args.algorithm, args.depth, args.order,
+                args.branching, args.seed, args.max_nodes)
+    if args.json:
+        print(json.dumps(to_json(e)))
+    elif args.dot:
+        sys.stdout.write(to_dot(e))
+    else:
+        print(to_text(e))
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from engine.bench import run_benchmarks
     from server.bench import run_server_bench
 
-    if args.load:  # the server load generator, with its defaults (docs/benchmarks.md)
-        from server.bench import main as server_bench_main
-
-        return server_bench_main(["load", *(["--json"] if args.json else [])])
     results = run_benchmarks(quick=args.quick, progress=None if args.json else sys.stderr)
     # The engine may not import the server, so the server's figures are added here.
     results += run_server_bench(args.quick)
@@ -170,7 +170,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
-    from server.app import MAX_CONNS_PER_ADDRESS, run
+    from server.app import run
+    from server.edge.websocket import MAX_CONNS_PER_ADDRESS
 
     if args.bot_workers is not None and args.bot_workers < 1:
         raise CliError("--bot-workers must be at least 1")
@@ -200,8 +201,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         per_address or None), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
-    except OSError as e:
-        raise CliError(f"cannot serve on {args.host}:{args.port}: {e.strerror or e}") from None
+    except StartupError as e:
+        raise CliError(str(e)) from None
     return 0
 
 
@@ -228,6 +229,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch", metavar="FILE", help="one position per line ('-' for stdin)")
     p.set_defaults(run=cmd_analyze)
 
+    p = sub.add_parser("explain", help="draw the search tree of a position (or a random tree) "
+                       "as minimax or alpha-beta walks it (docs/explain.md)")
+    p.add_argument("game", help=f"random, or one of {', '.join(GAME_IDS)}")
+    p.add_argument("position", nargs="?", help="the position in the game's notation "
+                   "(default: the start)")
+    p.add_argument("--dice", help="the roll, e.g. 31 (backgammon; without it, the tree starts "
+                   "before the roll)")
+    p.add_argument("--algorithm", choices=("minimax", "alphabeta"), default="alphabeta",
+                   help="the search (default alphabeta)")
+    p.add_argument("--depth", type=int, help="plies (default 3; 1 for backgammon)")
+    p.add_argument("--order", choices=("left", "right", "best", "worst"), default="left",
+                   help="the order children are tried in (default left)")
+    p.add_argument("--max-nodes", type=int, default=5000, metavar="N",
+                   help="refuse a larger tree (default 5000)")
+    p.add_argument("--branching", type=int, help="random tree: children per node (default 3)")
+    p.add_argument("--seed", type=int, help="random tree: the leaves' seed (default 0)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the contract's JSON")
+    fmt.add_argument("--dot", action="store_true", help="print Graphviz DOT")
+    p.set_defaults(run=cmd_explain)
+
     p = sub.add_parser("serve", help="run the game server (WebSocket and HTTP on one port)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     p.add_argument("--port", type=int, default=8765, help="the port to listen on")
@@ -248,8 +270,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="run the benchmarks")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--quick", action="store_true", help="a short run, for a smoke test")
-    p.add_argument("--load", action="store_true",
-                   help="the server load test instead (python -m server.bench load --help)")
     p.set_defaults(run=cmd_bench)
     return parser
 

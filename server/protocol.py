@@ -15,30 +15,17 @@ import json
 import sys
 import unicodedata
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_core import PydanticSerializationError, to_json
 
-ErrorCode = Literal[
-    "bad_request",
-    "unknown_type",
-    "not_authenticated",
-    "unknown_room",
-    "unknown_game",
-    "seat_taken",
-    "not_seated",
-    "not_your_turn",
-    "illegal_move",
-    "stale",
-    "game_over",
-    "rate_limited",
-    "too_large",
-    "internal",
-]
-Level = Literal["random", "easy", "medium", "hard", "max"]
-ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
-LEVELS: tuple[str, ...] = get_args(Level)
+from engine.search.decision import Level
+from engine.search.scores import Proven
+from server.errors import ERROR_CODES, ErrorCode, ProtocolError
+
+__all__ = ["ERROR_CODES", "ErrorCode", "ProtocolError"]
+
 MsgId = Annotated[str, Field(max_length=128)] | int
 RoomId = Annotated[str, Field(min_length=1, max_length=64)]
 Seat = Annotated[int, Field(ge=0, le=1)]
@@ -46,16 +33,6 @@ JSONObject = dict[str, Any]
 
 MAX_NAME = 32
 MAX_CHAT = 500
-
-
-class ProtocolError(Exception):
-    """A client frame refused with one of the contract's error ``code``\\ s."""
-
-    def __init__(self, code: ErrorCode, message: str, re: str | int | None = None) -> None:
-        super().__init__(message)
-        self.code: ErrorCode = code
-        self.message = message
-        self.re = re
 
 
 def clean_name(name: str) -> str:
@@ -443,7 +420,9 @@ class Analysis(ServerMessage):
     """Additive: what a bot thinks while it thinks (``final``: the decision it took).
 
     ``ply`` is the room's ply when the bot started thinking (its move will be ``ply`` + 1's
-    update); ``score`` is from ``seat``'s side, in the engine's units (backgammon: equity)."""
+    update); ``score`` is from ``seat``'s side, in the engine's units: ``score_unit`` names
+    them, ``score_typical`` is the size of a clear advantage in them (an evaluation bar's
+    scale), and a proof is told by ``proven`` and ``distance``, never by the number."""
 
     type: Literal["analysis"] = "analysis"
     room_id: str
@@ -454,6 +433,14 @@ class Analysis(ServerMessage):
     pv: list[str]
     nodes: int
     final: bool
+    proven: Proven | None = Field(
+        default=None, description="additive: the result the search proved for `seat`")
+    distance: int | None = Field(
+        default=None, description="additive: with `proven`, plies to the end under best play")
+    score_unit: Literal["equity", "points"] = Field(
+        default="points", description="additive: `equity` (points per game) or `points`")
+    score_typical: float = Field(
+        default=150.0, description="additive: a clear advantage, in `score_unit`")
 
 
 AnyServerMessage = Annotated[

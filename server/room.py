@@ -1,9 +1,11 @@
 """A sans-I/O room: the authoritative game, its seats, its history. No asyncio, sockets or SQL.
 
-Commands are methods that either raise :class:`RoomError` (with the contract's error code;
-nothing changed) or return what happened. A move is two steps so the caller can persist it in
-between: :meth:`Room.prepare_move` checks it and computes the next state and dice without
-changing the room, :meth:`Room.commit` makes it so. Time (``clock``) and dice (a
+Every change is two steps, so that the owner of the room (:class:`server.live_room.LiveRoom`)
+can persist it in between: a ``prepare_*`` method checks it and computes what it leads to
+without changing the room (or raises :class:`RoomError` with the contract's error code), and
+``commit``, ``commit_seats`` or ``finish`` makes it so. A move prepares a :class:`Pending`, a
+seat taken, freed or handed to a bot a :class:`SeatChange`, the end of a game without a move
+an :class:`~engine.core.Outcome`. Time (``clock``) and dice (a
 :class:`~server.dice.DiceSource`) are injected.
 
 Chance nodes are resolved by the room itself at once: the opening roll when the game starts,
@@ -29,9 +31,10 @@ from typing import Any, Literal
 from engine.core import JSON, Game, Outcome
 from engine.errors import IllegalMoveError, InvalidDiceError, InvalidInputError, UnknownGameError
 from engine.games import get_game
+from engine.search.decision import Level
 from server.dice import CommitRevealDice, DiceSource
+from server.errors import ErrorCode, RoomError
 from server.protocol import (
-    ErrorCode,
     RoomOptions,
     RoomSnapshot,
     RoomSummary,
@@ -42,15 +45,6 @@ from server.protocol import (
 Status = Literal["waiting", "playing", "finished"]
 Dice = tuple[int, int]
 Clock = Callable[[], float]
-
-
-class RoomError(Exception):
-    """A refused command: ``code`` is the contract's error code; the room did not change."""
-
-    def __init__(self, code: ErrorCode, message: str) -> None:
-        super().__init__(message)
-        self.code: ErrorCode = code
-        self.message = message
 
 
 class Flagged(RoomError):
@@ -66,7 +60,7 @@ class Flagged(RoomError):
 @dataclass(slots=True)
 class SeatState:
     kind: Literal["human", "bot"]
-    level: str | None = None
+    level: Level | None = None
     player_id: str | None = None
     name: str | None = None
 
@@ -97,6 +91,31 @@ class Pending:
 
 
 @dataclass(frozen=True, slots=True)
+class Handover:
+    """A seat handed to a bot, as the log of seat changes records it."""
+
+    seat: int
+    level: Level
+    from_player: str | None
+    reason: str  # "hand_to_bot" or "abandoned"
+    ply: int
+    time: float
+
+
+@dataclass(frozen=True, slots=True)
+class SeatChange:
+    """Seats taken, freed or handed to a bot, and the start of the game if that fills the
+    last one: checked, not yet part of the room. Persist it, then :meth:`Room.commit_seats`."""
+
+    seats: tuple[SeatState, ...]
+    status: Status
+    opening_rolls: tuple[Dice, ...]
+    state: Any
+    started_at: float | None  # when the game started, if this starts it
+    handover: Handover | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BotJob:
     """Everything a bot worker needs, picklable: it rebuilds the state by replaying."""
 
@@ -106,7 +125,7 @@ class BotJob:
     actions: tuple[tuple[JSON, tuple[Dice, ...]], ...]
     seat: int
     ply: int
-    level: str
+    level: Level
     seed: int
     time_left_ms: float | None = None  # the bot's clock, when the room has one
 
@@ -368,7 +387,7 @@ class Room:
                     seat=i,
                     kind=s.kind,
                     name=s.name if s.kind == "human" else f"bot ({s.level})",
-                    level=s.level,  # type: ignore[arg-type]
+                    level=s.level,
                 )
                 for i, s in enumerate(self.seats)
             ],
@@ -377,15 +396,14 @@ class Room:
 
     # --- seats ---------------------------------------------------------------------------
 
-    def join(self, player_id: str, name: str, seat: int | None = None) -> bool:
-        """Takes ``seat`` (or the first open one); True if a seat changed hands.
-
-        Holding the seat already (or any seat, when none is named) changes nothing.
-        """
+    def prepare_join(self, player_id: str, name: str, seat: int | None = None
+                     ) -> SeatChange | None:
+        """Taking ``seat`` (or the first open one), and the start of the game if it fills the
+        last; None when the player holds it already (or any seat, when none is named)."""
         held = self.seats_of(player_id)
         if seat is None:
             if held:
-                return False
+                return None
             open_seats = [i for i, s in enumerate(self.seats) if not s.filled]
             if not open_seats:
                 raise RoomError("seat_taken", f"room {self.room_id} has no open seat")
@@ -393,22 +411,77 @@ class Room:
         if not 0 <= seat < len(self.seats):
             raise RoomError("bad_request", f"seat must be 0 or 1, got {seat}")
         if seat in held:
-            return False
+            return None
         if self.seats[seat].filled:
             raise RoomError("seat_taken", f"seat {seat} of room {self.room_id} is taken")
-        self.seats[seat].player_id = player_id
-        self.seats[seat].name = name
-        return True
+        seats = self._seats_copy()
+        seats[seat] = SeatState("human", None, player_id, name)
+        return self._seat_change(seats)
 
-    def leave(self, player_id: str) -> bool:
-        """Frees the player's seats while the game waits; during play the seats stay held."""
-        if self.status != "waiting":
-            return False
-        held = self.seats_of(player_id)
+    def prepare_leave(self, player_id: str) -> SeatChange | None:
+        """Freeing the player's seats while the game waits (during play they stay held);
+        None when that changes nothing."""
+        held = self.seats_of(player_id) if self.status == "waiting" else []
+        if not held:
+            return None
+        seats = self._seats_copy()
         for i in held:
-            self.seats[i].player_id = None
-            self.seats[i].name = None
-        return bool(held)
+            seats[i] = SeatState(seats[i].kind, seats[i].level)
+        return self._seat_change(seats)
+
+    def check_hand_to_bot(self, player_id: str | None, seat: int) -> None:
+        """Refuses a handover by anyone but the seat's holder, or of a finished game."""
+        if not 0 <= seat < len(self.seats):
+            raise RoomError("bad_request", f"seat must be 0 or 1, got {seat}")
+        if player_id is None or self.seats[seat].player_id != player_id:
+            raise RoomError("not_seated", f"you do not hold seat {seat} of room {self.room_id}")
+        if self.status == "finished":
+            raise RoomError("game_over", f"the game in room {self.room_id} is over")
+
+    def prepare_hand_to_bot(self, seat: int, level: Level, reason: str) -> SeatChange:
+        """Seat ``seat`` becoming a bot's (a waiting room whose seats are all filled then
+        starts); the caller has checked who may (:meth:`check_hand_to_bot`)."""
+        seats = self._seats_copy()
+        seats[seat] = SeatState("bot", level)
+        handover = Handover(seat, level, self.seats[seat].player_id, reason, self.ply,
+                            self.clock())
+        return self._seat_change(seats, handover)
+
+    def commit_seats(self, change: SeatChange) -> None:
+        """Makes a prepared seat change part of the room."""
+        self.seats = list(change.seats)
+        if change.handover is not None:
+            self.away_since[change.handover.seat] = None
+        if change.started_at is not None:
+            self.state, self.opening_rolls = change.state, change.opening_rolls
+            self.status = change.status
+            self.turn_started = change.started_at
+            self._settle()
+
+    def _seats_copy(self) -> list[SeatState]:
+        return [SeatState(s.kind, s.level, s.player_id, s.name) for s in self.seats]
+
+    def _seat_change(self, seats: list[SeatState], handover: Handover | None = None
+                     ) -> SeatChange:
+        """The change to ``seats``, with the start of the game (the opening roll, if the game
+        has one) when they fill the last open seat of a waiting room."""
+        if self.status == "waiting" and all(s.filled for s in seats):
+            state, rolls = resolve_chance(self.game, self.state, self.dice, 0)
+            return SeatChange(tuple(seats), "playing", rolls, state, self.clock(), handover)
+        return SeatChange(tuple(seats), self.status, self.opening_rolls, self.state, None,
+                          handover)
+
+    def join(self, player_id: str, name: str, seat: int | None = None) -> bool:
+        """:meth:`prepare_join` and commit at once (a room nobody else sees yet: one being
+        created); True if a seat changed hands."""
+        change = self.prepare_join(player_id, name, seat)
+        if change is not None:
+            self.commit_seats(change)
+        return change is not None
+
+    def hand_to_bot(self, seat: int, level: Level) -> None:
+        """:meth:`prepare_hand_to_bot` and commit at once (for a room nobody else sees)."""
+        self.commit_seats(self.prepare_hand_to_bot(seat, level, "hand_to_bot"))
 
     def rename(self, player_id: str, name: str) -> None:
         for i in self.seats_of(player_id):
@@ -431,10 +504,7 @@ class Room:
         """Starts the game (every seat filled): the opening roll, if the game has one."""
         if not self.ready:
             raise RoomError("bad_request", "the game starts when every seat is filled")
-        self.state, self.opening_rolls = resolve_chance(self.game, self.state, self.dice, 0)
-        self.status = "playing"
-        self.turn_started = self.clock()
-        self._settle()
+        self.commit_seats(self._seat_change(self._seats_copy()))
 
     # --- clocks --------------------------------------------------------------------------
 
@@ -516,23 +586,6 @@ class Room:
         now = self.clock() if now is None else now
         return [i for i, t in enumerate(self.away_since)
                 if t is not None and now - t >= after / 1000 and self.seats[i].kind == "human"]
-
-    def check_hand_to_bot(self, player_id: str | None, seat: int) -> None:
-        """Refuses a handover by anyone but the seat's holder, or of a finished game."""
-        if not 0 <= seat < len(self.seats):
-            raise RoomError("bad_request", f"seat must be 0 or 1, got {seat}")
-        if player_id is None or self.seats[seat].player_id != player_id:
-            raise RoomError("not_seated", f"you do not hold seat {seat} of room {self.room_id}")
-        if self.status == "finished":
-            raise RoomError("game_over", f"the game in room {self.room_id} is over")
-
-    def hand_to_bot(self, seat: int, level: str) -> None:
-        """Seat ``seat`` is a bot's from now on (a waiting room whose seats are all filled
-        then starts)."""
-        self.seats[seat] = SeatState("bot", level)
-        self.away_since[seat] = None
-        if self.ready:
-            self.start()
 
     # --- moves ---------------------------------------------------------------------------
 

@@ -337,15 +337,23 @@ def test_clocks_analysis_and_rematch_offer_render(browser: Any, base: str) -> No
                            " <= '1:03'")
     assert page.locator("#card-top [data-clock]").text_content() == "0:30"
     p = ply(page)
+    # The page reads a proof from proven/distance, and a score by its unit and scale: the
+    # number itself (the engine's scale) means nothing to it.
     page.evaluate(f"""() => window.tablas.onMessage({{type: 'analysis', room_id: '{room}',
-        ply: {p}, seat: 1, depth: 9, score: 999991, pv: ['4', '4', '3'], nodes: 12345,
-        final: true}})""")
+        ply: {p}, seat: 1, depth: 9, score: 12, pv: ['4', '4', '3'], nodes: 12345,
+        final: true, proven: 'win', distance: 9, score_unit: 'points', score_typical: 150}})""")
     page.wait_for_selector("#analysis-panel:not([hidden]) .evalbar")
     assert "loses in 9" not in (page.locator("#analysis-panel").text_content() or "")
     assert "wins in 9 plies" in (page.locator("#analysis-panel").text_content() or "")
     width = page.evaluate("document.querySelector('.evalfill').style.width")
     assert width in ("0%", "0.0%"), width  # seat 1 proven to win: the bar is all seat 1's
     assert "4  4  3" in (page.locator("#analysis-panel .pv").text_content() or "")
+    page.evaluate(f"""() => window.tablas.onMessage({{type: 'analysis', room_id: '{room}',
+        ply: {p}, seat: 0, depth: 2, score: 0.25, pv: ['4'], nodes: 10, final: true,
+        proven: null, distance: null, score_unit: 'equity', score_typical: 0.5}})""")
+    page.wait_for_function("document.querySelector('.evalscore').textContent.includes('+0.250')")
+    width = page.evaluate("document.querySelector('.evalfill').style.width")
+    assert width == "73.1%", width  # ½ + ½·tanh(0.25 / 0.5) for seat 0
     page.evaluate(f"""() => window.tablas.onMessage({{type: 'chat', room_id: '{room}',
         player_id: 'x', name: 'Bo', text: 'rematch: abc123', time: 0}})""")
     assert page.locator("#chatlog a[href='#/room/abc123']").count() == 1

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from server_support import Client, create, running
 
-from engine.games import all_games
+from engine.games import GAME_IDS, all_games
+from engine.search.decision import LEVELS
 from server.dice import CommitRevealDice, FixedDice, dice_from_seed
 from server.protocol import (
     SCHEMA_PATH,
@@ -214,6 +215,15 @@ async def test_http_endpoints(tmp_path: Path) -> None:
         assert ctype == "application/json"
         status, ctype, body = await asyncio.to_thread(_get, base + "/")
         assert status == 200 and ctype.startswith("text/html") and b"<" in body
+        # The games and levels a page offers come from the engine's own lists, with how to
+        # read each game's scores.
+        status, ctype, body = await asyncio.to_thread(_get, base + "/api/games")
+        games = json.loads(body)
+        assert status == 200 and ctype == "application/json"
+        assert games["levels"] == list(LEVELS)
+        assert [g["game"] for g in games["games"]] == list(GAME_IDS)
+        units = {g["game"]: (g["score_unit"], g["score_typical"]) for g in games["games"]}
+        assert units["backgammon"] == ("equity", 1.0) and units["connect4"] == ("points", 150.0)
         a = Client(url)
         await a.connect("Ana")
         room, _ = await create(a, "grundy", [{"kind": "human"}, {"kind": "human"}],

@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 from server_support import Client, running
 from websockets.exceptions import ConnectionClosed
 
-from server.app import MAX_FRAME, TablasServer
+from server.app import TablasServer
+from server.edge.websocket import MAX_FRAME
 
 T = TypeVar("T")
 HUMAN = {"kind": "human"}
@@ -113,7 +114,7 @@ class Live:
 
     async def _b_plays(self, room_id: str) -> None:
         """``b`` moves until ``a`` is to move (or the game is over)."""
-        room = self.srv.rooms[room_id].room
+        room = self.srv.hub.rooms[room_id].room
         while room.status == "playing" and room.to_move == 1:
             await self.b.request({"type": "move", "room_id": room_id, "ply": room.ply,
                                   "move": room.legal_moves()[0]}, "update")
@@ -123,7 +124,7 @@ class Live:
         may be a legal move or a resignation: that is not a bug)."""
         for i, room_id in enumerate(self.rooms):
             await self._b_plays(room_id)
-            room = self.srv.rooms[room_id].room
+            room = self.srv.hub.rooms[room_id].room
             assert all(s.kind == "human" for s in room.seats), "a seat went to a bot"
             if room.status == "finished":
                 self.rooms[i] = await self._new_room(room.game_id)
@@ -140,7 +141,7 @@ class Live:
         return rooms, counts
 
     async def _rooms(self) -> dict[str, str]:
-        return {rid: e.room.snapshot(None).to_json() for rid, e in self.srv.rooms.items()}
+        return {rid: e.room.snapshot(None).to_json() for rid, e in self.srv.hub.rooms.items()}
 
     def send(self, frame: str | bytes, client: Client | None = None) -> list[dict[str, Any]]:
         """Sends ``frame``, then a sentinel request; every message received until the
@@ -220,7 +221,7 @@ KEYS = st.sampled_from(["type", "id", "room_id", "ply", "move", "seat", "name", 
 def valid_messages(live: Live, room: int, ply_shift: int) -> list[dict[str, Any]]:
     """Valid messages of every client type, about one of the live rooms."""
     room_id = live.rooms[room]
-    entry = live.srv.rooms[room_id].room
+    entry = live.srv.hub.rooms[room_id].room
     moves = entry.legal_moves() or [{"column": 3}]
     return [
         {"type": "move", "room_id": room_id, "ply": max(0, entry.ply + ply_shift),

@@ -20,8 +20,10 @@ import websockets
 from server_support import Client, connected, create, running
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from server.app import EVICT_IDLE_AFTER, TOO_MANY_CONNS, TablasServer
+from server.app import TablasServer
 from server.cli import build_parser
+from server.edge.websocket import TOO_MANY_CONNS
+from server.hub import EVICT_IDLE_AFTER
 
 HUMAN = {"kind": "human"}
 BOT = {"kind": "bot", "level": "random"}
@@ -66,7 +68,7 @@ async def _finished_game(a: Client, b: Client) -> str:
 
 
 def _lobby_ids(srv: TablasServer) -> set[str]:
-    return {r["room_id"] for r in srv._room_list()}
+    return {r["room_id"] for r in srv.lobby.rooms()}
 
 
 # --- eviction of finished rooms -------------------------------------------------------------
@@ -84,23 +86,23 @@ async def test_finished_room_is_evicted_after_the_grace_period(tmp_path: Path) -
         await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
         await a.request({"type": "resign", "room_id": room}, "room")
         bots, _ = await create(a, "tictactoe", [BOT, BOT], join_seat=None)
-        await _until(lambda: srv.rooms[bots].room.status == "finished")
+        await _until(lambda: srv.hub.rooms[bots].room.status == "finished")
         for r in (room, bots):
             await a.request({"type": "leave", "room_id": r}, "left")
         await b.request({"type": "leave", "room_id": room}, "left")
         await asyncio.sleep(0.1)  # several sweeps: the clock has not moved
-        assert {room, bots} <= set(srv.rooms) and {room, bots} <= _lobby_ids(srv)
+        assert {room, bots} <= set(srv.hub.rooms) and {room, bots} <= _lobby_ids(srv)
         now.t += GRACE - 1
         await asyncio.sleep(0.1)
-        assert {room, bots} <= set(srv.rooms)
-        entry = srv.rooms[room]
-        gone = weakref.ref(srv.rooms[bots])
+        assert {room, bots} <= set(srv.hub.rooms)
+        entry = srv.hub.rooms[room]
+        gone = weakref.ref(srv.hub.rooms[bots])
         async with entry.lock:  # a write in progress
             now.t += 1
-            await _until(lambda: bots not in srv.rooms)
+            await _until(lambda: bots not in srv.hub.rooms)
             await asyncio.sleep(0.1)
-            assert srv.rooms.get(room) is entry
-        await _until(lambda: room not in srv.rooms)
+            assert srv.hub.rooms.get(room) is entry
+        await _until(lambda: room not in srv.hub.rooms)
         assert not {room, bots} & _lobby_ids(srv)
         lobby = await a.request({"type": "list_rooms"}, "rooms")
         assert not {room, bots} & {r["room_id"] for r in lobby["rooms"]}
@@ -121,10 +123,10 @@ async def test_evicted_room_is_loaded_again_with_the_same_snapshot(tmp_path: Pat
         for c in (a, b, s):
             await c.request({"type": "leave", "room_id": room}, "left")
         now.t += GRACE
-        assert srv.evict_idle_rooms() == [room]
-        assert room not in srv.rooms
+        assert srv.hub.evict_idle_rooms() == [room]
+        assert room not in srv.hub.rooms
         after = await s.request({"type": "spectate", "room_id": room}, "room")
-        assert room in srv.rooms
+        assert room in srv.hub.rooms
         assert before["ply"] >= 4 and before["rolls"] and before["dice_seed"]
         assert before["status"] == "finished" and before["clocks"] is not None
         assert dict(after, re=None) == dict(before, re=None)
@@ -133,7 +135,7 @@ async def test_evicted_room_is_loaded_again_with_the_same_snapshot(tmp_path: Pat
         await s.request({"type": "leave", "room_id": room}, "left")
         await a.request({"type": "leave", "room_id": room}, "left")
         now.t += GRACE
-        assert srv.evict_idle_rooms() == [room]
+        assert srv.hub.evict_idle_rooms() == [room]
         rematch = await b.request({"type": "rematch", "room_id": room}, "room_created")
         assert rematch["room_id"] != room
         snap = await b.expect("room")
@@ -162,19 +164,19 @@ async def test_a_connection_follows_its_last_finished_rooms_only(tmp_path: Path)
             # a's 4th and 5th create_room (b's joins) found 3 finished rooms followed
             assert left == [{"type": "left", "room_id": rooms[0]},
                             {"type": "left", "room_id": rooms[1]}], left
-        assert not srv.rooms[rooms[0]].conns and not srv.rooms[rooms[1]].conns
-        assert all(len(srv.rooms[r].conns) == 2 for r in rooms[2:])
+        assert not srv.hub.rooms[rooms[0]].conns and not srv.hub.rooms[rooms[1]].conns
+        assert all(len(srv.hub.rooms[r].conns) == 2 for r in rooms[2:])
         now.t += 10 * GRACE
-        assert sorted(srv.evict_idle_rooms()) == sorted(rooms[:2])
-        assert set(rooms[2:]) <= set(srv.rooms)
+        assert sorted(srv.hub.evict_idle_rooms()) == sorted(rooms[:2])
+        assert set(rooms[2:]) <= set(srv.hub.rooms)
         # a watches an evicted room again (it is loaded): of the 4 finished rooms it follows
         # then, it keeps the last 2 it subscribed to
         a.inbox.clear()
         await a.request({"type": "spectate", "room_id": rooms[0]}, "room")
         assert [m for m in a.inbox if m["type"] == "left"] == [
             {"type": "left", "room_id": rooms[2]}, {"type": "left", "room_id": rooms[3]}]
-        assert [len(srv.rooms[r].conns) for r in rooms[2:]] == [1, 1, 2]
-        assert len(srv.rooms[rooms[0]].conns) == 1
+        assert [len(srv.hub.rooms[r].conns) for r in rooms[2:]] == [1, 1, 2]
+        assert len(srv.hub.rooms[rooms[0]].conns) == 1
 
 
 async def test_finished_games_leave_what_presence_keeps_per_player(tmp_path: Path) -> None:
@@ -197,8 +199,8 @@ async def test_finished_games_leave_what_presence_keeps_per_player(tmp_path: Pat
             views = {0: await a.expect("update"), 1: await b.expect("update")}
         assert views[0]["result"]["reason"] != "resign"
         waiting, _ = await create(a, "connect4", [HUMAN, HUMAN])
-        assert srv._rooms_of == {ids[0]: {waiting}, ids[1]: set()}
-        assert {room, *resigned} <= set(srv.rooms)
+        assert srv.presence.rooms_of == {ids[0]: {waiting}, ids[1]: set()}
+        assert {room, *resigned} <= set(srv.hub.rooms)
 
 
 async def test_idle_finished_rooms_past_the_cap_leave_memory_at_once(tmp_path: Path) -> None:
@@ -214,11 +216,11 @@ async def test_idle_finished_rooms_past_the_cap_leave_memory_at_once(tmp_path: P
             rooms.append(await _resigned_game(a, b))
             for c in (a, b):
                 await c.request({"type": "leave", "room_id": rooms[-1]}, "left")
-        assert srv.evict_idle_rooms() == rooms[:2]
-        assert set(rooms[2:]) <= set(srv.rooms)
-        assert srv.evict_idle_rooms() == []
+        assert srv.hub.evict_idle_rooms() == rooms[:2]
+        assert set(rooms[2:]) <= set(srv.hub.rooms)
+        assert srv.hub.evict_idle_rooms() == []
         now.t += GRACE
-        assert srv.evict_idle_rooms() == rooms[2:]
+        assert srv.hub.evict_idle_rooms() == rooms[2:]
         snap = await a.request({"type": "spectate", "room_id": rooms[0]}, "room")
         assert snap["status"] == "finished" and snap["result"]["reason"] == "resign"
 
@@ -240,18 +242,18 @@ async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path)
         b_elsewhere = Client(url)  # b, online on another connection
         await b_elsewhere.connect("Bo", token)
         await b.close()
-        await _until(lambda: not srv.rooms[kept].conns)
+        await _until(lambda: not srv.hub.rooms[kept].conns)
         now.t += GRACE - 1
-        assert srv.evict_idle_rooms() == []
+        assert srv.hub.evict_idle_rooms() == []
         now.t += 1
-        assert sorted(srv.evict_idle_rooms()) == sorted([vacant, hosted])
-        assert kept in srv.rooms and kept in _lobby_ids(srv)
+        assert sorted(srv.hub.evict_idle_rooms()) == sorted([vacant, hosted])
+        assert kept in srv.hub.rooms and kept in _lobby_ids(srv)
         assert not {vacant, hosted} & _lobby_ids(srv)
         now.t += 10 * GRACE
-        assert srv.evict_idle_rooms() == []  # b is online: the table stays open for b
+        assert srv.hub.evict_idle_rooms() == []  # b is online: the table stays open for b
         await c.request({"type": "join", "room_id": vacant, "seat": 0}, "room")
         started = await a.request({"type": "join", "room_id": vacant, "seat": 1}, "room")
-        assert started["status"] == "playing" and vacant in srv.rooms
+        assert started["status"] == "playing" and vacant in srv.hub.rooms
         await b_elsewhere.close()
 
 
@@ -273,29 +275,29 @@ async def test_rooms_whose_players_are_all_away_leave_memory_until_they_return(
         for column, player in ((3, a), (4, b), (3, a)):
             view = await player.request({"type": "move", "room_id": game, "ply": view["ply"],
                                          "move": {"column": column}}, "update")
-        before = srv.rooms[game].room.snapshot(None)
+        before = srv.hub.rooms[game].room.snapshot(None)
         await a.close()
-        await _until(lambda: srv.rooms[table].conns == set())
+        await _until(lambda: srv.hub.rooms[table].conns == set())
         now.t += GRACE
-        assert srv.evict_idle_rooms() == [table]  # a is away; b, in the game, is online
+        assert srv.hub.evict_idle_rooms() == [table]  # a is away; b, in the game, is online
         assert table not in _lobby_ids(srv)
         await b.close()
-        await _until(lambda: not srv.rooms[game].conns)
+        await _until(lambda: not srv.hub.rooms[game].conns)
         now.t += GRACE - 1
-        assert srv.evict_idle_rooms() == []  # b left less than GRACE ago
+        assert srv.hub.evict_idle_rooms() == []  # b left less than GRACE ago
         now.t += 1
-        assert srv.evict_idle_rooms() == [game]
-        assert not {table, game} & set(srv.rooms)
+        assert srv.hub.evict_idle_rooms() == [game]
+        assert not {table, game} & set(srv.hub.rooms)
 
         a = Client(url)
         welcome = await a.connect("Ana", tokens[0])
         assert welcome["seats"] == [{"room_id": table, "seat": 0}, {"room_id": game, "seat": 0}]
-        assert table in srv.rooms and table in _lobby_ids(srv)  # the open table is back
-        assert game not in srv.rooms  # the game waits on disk until named
+        assert table in srv.hub.rooms and table in _lobby_ids(srv)  # the open table is back
+        assert game not in srv.hub.rooms  # the game waits on disk until named
         b = Client(url)
         assert (await b.connect("Bo", tokens[1]))["seats"] == [{"room_id": game, "seat": 1}]
         view = await b.request({"type": "join", "room_id": game}, "room")
-        assert srv.rooms[game].room.snapshot(None) == before
+        assert srv.hub.rooms[game].room.snapshot(None) == before
         assert view["ply"] == 3 and view["your_seats"] == [1] and view["legal_moves"]
         await a.request({"type": "spectate", "room_id": game}, "room")
         done = await b.request({"type": "move", "room_id": game, "ply": 3,
@@ -317,9 +319,9 @@ async def test_waiting_rooms_left_memory_still_count_when_their_player_returns(
         token = (await a.connect("Ana"))["token"]
         rooms = [(await create(a, "tictactoe", [HUMAN, HUMAN]))[0] for _ in range(2)]
         await a.close()
-        await _until(lambda: all(not srv.rooms[r].conns for r in rooms))
+        await _until(lambda: all(not srv.hub.rooms[r].conns for r in rooms))
         now.t += GRACE
-        assert sorted(srv.evict_idle_rooms()) == sorted(rooms)
+        assert sorted(srv.hub.evict_idle_rooms()) == sorted(rooms)
         a = Client(url)
         await a.connect("Ana", token)
         e = await a.error({"type": "create_room", "game": "tictactoe", "options": {},
@@ -341,9 +343,9 @@ async def test_a_room_that_cannot_be_rebuilt_does_not_stop_its_players_hello(
         broken, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
         fine, _ = await create(a, "connect4", [HUMAN, HUMAN])
         await a.close()
-        await _until(lambda: not srv.rooms[broken].conns and not srv.rooms[fine].conns)
+        await _until(lambda: not srv.hub.rooms[broken].conns and not srv.hub.rooms[fine].conns)
         now.t += GRACE
-        assert sorted(srv.evict_idle_rooms()) == sorted([broken, fine])
+        assert sorted(srv.hub.evict_idle_rooms()) == sorted([broken, fine])
         with sqlite3.connect(db) as c:
             c.execute("UPDATE rooms SET game = 'nonesuch' WHERE id = ?", (broken,))
         a = Client(url)
@@ -351,7 +353,7 @@ async def test_a_room_that_cannot_be_rebuilt_does_not_stop_its_players_hello(
             welcome = await a.connect("Ana", token)
         assert welcome["type"] == "welcome"
         assert [s["room_id"] for s in welcome["seats"]] == [broken, fine]
-        assert fine in srv.rooms and broken not in srv.rooms
+        assert fine in srv.hub.rooms and broken not in srv.hub.rooms
         assert any(broken in r.getMessage() for r in caplog.records)
 
 
@@ -367,7 +369,7 @@ async def test_a_starting_server_leaves_vacant_rooms_on_disk(tmp_path: Path) -> 
         waiting, _ = await create(a, "connect4", [HUMAN, HUMAN])
         playing, _ = await create(b, "tictactoe", [HUMAN, BOT])
     async with running(db) as (srv, url):
-        assert {waiting, playing} <= set(srv.rooms) and vacant not in srv.rooms
+        assert {waiting, playing} <= set(srv.hub.rooms) and vacant not in srv.hub.rooms
         assert vacant not in _lobby_ids(srv)
         (c,) = await connected(url, "Cy")
         snap = await c.request({"type": "join", "room_id": vacant, "seat": 0}, "room")
@@ -387,28 +389,28 @@ async def test_no_eviction_while_someone_watches(tmp_path: Path) -> None:
         await s.request({"type": "spectate", "room_id": room}, "room")
         await a.request({"type": "leave", "room_id": room}, "left")
         now.t += 10 * GRACE
-        assert srv.evict_idle_rooms() == []  # b (seated) and s watch
+        assert srv.hub.evict_idle_rooms() == []  # b (seated) and s watch
         await b.close()
-        await _until(lambda: len(srv.rooms[room].conns) == 1)
+        await _until(lambda: len(srv.hub.rooms[room].conns) == 1)
         now.t += 10 * GRACE
-        assert srv.evict_idle_rooms() == []  # s still watches
+        assert srv.hub.evict_idle_rooms() == []  # s still watches
         await s.close()
-        await _until(lambda: not srv.rooms[room].conns)
+        await _until(lambda: not srv.hub.rooms[room].conns)
         now.t += GRACE - 1
-        assert srv.evict_idle_rooms() == []  # the last one left less than GRACE ago
+        assert srv.hub.evict_idle_rooms() == []  # the last one left less than GRACE ago
         now.t += 1
-        assert srv.evict_idle_rooms() == [room]
+        assert srv.hub.evict_idle_rooms() == [room]
         # a waiting room is kept while its player watches it, however long
         waiting, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
         now.t += 10 * GRACE
-        assert srv.evict_idle_rooms() == [] and waiting in srv.rooms
+        assert srv.hub.evict_idle_rooms() == [] and waiting in srv.hub.rooms
 
 
 # --- the cap on waiting rooms ---------------------------------------------------------------
 
 
 def _fingerprint(srv: TablasServer, db: Path) -> tuple[dict[str, str], dict[str, int]]:
-    rooms = {rid: e.room.snapshot(None).to_json() for rid, e in srv.rooms.items()}
+    rooms = {rid: e.room.snapshot(None).to_json() for rid, e in srv.hub.rooms.items()}
     con = sqlite3.connect(db)
     try:
         counts = {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
@@ -472,7 +474,7 @@ async def test_waiting_rooms_still_count_after_a_restart(tmp_path: Path) -> None
     async with running(db, max_waiting_rooms=2) as (srv, url):
         a = Client(url)
         await a.connect("Ana", token)
-        assert len([e for e in srv.rooms.values() if e.room.status == "waiting"]) == 2
+        assert len([e for e in srv.hub.rooms.values() if e.room.status == "waiting"]) == 2
         e = await a.error({"type": "create_room", "game": "tictactoe", "options": {},
                            "seats": [HUMAN, HUMAN], "join_seat": 0})
         assert e["code"] == "bad_request" and "2 rooms of yours" in e["message"]
@@ -513,20 +515,20 @@ async def test_connections_per_address_are_capped(tmp_path: Path) -> None:
         assert (await reader.readline()).startswith(b"HTTP/1.1 200")
         writer.close()
         await held.pop().close()
-        await _until(lambda: srv.per_address.get("127.0.0.1") == 2)
+        await _until(lambda: srv.edge.per_address.get("127.0.0.1") == 2)
         held.append(await _connect_from(url, "127.0.0.1"))
         assert await _refused_status(url, "127.0.0.1") == 429
         # Two handshakes passing the HTTP check before either is counted: the handler
         # closes the one past the cap. Simulated: the check at the handshake says yes.
-        real = srv._too_many_from
-        srv._too_many_from = lambda address, extra: (  # type: ignore[method-assign]
+        real = srv.edge._too_many_from
+        srv.edge._too_many_from = lambda address, extra: (  # type: ignore[method-assign]
             False if extra else real(address, extra))
         try:
             late = await _connect_from(url, "127.0.0.1")
             with pytest.raises(ConnectionClosed) as closed:
                 await asyncio.wait_for(late.recv(), 10)
         finally:
-            srv._too_many_from = real  # type: ignore[method-assign]
+            srv.edge._too_many_from = real  # type: ignore[method-assign]
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
         assert closed.value.rcvd.reason == TOO_MANY_CONNS
         for ws in held:
@@ -548,7 +550,7 @@ async def test_connections_per_address_are_capped(tmp_path: Path) -> None:
         assert 1 <= len(alive) <= 3
         for ws in [*held, *opened, other]:
             await ws.close()
-        await _until(lambda: not srv.per_address)
+        await _until(lambda: not srv.edge.per_address)
 
 
 def test_max_conns_per_address_option() -> None:

@@ -59,6 +59,32 @@ async def test_spectator_sees_the_bot_think(tmp_path: Path) -> None:
             await c.close()
 
 
+async def test_an_analysis_carries_its_proof_and_how_to_read_its_score(tmp_path: Path) -> None:
+    """The proof a search found reaches the wire as ``proven`` and ``distance``, with the
+    game's score unit and scale, so that no page needs the engine's numbers: Grundy's heap of
+    7 is lost for the side to move (its Grundy value is 0), and the solver says in how many."""
+    async with running(tmp_path / "t.db") as (_srv, url):
+        a = Client(url)
+        await a.connect("Ana")
+        hard = {"kind": "bot", "level": "hard"}
+        room, _ = await _create_with(a, "grundy", [hard, HUMAN], join_seat=1,
+                                     show_analysis=True)
+        final = await _until(a, "analysis", lambda m: m["final"], timeout=60)
+        assert final["room_id"] == room and final["seat"] == 0 and final["ply"] == 0
+        assert final["proven"] == "loss" and isinstance(final["distance"], int), final
+        assert final["distance"] >= 3 and final["distance"] % 2 == 0  # the loser moves last
+        assert (final["score_unit"], final["score_typical"]) == ("points", 150.0)
+        # Bots on both seats (whoever wins the opening roll thinks), watched by their creator.
+        medium = {"kind": "bot", "level": "medium"}
+        created = await a.request({"type": "create_room", "game": "backgammon", "options": {},
+                                   "seats": [medium, medium]}, "room_created")
+        bg = created["room_id"]
+        equity = await _until(a, "analysis", lambda m: m["room_id"] == bg, timeout=60)
+        assert equity["score_unit"] == "equity" and equity["score_typical"] == 1.0
+        assert equity["proven"] is None
+        await a.close()
+
+
 async def _create_with(c: Client, game: str, seats: list[dict[str, Any]], join_seat: int = 0,
                        **extra: Any) -> tuple[str, dict[str, Any]]:
     msg = {"type": "create_room", "game": game, "options": {}, "seats": seats,

@@ -21,9 +21,10 @@ import websockets
 from server_support import ROOT, Client, Subprocess, create, running
 from websockets.server import ServerProtocol
 
-from server.app import Conn, _Connection
-from server.bench import REFUSED_REQUEST, UPGRADE_REQUEST
+from server.connections import Conn
+from server.edge.websocket import _Connection
 from server.loop import loop_in_use, quiet_collector, run
+from tools.load import REFUSED_REQUEST, UPGRADE_REQUEST
 
 uvloop = pytest.importorskip("uvloop")
 HUMAN = {"kind": "human"}
@@ -94,7 +95,7 @@ class _Node:
 
 def _old_cycle() -> weakref.ref[_Node]:
     """A reference cycle that outlived young collections (as a closed connection's protocol
-    did before ``server.app._Connection`` broke it), then became garbage: only an older
+    did before ``server.edge.websocket._Connection`` broke it), then became garbage: only an older
     generation's pass can free it."""
     node = _Node()
     gc.collect(0)  # survivors move on to generation 1

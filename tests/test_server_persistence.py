@@ -60,7 +60,7 @@ async def test_restart_bot_thinks_again(tmp_path: Path) -> None:
         w = await a.connect("Ana")
         room, snap = await create(a, "tictactoe", [HUMAN, {"kind": "bot", "level": "random"}])
         # stop the bot from answering: close the server right after our move is stored
-        srv._closing = True
+        srv.services.closing = True
         await a.request({"type": "move", "room_id": room, "ply": 0, "move": {"cell": 0}},
                         "update")
     async with running(db) as (_srv, url):

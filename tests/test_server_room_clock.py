@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from server.bots import budget_ms
+from server.errors import RoomError
 from server.protocol import ClockSpec, RoomOptions
-from server.room import Action, Flagged, Room, RoomError, RoomRecord, SeatState
+from server.room import Action, Flagged, Room, RoomRecord, SeatState
 
 
 class FakeClock:
@@ -24,8 +25,8 @@ def _room(now: FakeClock, game: str = "tictactoe", **ropts: object) -> Room:
     room = Room("r1", game, {}, [SeatState("human"), SeatState("human")], clock=now,
                 room_options=RoomOptions.model_validate(ropts))
     room.join("p0", "Ana", 0)
-    room.join("p1", "Bo", 1)
-    room.start()
+    room.join("p1", "Bo", 1)  # the last open seat: the game starts
+    assert room.status == "playing"
     return room
 
 

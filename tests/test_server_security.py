@@ -17,8 +17,9 @@ import websockets
 from server_support import ROOT, Client, create, running
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from server.app import MAX_FRAME, OUT_BUFFER
 from server.cli import build_parser
+from server.connections import OUT_BUFFER
+from server.edge.websocket import MAX_FRAME
 
 HUMAN = {"kind": "human"}
 
@@ -76,7 +77,7 @@ async def test_token_never_broadcast_nor_logged(
             with pytest.raises(TimeoutError):  # collect whatever is still on its way
                 while True:
                     await cl.recv(0.05)
-        lobby = json.dumps(srv._room_list())
+        lobby = json.dumps(srv.lobby.rooms())
     own = {id(a): wa["token"], id(b): wb["token"], id(b2): wb["token"]}
     for cl in (a, b, s, b2, c):
         for m in cl.inbox:
@@ -91,9 +92,10 @@ async def test_token_never_broadcast_nor_logged(
 
 
 def test_tokens_and_dice_seeds_come_from_secrets() -> None:
-    """Tokens, ids and dice seeds are drawn from :mod:`secrets`; neither module imports
-    ``random`` (a Mersenne Twister can be predicted from its outputs)."""
-    wanted = {"app.py": "secrets.token_urlsafe", "dice.py": "secrets.token_bytes"}
+    """Tokens, ids and dice seeds are drawn from :mod:`secrets`; none of their modules
+    imports ``random`` (a Mersenne Twister can be predicted from its outputs)."""
+    wanted = {"players.py": "secrets.token_urlsafe", "hub.py": "secrets.token_hex",
+              "dice.py": "secrets.token_bytes"}
     for name, call in wanted.items():
         tree = ast.parse((ROOT / "server" / name).read_text(encoding="utf-8"))
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
@@ -136,7 +138,7 @@ async def test_spectators_are_read_only(tmp_path: Path) -> None:
         room, _ = await create(a, "connect4", [HUMAN, HUMAN])
         await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
         await s.request({"type": "spectate", "room_id": room}, "room")
-        before = srv.rooms[room].room.snapshot(None).to_json()
+        before = srv.hub.rooms[room].room.snapshot(None).to_json()
         refusals = [
             (s, {"type": "move", "room_id": room, "ply": 0, "move": {"column": 3}}),
             (s, {"type": "resign", "room_id": room}),
@@ -154,7 +156,7 @@ async def test_spectators_are_read_only(tmp_path: Path) -> None:
                 msg, e)
         left = await s.request({"type": "leave", "room_id": room}, "left")
         assert left["room_id"] == room
-        assert srv.rooms[room].room.snapshot(None).to_json() == before
+        assert srv.hub.rooms[room].room.snapshot(None).to_json() == before
 
 
 # --- Origin allow-list ----------------------------------------------------------------------
@@ -202,16 +204,21 @@ def test_allow_origin_option_is_repeatable() -> None:
 # The only SQL not written as one literal: the PRAGMA value is checked against a fixed list
 # just above it (a PRAGMA takes no parameters), and the migration scripts are the project's
 # own files.
-_SQL_EXCEPTIONS = {"f'PRAGMA synchronous={synchronous}'", "'BEGIN IMMEDIATE;\\n' + sql"}
+# The checked PRAGMA value, a migration file's script, and the group commit running the
+# statements that _sql() made (each checked below as it is made).
+_SQL_EXCEPTIONS = {"f'PRAGMA synchronous={synchronous}'", "'BEGIN IMMEDIATE;\\n' + sql",
+                   "st.sql"}
 
 
 def test_sql_is_parameterised_only() -> None:
-    """Every execute*() in server/store/sqlite.py takes a literal SQL string (values go as ``?``
-    parameters): no f-string, ``%`` or ``.format`` builds SQL, nowhere in the server."""
+    """Every execute*() and every write's statement (``_sql``) in server/store/sqlite.py takes
+    a literal SQL string (values go as ``?`` parameters): no f-string, ``%`` or ``.format``
+    builds SQL, nowhere in the server."""
     store = ROOT / "server" / "store" / "sqlite.py"
     tree = ast.parse(store.read_text(encoding="utf-8"))
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-             and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("execute")]
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr.startswith("execute"))
+        or (isinstance(n.func, ast.Name) and n.func.id == "_sql"))]
     assert len(calls) > 20
     for call in calls:
         sql = call.args[0]
@@ -287,7 +294,7 @@ async def test_slow_spectator_is_dropped_without_delaying_anyone(tmp_path: Path)
         watched, _ = await create(chatter, "tictactoe", [HUMAN, HUMAN])
         await slow.send(json.dumps({"type": "spectate", "room_id": watched}))
         assert json.loads(await slow.recv())["type"] == "room"
-        slow_conn = next(x for x in srv.conns if x.player and x.player.name == "Slow")
+        slow_conn = next(x for x in srv.presence.conns if x.player and x.player.name == "Slow")
         game, _ = await create(c, "connect4", [HUMAN, HUMAN])
         view = await d.request({"type": "join", "room_id": game, "seat": 1}, "room")
         # the slow client now reads nothing more
@@ -321,7 +328,7 @@ async def test_slow_spectator_is_dropped_without_delaying_anyone(tmp_path: Path)
                     v = await d.request({"type": "join", "room_id": game2, "seat": 1}, "room")
                 seat = v["to_move"]
                 room_id = v["room_id"]
-                legal = srv.rooms[room_id].room.legal_moves()
+                legal = srv.hub.rooms[room_id].room.legal_moves()
                 t0 = time.perf_counter()
                 v = await players[seat].request(
                     {"type": "move", "room_id": room_id, "ply": v["ply"], "move": legal[0]},
@@ -345,9 +352,9 @@ async def test_slow_spectator_is_dropped_without_delaying_anyone(tmp_path: Path)
         assert got < sent
         # the server forgot the connection
         for _ in range(100):
-            if slow_conn not in srv.conns:
+            if slow_conn not in srv.presence.conns:
                 break
             await asyncio.sleep(0.05)
-        assert slow_conn not in srv.conns
-        assert slow_conn not in srv.rooms[watched].conns
+        assert slow_conn not in srv.presence.conns
+        assert slow_conn not in srv.hub.rooms[watched].conns
 

@@ -52,7 +52,7 @@ async def test_concurrent_moves_of_many_rooms_share_commits(tmp_path: Path) -> N
 
 async def test_commit_stats_count_the_transactions_sqlite_ran(tmp_path: Path) -> None:
     """The group commit's running totals (what the load report shows per transaction): as
-    many transactions as SQLite saw COMMITs, every write counted once, no leg negative."""
+    many transactions as SQLite saw COMMITs, every write counted once, their time counted."""
     store = await _store_with_rooms(tmp_path / "t.db", 20)
     before = dataclasses.replace(store.commit_stats)
     assert before.transactions == before.writes == 20  # one room at a time
@@ -65,12 +65,12 @@ async def test_commit_stats_count_the_transactions_sqlite_ran(tmp_path: Path) ->
     await store.close()
     assert window.transactions == commits[0] and 4 <= commits[0] < 80
     assert window.writes == 80
-    assert min(window.handover_s, window.transaction_s, window.return_s) >= 0
+    assert window.seconds > 0
     summary = window.summary()
     assert summary["transactions"] == commits[0]
     assert summary["writes_per_transaction"] == round(80 / commits[0], 3)
-    assert summary["transaction_ms"] == round(window.transaction_s * 1000 / commits[0], 3)
-    assert CommitStats().summary()["handover_ms"] is None
+    assert summary["transaction_ms"] == round(window.seconds * 1000 / commits[0], 3)
+    assert CommitStats().summary()["transaction_ms"] is None
 
 
 async def test_a_bad_move_in_a_batch_fails_only_its_caller(tmp_path: Path) -> None:

@@ -71,6 +71,14 @@ PASSES: dict[str, tuple[tuple[int, int, int | None], ...]] = {
 }
 
 
+_GAME = Backgammon()
+
+
+def skip_cube(state: BGState) -> BGState:
+    """A position before the roll, rolled without doubling (the cube left out)."""
+    return _GAME.apply(state, "roll") if state.phase == "roll" else state
+
+
 def cubeless(
     game: Backgammon, beam: int | None = None, cube: int = 1, evaluation: str = "hand"
 ) -> Expectimax[BGState, Any]:
@@ -82,14 +90,11 @@ def cubeless(
     evaluation of a sure win is, not 2). ``evaluation`` names one of
     :data:`~engine.search.backgammon_eval.EQUITIES`."""
 
-    def normalize(s: BGState) -> BGState:
-        return game.apply(s, "roll") if s.phase == "roll" else s
-
     def terminal(outcome: Outcome) -> float:
         return points_from_seat0(outcome) / cube
 
     bulk = BULK_EQUITIES.get(evaluation)
-    return Expectimax(game, for_seat0(EQUITIES[evaluation]), LO, HI, star=2, normalize=normalize,
+    return Expectimax(game, for_seat0(EQUITIES[evaluation]), LO, HI, star=2, normalize=skip_cube,
                       beam=beam, terminal=terminal,
                       evaluate_many=None if bulk is None else for_seat0_bulk(bulk))
 

@@ -123,14 +123,6 @@ def grundy_parity_eval(s: GrundyState) -> int:
     return 100 if sum(1 for h in s.heaps if h > 2) % 2 else -100
 
 
-# The game's own evaluation by id, for engine/explain.py until it reads the game's profile.
-EVALUATIONS: dict[str, Callable[[Any], int]] = {
-    "connect4": connect4_eval,
-    "boom": boom_eval,
-    "grundy": grundy_eval,
-}
-
-
 def connect4_symmetric_key(s: c4.C4State) -> int:
     """A position and its left-right mirror share one table entry."""
     return min(c4.key(s), c4.mirror_key(s))

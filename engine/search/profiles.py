@@ -36,9 +36,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from engine.core import JSON, Game
+from engine.games.boom import Boom
+from engine.games.connect4 import Connect4
+from engine.games.grundy import Grundy
 from engine.search import evals
 from engine.search.alphabeta_bots import AlphaBetaBots, LevelSpec
-from engine.search.backgammon_bot import BackgammonBots
+from engine.search.backgammon_bot import BackgammonBots, skip_cube
+from engine.search.backgammon_eval import evaluate_for_seat0
 from engine.search.decision import Decision, Level, SearchInfo
 from engine.search.exact import Connect4Exact, GrundyExact
 
@@ -88,6 +92,22 @@ class ScoreScale:
 class GameProfile:
     bots: Bots
     score: ScoreScale
+    # The engine's static evaluation of a position, from seat 0's side (positive: good for
+    # seat 0), for a tree drawn to a depth (``tablas explain``); None: the game has none.
+    evaluate_seat0: Callable[[Any], float] | None = None
+    # What a searched tree does after every move, if anything: backgammon leaves the cube out
+    # (after a play the opponent simply rolls), as its bots' cubeless search does.
+    normalize: Callable[[Any], Any] | None = None
+
+
+def _seat0(game: Game[Any, Any], evaluate: Callable[[Any], int]) -> Callable[[Any], float]:
+    """``evaluate`` (from the side to move) from seat 0's side."""
+
+    def for_seat0(state: Any) -> float:
+        v = evaluate(state)
+        return v if game.to_move(state) == 0 else -v
+
+    return for_seat0
 
 
 _SEARCH_DEFAULT: Mapping[Level, LevelSpec] = {
@@ -122,6 +142,7 @@ PROFILES: dict[str, GameProfile] = {
             solver=GrundyExact(),
         ),
         _POINTS,
+        _seat0(Grundy(), evals.grundy_eval),
     ),
     "connect4": GameProfile(
         AlphaBetaBots(
@@ -132,10 +153,14 @@ PROFILES: dict[str, GameProfile] = {
             solver=Connect4Exact(),
         ),
         _POINTS,
+        _seat0(Connect4(), evals.connect4_eval),
     ),
     "boom": GameProfile(
         AlphaBetaBots(levels=_SEARCH_DEFAULT, evaluate=evals.boom_eval),
         _POINTS,
+        _seat0(Boom(), evals.boom_eval),
     ),
-    "backgammon": GameProfile(BackgammonBots(), ScoreScale("equity", 1.0)),
+    "backgammon": GameProfile(
+        BackgammonBots(), ScoreScale("equity", 1.0), evaluate_for_seat0, skip_cube,
+    ),
 }

@@ -6,13 +6,18 @@ has seen survives ``kill -9`` of the server and also a power cut. (WAL with ``NO
 survive a process crash too, since a commit is in the OS's page cache once ``write`` returns,
 but could lose the last commits on power loss; moves are rare enough that FULL costs nothing.)
 
-Concurrency: the server has one connection, shared by every room. Every write (a move, a new
-room, a seat taken, a player, a chat line...) goes through one group commit: the writes handed
-over while a transaction is being written wait together and go into the next one, which runs
-whole (``BEGIN`` to ``COMMIT``, one fsync) in a single trip to aiosqlite's thread. Reads hold
-the store's lock for their few trips, so they never see a transaction half done.
-``Store.commit_stats`` keeps running totals of those transactions and of where their time
-goes (the load generator reports them per transaction).
+Concurrency: the server has one connection, shared by every room, used through aiosqlite's
+public API. Every write (a move, a new room, a seat taken, a player, a chat line...) goes
+through one group commit: the writes handed over while a transaction is being written wait
+together and go into the next one. A write is a few parameterised statements
+(:class:`Statement`); the next transaction runs the writes of the same shape as one
+``executemany`` per statement, all of them queued to aiosqlite's thread at once (the thread
+runs them back to back; Python's sqlite3 opens the transaction, ``BEGIN IMMEDIATE``, before the
+first), then ``COMMIT`` with its one fsync: two trips to the thread for the whole batch, however
+many writes it holds. If any statement fails, the transaction is rolled back and its writes
+are retried one by one, each in its own transaction, so one bad write fails only its own
+caller. Reads hold the store's lock for their few trips, so they never see a transaction half
+done. ``Store.commit_stats`` keeps running totals of the transactions and their time.
 
 Migrations are the numbered files of ``server/store/migrations/`` (``0001_initial.sql``, ...),
 shipped with the package and applied in order at start, each inside one transaction and
@@ -22,11 +27,11 @@ recorded in ``schema_migrations``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -38,6 +43,8 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import aiosqlite
 
 from engine.core import Outcome
+from engine.search.decision import check_level
+from server.errors import MissingFiles
 from server.protocol import RoomOptions, json_text
 from server.room import Action, Dice, RoomRecord, SeatState, Status
 
@@ -50,8 +57,12 @@ def token_hash(token: str) -> str:
 
 def migrations_folder() -> Traversable:
     """The migrations shipped with the package (``server/store/migrations/``), wherever it is
-    installed."""
-    return resources.files("server.store") / "migrations"
+    installed; :class:`~server.errors.MissingFiles` if they are not there."""
+    folder = resources.files("server.store") / "migrations"
+    if not folder.is_dir():
+        raise MissingFiles(f"the database migrations are missing: no folder {folder} "
+                           "(reinstall tablas: pip install --force-reinstall tablas)")
+    return folder
 
 
 def migration_files(folder: Traversable | None = None) -> list[tuple[int, str, str]]:
@@ -85,103 +96,78 @@ def _serialised(
     return locked
 
 
-# A write: runs on aiosqlite's thread, inside a transaction the group commit opens.
-_Job = Callable[[sqlite3.Connection], None]
-_Pending = tuple[_Job, "asyncio.Future[None]"]
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One SQL statement of a write, with its rows of parameters (an ``executemany``)."""
+
+    sql: str
+    rows: tuple[Sequence[Any], ...]
 
 
-def _transaction(db: sqlite3.Connection, jobs: Sequence[_Job]) -> None:
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        for job in jobs:
-            job(db)
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.rollback()
-        raise
+def _sql(sql: str, *rows: Sequence[Any]) -> Statement:
+    """A statement of a write: ``sql`` is a literal with ``?`` for every value (a test reads
+    every call), ``rows`` its parameters."""
+    return Statement(sql, rows)
 
 
-def _commit_jobs(db: sqlite3.Connection, jobs: Sequence[_Job]) -> list[Exception | None]:
-    """On aiosqlite's thread: ``jobs`` in one transaction; if it fails, each in its own, so
-    one bad write fails only its own caller. Each job's error (None: committed)."""
-    try:
-        _transaction(db, jobs)
-        return [None] * len(jobs)
-    except Exception as e:
-        if len(jobs) == 1:
-            return [e]
-    errors: list[Exception | None] = []
-    for job in jobs:
-        try:
-            _transaction(db, [job])
-            errors.append(None)
-        except Exception as e:
-            errors.append(e)
-    return errors
+Write = tuple[Statement, ...]
 
 
-def _timed_commit(
-    db: sqlite3.Connection, jobs: Sequence[_Job]
-) -> tuple[list[Exception | None], float, float]:
-    """:func:`_commit_jobs`, and when (``time.perf_counter``) it started and ended."""
-    started = time.perf_counter()
-    errors = _commit_jobs(db, jobs)
-    return errors, started, time.perf_counter()
+def _batched(writes: Sequence[Write]) -> list[Statement]:
+    """The statements that run ``writes`` in one transaction: the writes of one shape (the same
+    statements) in one ``executemany`` per statement, the shapes in the order they first come.
+    Writes handed over together do not depend on each other (each caller awaits its own
+    before it hands over the next), and a failure is retried write by write in order anyway."""
+    shapes: dict[tuple[str, ...], list[list[Sequence[Any]]]] = {}
+    for write in writes:
+        rows = shapes.setdefault(tuple(st.sql for st in write), [[] for _ in write])
+        for i, st in enumerate(write):
+            rows[i].extend(st.rows)
+    return [Statement(sql, tuple(rows[i])) for shape, rows in shapes.items()
+            for i, sql in enumerate(shape)]
 
 
 @dataclass
 class CommitStats:
     """The group commit's running totals since the store opened: transactions, the writes in
-    them, and where their time went, from the batch handed to aiosqlite's thread until its
-    callers can be answered. ``time.perf_counter`` on both threads (one clock per process).
-    Take two and :meth:`minus` them for a window (the load generator's report does)."""
+    them, and their time as the event loop sees it, from the batch handed to aiosqlite's
+    thread until its callers can be answered (``time.perf_counter``). Take two and
+    :meth:`minus` them for a window (the load generator's report does)."""
 
     transactions: int = 0
     writes: int = 0
-    handover_s: float = 0.0  # handed over → the thread starts on it (the GIL, a free core)
-    transaction_s: float = 0.0  # BEGIN to COMMIT, its fsync included
-    return_s: float = 0.0  # committed → the event loop holds the outcome
+    seconds: float = 0.0
 
-    def add(self, writes: int, handover: float, transaction: float, back: float) -> None:
-        """One transaction of ``writes`` writes, and its three legs in seconds."""
+    def add(self, writes: int, seconds: float) -> None:
+        """One transaction of ``writes`` writes that took ``seconds``."""
         self.transactions += 1
         self.writes += writes
-        self.handover_s += handover
-        self.transaction_s += transaction
-        self.return_s += back
+        self.seconds += seconds
 
     def minus(self, before: CommitStats) -> CommitStats:
-        return CommitStats(
-            self.transactions - before.transactions, self.writes - before.writes,
-            self.handover_s - before.handover_s, self.transaction_s - before.transaction_s,
-            self.return_s - before.return_s,
-        )
+        return CommitStats(self.transactions - before.transactions,
+                           self.writes - before.writes, self.seconds - before.seconds)
 
     def summary(self) -> dict[str, float | int | None]:
-        """Per transaction: writes and milliseconds in each leg (None before the first)."""
+        """Per transaction: writes and milliseconds (None before the first)."""
         n = self.transactions
 
         def per(total: float) -> float | None:
             return round(total / n, 3) if n else None
 
         return {"transactions": n, "writes_per_transaction": per(self.writes),
-                "handover_ms": per(self.handover_s * 1000),
-                "transaction_ms": per(self.transaction_s * 1000),
-                "return_ms": per(self.return_s * 1000)}
+                "transaction_ms": per(self.seconds * 1000)}
 
 
-def _finish(
-    db: sqlite3.Connection, room_id: str, outcome: Outcome, when: float,
-    clocks: Sequence[int] | None,
-) -> None:
+def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] | None
+            ) -> Write:
     c0, c1 = clocks if clocks is not None else (None, None)
-    db.execute(
-        "INSERT INTO results (room_id, winner, points, reason, finished_at,"
-        " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
+    return (
+        _sql("INSERT INTO results (room_id, winner, points, reason, finished_at,"
+             " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+             (room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1)),
+        _sql("UPDATE rooms SET status = 'finished' WHERE id = ?", (room_id,)),
     )
-    db.execute("UPDATE rooms SET status = 'finished' WHERE id = ?", (room_id,))
 
 
 def _rolls(text: str | None) -> list[Dice]:
@@ -193,12 +179,10 @@ def _rolls_text(rolls: Sequence[Dice]) -> str:
     return json_text([list(r) for r in rolls]) if rolls else "[]"
 
 
-def _save_status(db: sqlite3.Connection, room_id: str, status: Status, opening: str) -> None:
-    """The room's status and opening roll (``_rolls_text``, made before the job is handed
-    over): what a filled or handed-over seat can change."""
-    db.execute(
-        "UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?", (status, opening, room_id)
-    )
+def _save_status(room_id: str, status: Status, opening_rolls: Sequence[Dice]) -> Statement:
+    """The room's status and opening roll: what a filled or handed-over seat can change."""
+    return _sql("UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?",
+                (status, _rolls_text(opening_rolls), room_id))
 
 
 class Store:
@@ -207,13 +191,9 @@ class Store:
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
         self._lock = asyncio.Lock()
-        self._pending: list[_Pending] = []  # waiting for the next group commit
+        # Waiting for the next group commit: each write and its caller's future.
+        self._pending: list[tuple[Write, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
-        # aiosqlite's own queue to its thread: a whole transaction in one trip. Its public
-        # methods are one trip per statement, and under load each trip waits for the busy
-        # event loop (and for the GIL) on its way back. Private names, hence the upper
-        # bound on aiosqlite in pyproject.toml.
-        self._in_thread: Callable[..., Awaitable[Any]] = db._execute
         self.commit_stats = CommitStats()
 
     @classmethod
@@ -222,13 +202,20 @@ class Store:
     ) -> Store:
         if synchronous not in ("FULL", "NORMAL"):
             raise ValueError("synchronous must be FULL or NORMAL")
-        db = await aiosqlite.connect(str(path), isolation_level=None)
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute(f"PRAGMA synchronous={synchronous}")
-        await db.execute("PRAGMA foreign_keys=ON")
-        await db.execute("PRAGMA busy_timeout=5000")
-        store = cls(db)
-        await store.migrate(upto)
+        # Python's sqlite3 opens a transaction (BEGIN IMMEDIATE) before the first statement
+        # that writes, so a batch's statements never run outside one.
+        db = await aiosqlite.connect(str(path), isolation_level="IMMEDIATE")
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute(f"PRAGMA synchronous={synchronous}")
+            await db.execute("PRAGMA foreign_keys=ON")
+            await db.execute("PRAGMA busy_timeout=5000")
+            store = cls(db)
+            await store.migrate(upto)
+        except BaseException:
+            # aiosqlite's thread keeps the process alive until the connection is closed.
+            await db.close()
+            raise
         return store
 
     async def close(self) -> None:
@@ -277,16 +264,9 @@ class Store:
 
     async def create_player(self, player_id: str, name: str, token: str) -> None:
         now = time.time()
-        row = (player_id, name, token_hash(token), now, now)
-
-        def job(db: sqlite3.Connection) -> None:
-            db.execute(
-                "INSERT INTO players (id, name, token_hash, created_at, last_seen)"
-                " VALUES (?, ?, ?, ?, ?)",
-                row,
-            )
-
-        await self._write(job)
+        await self._write(_sql(
+            "INSERT INTO players (id, name, token_hash, created_at, last_seen)"
+            " VALUES (?, ?, ?, ?, ?)", (player_id, name, token_hash(token), now, now)))
 
     @_serialised
     async def player_by_token(self, token: str) -> tuple[str, str] | None:
@@ -297,12 +277,8 @@ class Store:
         return None if row is None else (str(row[0]), str(row[1]))
 
     async def touch_player(self, player_id: str, name: str) -> None:
-        row = (name, time.time(), player_id)
-
-        def job(db: sqlite3.Connection) -> None:
-            db.execute("UPDATE players SET name = ?, last_seen = ? WHERE id = ?", row)
-
-        await self._write(job)
+        await self._write(_sql("UPDATE players SET name = ?, last_seen = ? WHERE id = ?",
+                               (name, time.time(), player_id)))
 
     # --- rooms ---------------------------------------------------------------------------
 
@@ -323,19 +299,12 @@ class Store:
         row = (room_id, game_id, json_text(options), status, seed,
                _rolls_text(opening_rolls), created_at, json_text(ropts))
         seat_rows = [(room_id, i, s.kind, s.level, s.player_id) for i, s in enumerate(seats)]
-
-        def job(db: sqlite3.Connection) -> None:
-            db.execute(
-                "INSERT INTO rooms (id, game, options, status, dice_seed, opening_dice,"
-                " created_at, room_options) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
-            db.executemany(
-                "INSERT INTO seats (room_id, seat, kind, level, player_id) VALUES (?, ?, ?, ?, ?)",
-                seat_rows,
-            )
-
-        await self._write(job)
+        await self._write(
+            _sql("INSERT INTO rooms (id, game, options, status, dice_seed, opening_dice,"
+                 " created_at, room_options) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row),
+            _sql("INSERT INTO seats (room_id, seat, kind, level, player_id)"
+                 " VALUES (?, ?, ?, ?, ?)", *seat_rows),
+        )
 
     async def save_seats(
         self,
@@ -346,15 +315,10 @@ class Store:
     ) -> None:
         """Seat holders, and the start of the game (status, opening roll), in one transaction."""
         seat_rows = [(s.player_id, room_id, i) for i, s in enumerate(seats)]
-        opening = _rolls_text(opening_rolls)
-
-        def job(db: sqlite3.Connection) -> None:
-            db.executemany(
-                "UPDATE seats SET player_id = ? WHERE room_id = ? AND seat = ?", seat_rows
-            )
-            _save_status(db, room_id, status, opening)
-
-        await self._write(job)
+        await self._write(
+            _sql("UPDATE seats SET player_id = ? WHERE room_id = ? AND seat = ?", *seat_rows),
+            _save_status(room_id, status, opening_rolls),
+        )
 
     async def record_move(
         self, room_id: str, action: Action, outcome: Outcome | None
@@ -362,27 +326,22 @@ class Store:
         """One action (and the end of the game, if it ends it), committed durably before this
         returns. The caller holds its room's lock, so a batch never holds two moves of one
         room."""
-        row = (room_id, action.index, action.seat, json_text(action.move),
-               _rolls_text(action.rolls), action.time,
-               *(action.clocks or (None, None)))
+        move = _sql("INSERT INTO moves (room_id, ply, seat, move, dice, created_at,"
+                    " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (room_id, action.index, action.seat, json_text(action.move),
+                     _rolls_text(action.rolls), action.time,
+                     *(action.clocks or (None, None))))
+        if outcome is None:
+            await self._write(move)
+        else:
+            await self._write(move, *_finish(room_id, outcome, action.time, action.clocks))
 
-        def job(db: sqlite3.Connection) -> None:
-            db.execute(
-                "INSERT INTO moves (room_id, ply, seat, move, dice, created_at,"
-                " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
-            if outcome is not None:
-                _finish(db, room_id, outcome, action.time, action.clocks)
-
-        await self._write(job)
-
-    async def _write(self, job: _Job) -> None:
-        """Group commit: ``job`` goes into the next transaction, with whatever else was handed
-        over meanwhile (one fsync for all: the fsync and the trips to the thread, not the SQL,
-        are what a write costs); returns once that transaction is committed."""
+    async def _write(self, *write: Statement) -> None:
+        """Group commit: ``write`` goes into the next transaction, with whatever else was
+        handed over meanwhile (one fsync and two trips to the thread for all: those, not the
+        SQL, are what a write costs); returns once that transaction is committed."""
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((job, fut))
+        self._pending.append((write, fut))
         if self._flusher is None:
             # A task of its own, not the first caller: a caller may be cancelled, the batch
             # it would have carried must still be written.
@@ -394,19 +353,14 @@ class Store:
             while self._pending:
                 async with self._lock:
                     batch, self._pending = self._pending, []
-                    handed = time.perf_counter()
+                    started = time.perf_counter()
                     try:
-                        errors, started, ended = await self._in_thread(
-                            _timed_commit, self.db._conn, [job for job, _ in batch])
-                    except Exception as e:  # the connection is gone
-                        errors = [e] * len(batch)
+                        errors = await self._commit([write for write, _ in batch])
                     except BaseException:
                         for _, fut in batch:
                             fut.cancel()
                         raise
-                    else:
-                        self.commit_stats.add(len(batch), started - handed, ended - started,
-                                              time.perf_counter() - ended)
+                    self.commit_stats.add(len(batch), time.perf_counter() - started)
                 for (_, fut), error in zip(batch, errors, strict=True):
                     if fut.done():
                         continue
@@ -420,17 +374,51 @@ class Store:
                 fut.cancel()
             self._pending = []
 
+    async def _commit(self, writes: list[Write]) -> list[Exception | None]:
+        """``writes`` in one transaction; if it fails, each in its own, so one bad write fails
+        only its own caller. Each write's error (None: committed)."""
+        try:
+            await self._transaction(_batched(writes))
+            return [None] * len(writes)
+        except Exception as e:
+            if len(writes) == 1:
+                return [e]
+        errors: list[Exception | None] = []
+        for write in writes:
+            try:
+                await self._transaction(write)
+                errors.append(None)
+            except Exception as e:
+                errors.append(e)
+        return errors
+
+    async def _transaction(self, statements: Sequence[Statement]) -> None:
+        """Runs ``statements`` in one transaction and commits it, or rolls it back and raises
+        the first error. The statements are queued to aiosqlite's thread all at once, in
+        order (each a task of its own, started in order): the thread runs them back to back
+        instead of waiting for the event loop between two."""
+        db = self.db
+        try:
+            outcomes = await asyncio.gather(
+                *(db.executemany(st.sql, st.rows) for st in statements),
+                return_exceptions=True)
+            failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
+            if failed is not None:
+                raise failed
+            await db.commit()
+        except BaseException:
+            if db.in_transaction:
+                with contextlib.suppress(Exception):
+                    await db.rollback()
+            raise
+
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
         when: float | None = None,
     ) -> None:
         """The end of a game that no move ended (a resignation, a timeout)."""
         at = time.time() if when is None else when
-
-        def job(db: sqlite3.Connection) -> None:
-            _finish(db, room_id, outcome, at, clocks)
-
-        await self._write(job)
+        await self._write(*_finish(room_id, outcome, at, clocks))
 
     async def hand_seat_to_bot(
         self,
@@ -446,22 +434,14 @@ class Store:
     ) -> None:
         """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
         handover can start a waiting game), in one transaction."""
-        opening = _rolls_text(opening_rolls)
-
-        def job(db: sqlite3.Connection) -> None:
-            db.execute(
-                "UPDATE seats SET kind = 'bot', level = ?, player_id = NULL"
-                " WHERE room_id = ? AND seat = ?",
-                (level, room_id, seat),
-            )
-            db.execute(
-                "INSERT INTO seat_changes (room_id, seat, ply, from_player, kind, level, reason,"
-                " created_at) VALUES (?, ?, ?, ?, 'bot', ?, ?, ?)",
-                (room_id, seat, ply, from_player, level, reason, when),
-            )
-            _save_status(db, room_id, status, opening)
-
-        await self._write(job)
+        await self._write(
+            _sql("UPDATE seats SET kind = 'bot', level = ?, player_id = NULL"
+                 " WHERE room_id = ? AND seat = ?", (level, room_id, seat)),
+            _sql("INSERT INTO seat_changes (room_id, seat, ply, from_player, kind, level,"
+                 " reason, created_at) VALUES (?, ?, ?, ?, 'bot', ?, ?, ?)",
+                 (room_id, seat, ply, from_player, level, reason, when)),
+            _save_status(room_id, status, opening_rolls),
+        )
 
     @_serialised
     async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
@@ -475,13 +455,9 @@ class Store:
             return [dict(zip(cols, row)) for row in await cur.fetchall()]
 
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
-        def job(db: sqlite3.Connection) -> None:
-            db.execute(
-                "INSERT INTO chat (room_id, player_id, text, created_at) VALUES (?, ?, ?, ?)",
-                (room_id, player_id, text, when),
-            )
-
-        await self._write(job)
+        await self._write(_sql(
+            "INSERT INTO chat (room_id, player_id, text, created_at) VALUES (?, ?, ?, ?)",
+            (room_id, player_id, text, when)))
 
     # --- loading -------------------------------------------------------------------------
 
@@ -527,7 +503,7 @@ class Store:
             (room_id,),
         ) as cur:
             seats = [
-                SeatState(kind, level, player_id, name)
+                SeatState(kind, None if level is None else check_level(level), player_id, name)
                 for _seat, kind, level, player_id, name in await cur.fetchall()
             ]
         async with db.execute(

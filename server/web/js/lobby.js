@@ -1,9 +1,8 @@
 // The lobby: the live list of rooms and the "new game" form.
 import { h, s, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
-import { SERVER_FEATURES } from "./features.js";
+import { serverGames } from "./net.js";
 
-const LEVELS = ["random", "easy", "medium", "hard", "max"];
 
 /** Small SVG pictures of the games (no emoji: not every system has an emoji font). */
 export function gameIcon(id) {
@@ -50,9 +49,12 @@ export function renderLobby(app, root) {
     h("label", { class: "opt opt-backgammon" }, cube, " Doubling cube"));
   form.append(opts);
   const opp = h("select", { id: "opponent" },
-    h("option", { value: "human" }, "A person (share the link)"),
-    LEVELS.map((l) => h("option", { value: l }, `Bot · ${l}`)));
-  opp.value = saved.opponent || "easy";
+    h("option", { value: "human" }, "A person (share the link)"));
+  // The bot levels are the server's (GET /api/games): the page keeps no copy of them.
+  serverGames().then((info) => {
+    opp.append(...info.levels.map((l) => h("option", { value: l }, `Bot · ${l}`)));
+    opp.value = saved.opponent || "easy";
+  });
   const seat = h("select", { id: "seat" },
     h("option", { value: "0" }, "I move first"),
     h("option", { value: "1" }, "I move second"),
@@ -68,11 +70,9 @@ export function renderLobby(app, root) {
   clock.value = saved.clock || "";
   const showAnalysis = h("input", { type: "checkbox", id: "show-analysis", checked: !!saved.showAnalysis });
   const extras = h("div", { class: "row" });
-  if (SERVER_FEATURES.clocks) extras.append(h("label", {}, "Clock ", clock));
-  if (SERVER_FEATURES.showAnalysisOption) {
-    extras.append(h("label", {}, showAnalysis, " Show the bot's analysis to players"));
-  }
-  if (extras.childNodes.length) form.append(extras);
+  extras.append(h("label", {}, "Clock ", clock),
+    h("label", {}, showAnalysis, " Show the bot's analysis to players"));
+  form.append(extras);
   form.append(h("button", { class: "btn primary big", type: "submit", id: "create-btn" }, "Create game"));
   const sync = () => {
     const g = form.querySelector("input[name=game]:checked").value;
@@ -92,11 +92,11 @@ export function renderLobby(app, root) {
     const other = opp.value === "human" ? { kind: "human" } : { kind: "bot", level: opp.value };
     const seats = mine === 0 ? [{ kind: "human" }, other] : [other, { kind: "human" }];
     const msg = { game, options, seats, join_seat: mine };
-    if (SERVER_FEATURES.clocks && clock.value) {
+    if (clock.value) {
       const [base, inc] = clock.value.split(":").map(Number);
       msg.clock = { base_ms: base, increment_ms: inc };
     }
-    if (SERVER_FEATURES.showAnalysisOption && showAnalysis.checked) msg.show_analysis = true;
+    if (showAnalysis.checked) msg.show_analysis = true;
     app.createRoom(msg);
   });
 
@@ -107,7 +107,8 @@ export function renderLobby(app, root) {
   root.append(h("section", { class: "lobby" },
     h("div", { class: "hero" },
       h("h1", {}, "Play a game"),
-      h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch.")),
+      h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch."),
+      h("a", { href: "explain", id: "explain-link", class: "small" }, "How does a bot think? See minimax and alpha-beta search a tree, step by step →")),
     h("div", { class: "lobby-grid" }, form, list)));
   renderRooms(app, app.rooms, true);
 }

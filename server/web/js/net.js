@@ -149,3 +149,14 @@ export class Connection {
     return this._raw({ ...msg, id: ++this.n });
   }
 }
+
+let gamesInfo = null;
+
+/** The server's games and bot levels (`GET /api/games`), asked for once per page. */
+export function serverGames() {
+  gamesInfo ??= fetch("api/games").then((r) => {
+    if (!r.ok) throw new Error(`api/games answered ${r.status}`);
+    return r.json();
+  });
+  return gamesInfo;
+}

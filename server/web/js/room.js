@@ -6,10 +6,8 @@ import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
 import * as drop from "./boards/drop.js";
 import * as bg from "./boards/backgammon.js";
-import { SERVER_FEATURES } from "./features.js";
 
 const BOARDS = { tictactoe: ttt, grundy, connect4: drop, boom: drop, backgammon: bg };
-const WIN = 1_000_000, PROVEN = WIN - 10_000;
 
 export function boardModule(game) {
   return BOARDS[game] || null;
@@ -205,7 +203,7 @@ function renderActions(app, room) {
     const hand = confirmButton(`${room.room_id}:hand`,
       { class: "btn", id: "hand-to-bot-btn", title: "a bot plays your seat from here on" },
       "Let a bot finish", "Hand my seat to a bot?", () => app.handToBot(viewSeat(room)));
-    if (SERVER_FEATURES.handToBot) el.append(hand);
+    el.append(hand);
   }
   if (mine.length && room.status === "waiting") {
     // Nothing is lost by leaving before the game starts, so one click; it also frees one of
@@ -217,6 +215,11 @@ function renderActions(app, room) {
     el.append(h("button", { class: "btn primary", id: "rematch-btn", on: { click: () => app.rematch() } }, "Rematch"));
   }
   if (!mine.length) el.append(h("span", { class: "tag watch" }, "watching"));
+  if (room.status !== "finished") {
+    const dice = room.state.phase === "move" && room.state.dice ? { dice: room.state.dice.join("") } : {};
+    el.append(h("a", { class: "btn small", id: "explain-position", target: "_blank", title: "the search tree of this position, step by step",
+      href: `explain?${new URLSearchParams({ game: room.game, position: room.state.notation || "", ...dice })}` }, "Explain this position"));
+  }
   const share = document.getElementById("share");
   clear(share);
   const url = `${location.origin}${location.pathname}#/room/${room.room_id}`;
@@ -260,12 +263,16 @@ function renderMoves(app, room) {
   ol.scrollTop = ol.scrollHeight;
 }
 
-function scoreText(game, score) {
-  if (Math.abs(score) >= PROVEN) {
-    const d = WIN - Math.abs(score);
-    return `${score > 0 ? "wins" : "loses"} in ${d} ${d === 1 ? "ply" : "plies"}`;
+// An analysis says how to read its score (score_unit, score_typical) and whether it is a proof
+// (proven, distance): the page knows nothing of the engine's numbers.
+function scoreText(a) {
+  if (a.proven === "draw") return a.distance != null ? `draw in ${a.distance} plies` : "draw";
+  if (a.proven) {
+    const d = a.distance;
+    return `${a.proven === "win" ? "wins" : "loses"} in ${d} ${d === 1 ? "ply" : "plies"}`;
   }
-  if (game === "backgammon") return `${score >= 0 ? "+" : ""}${Number(score).toFixed(3)}`;
+  const score = Number(a.score) || 0;
+  if (a.score_unit === "equity") return `${score >= 0 ? "+" : ""}${score.toFixed(3)}`;
   return `${score >= 0 ? "+" : ""}${Math.round(score)}`;
 }
 
@@ -275,17 +282,16 @@ function renderAnalysis(app, room) {
   if (!a || a.room_id !== room.room_id || a.ply < room.ply - 1) { el.hidden = true; return; }
   el.hidden = false;
   clear(el);
-  const score = Number(a.score) || 0;
   let frac;
-  if (Math.abs(score) >= PROVEN) frac = score > 0 ? 1 : 0;
-  else frac = 0.5 + 0.5 * Math.tanh(score / (room.game === "backgammon" ? 1 : 150));
+  if (a.proven) frac = a.proven === "win" ? 1 : a.proven === "loss" ? 0 : 0.5;
+  else frac = 0.5 + 0.5 * Math.tanh((Number(a.score) || 0) / (a.score_typical || 1));
   const p0 = a.seat === 0 ? frac : 1 - frac;  // seat 0's share of the bar
   const name = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
   el.append(h("h3", {}, "Bot analysis", a.final ? "" : h("span", { class: "live" }, " · live")),
     h("div", { class: "evalbar", role: "img", "aria-label": `evaluation ${Math.round(p0 * 100)}% for ${name(0)}` },
       h("div", { class: `evalfill g-${room.game}`, style: { width: `${(p0 * 100).toFixed(1)}%` } })),
     h("div", { class: "evalrow small" },
-      h("span", {}, name(0)), h("span", { class: "evalscore" }, `${name(a.seat)}: ${scoreText(room.game, score)}`),
+      h("span", {}, name(0)), h("span", { class: "evalscore" }, `${name(a.seat)}: ${scoreText(a)}`),
       h("span", {}, name(1))),
     h("div", { class: "small muted" }, `depth ${a.depth ?? "?"} · ${Number(a.nodes || 0).toLocaleString()} nodes · ply ${a.ply}`),
     h("div", { class: "pv small" }, "PV: ",

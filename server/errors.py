@@ -1,0 +1,66 @@
+"""The server's exceptions, one tree.
+
+::
+
+    ServerError
+    ├── Refused             a command refused with one of the contract's error codes: the
+    │   │                   caller answers it with an ``error`` message; nothing changed
+    │   ├── ProtocolError   the frame itself (not JSON, unknown type, wrong fields, no hello)
+    │   └── RoomError       the room said no (seat taken, not your turn, illegal move…)
+    │       └── Flagged     the move came after its seat's time ran out
+    └── StartupError        the server cannot start; the message says why and what to do
+        └── MissingFiles    a file the package ships is not where it belongs (a broken install)
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+ErrorCode = Literal[
+    "bad_request",
+    "unknown_type",
+    "not_authenticated",
+    "unknown_room",
+    "unknown_game",
+    "seat_taken",
+    "not_seated",
+    "not_your_turn",
+    "illegal_move",
+    "stale",
+    "game_over",
+    "rate_limited",
+    "too_large",
+    "internal",
+]
+ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
+
+
+class ServerError(Exception):
+    """Anything the server raises on purpose."""
+
+
+class Refused(ServerError):
+    """A command refused: ``code`` is the contract's error code, ``re`` the id of the message
+    it answers when known here (else the caller's)."""
+
+    def __init__(self, code: ErrorCode, message: str, re: str | int | None = None) -> None:
+        super().__init__(message)
+        self.code: ErrorCode = code
+        self.message = message
+        self.re = re
+
+
+class ProtocolError(Refused):
+    """A client frame refused as a frame: malformed, of an unknown type, or out of order."""
+
+
+class RoomError(Refused):
+    """A command the room refused; the room did not change."""
+
+
+class StartupError(ServerError):
+    """The server cannot start (the message says why); it exits at once."""
+
+
+class MissingFiles(StartupError):
+    """A file the package ships is missing: the install is broken."""

@@ -1,0 +1,479 @@
+"""The owner of one live room: every change to it goes through :meth:`LiveRoom.run`.
+
+A :class:`LiveRoom` holds the pure :class:`~server.room.Room` (the rules of the room: seats,
+history, clocks), its lock, the connections that follow it, its timer and its bot. A command
+(a player's ``move``, ``join``, ``resign``…, the bot's decision, the timer's tick) runs under
+the room's lock, in this order:
+
+1. **check**: the ``Room`` prepares the change (a move, a seat change, the end of the game)
+   without changing anything, or refuses it with the contract's error code;
+2. **persist**: the store writes the change; if that fails, the error goes to the caller and
+   memory is as it was;
+3. **commit**: the prepared change becomes part of the ``Room`` in memory;
+4. **send**: the update or the fresh snapshot goes to every follower, the asker's copy
+   carrying ``re``;
+5. **reschedule**: the timer (clocks, absent players) and the bot's next move.
+
+So every message anyone receives describes a state already on disk, every follower sees a
+room's messages in order, and the room's life is decided in one place. The bot and the timer
+are tasks of the room that come back through the same door (:class:`BotMove`, :class:`Tick`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.core import Outcome
+from engine.games import profile
+from engine.search.decision import Decision, SearchInfo
+from server.bots import random_move
+from server.connections import Conn, Presence
+from server.errors import RoomError
+from server.protocol import (
+    Analysis,
+    Chat,
+    ChatMessage,
+    HandToBot,
+    Join,
+    Leave,
+    Left,
+    Move,
+    Resign,
+    Spectate,
+    json_text,
+    with_re,
+)
+from server.room import Action, BotJob, Flagged, Pending, Room, SeatChange
+
+if TYPE_CHECKING:
+    from server.bots import BotPool
+    from server.store import Store
+
+log = logging.getLogger("tablas.server")
+
+
+@dataclass(frozen=True, slots=True)
+class BotMove:
+    """The bot's decision for ``job`` came back (None: no answer in time)."""
+
+    job: BotJob
+    decision: Decision | None
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """The room's timer fired: a flag may have fallen, an absent player's seat be due."""
+
+
+@dataclass(frozen=True, slots=True)
+class PresenceChanged:
+    """A player seated here came online or went offline."""
+
+
+# A player's command, from a client message; the room's own tasks send the others.
+RoomCommand = Join | Spectate | Leave | Move | Resign | HandToBot | Chat
+Command = RoomCommand | BotMove | Tick | PresenceChanged
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """The end of a game without a move (a resignation, a flag fall)."""
+
+    outcome: Outcome
+    clocks: list[int] | None
+
+
+@dataclass
+class RoomServices:
+    """What every live room shares, passed in by the composition root (``server.app``):
+    where changes are written, where bots think, who is online, the time."""
+
+    store: Store
+    bots: BotPool
+    presence: Presence
+    clock: Callable[[], float]
+    # Refuses one more waiting room for a player past the cap (the hub counts them).
+    check_waiting_cap: Callable[[str], None] = lambda _player_id: None
+    # A connection has just subscribed to a room: the hub lets go of its old finished ones.
+    subscribed: Callable[[Conn], None] = lambda _conn: None
+    bot_pause: float = 0.0  # seconds a bot waits before its move is played (for people)
+    closing: bool = False  # the server is shutting down: no new bot or timer tasks
+
+
+class LiveRoom:
+    """One room in memory and everything that happens to it."""
+
+    def __init__(self, room: Room, services: RoomServices, host: str | None = None) -> None:
+        self.room = room
+        self.services = services
+        self.lock = asyncio.Lock()
+        self.conns: set[Conn] = set()
+        self.spectators: set[Conn] = set()
+        self.bot_task: asyncio.Task[None] | None = None
+        self.timer_task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._final_analysis_ply: int | None = None  # no more live analysis for this ply
+        # The time (the services' clock) of the room's last use: the grace period before it
+        # may leave memory runs from it.
+        self.touched = services.clock()
+        # The creator of a room created without a seat for them, until someone takes a seat:
+        # the room counts against their cap on waiting rooms meanwhile (not persisted).
+        self.host = host
+
+    @property
+    def room_id(self) -> str:
+        return self.room.room_id
+
+    # --- the one door ----------------------------------------------------------------------
+
+    async def run(self, command: Command, conn: Conn | None = None) -> None:
+        """Runs ``command`` (from ``conn``, for a player's): check → persist → commit → send,
+        under the room's lock, then reschedule. A refusal raises :class:`RoomError` with
+        nothing changed; a failed write raises what the store raised, with nothing changed."""
+        try:
+            async with self.lock:
+                await self._run(command, conn)
+        finally:
+            self.reschedule()
+
+    async def _run(self, command: Command, conn: Conn | None) -> None:
+        room = self.room
+        match command:
+            case Move():
+                assert conn is not None
+                try:
+                    pending = room.prepare_move(conn.player_id, command.ply, dict(command.move))
+                except Flagged as f:  # the move came too late: the game is lost on time
+                    await self._apply(Ending(f.outcome, f.clocks))
+                    raise
+                await self._apply(pending, conn, command.id)
+            case BotMove():
+                await self._bot_move(command.job, command.decision)
+            case Join():
+                assert conn is not None and conn.player is not None
+                player = conn.player
+                if (room.status == "waiting" and room.open_seats > 1
+                        and not self.waits_for(player.id)):
+                    self.services.check_waiting_cap(player.id)  # the room goes on waiting
+                change = room.prepare_join(player.id, player.name, command.seat)
+                if change is not None:
+                    await self._persist(change)
+                    self.host = None
+                self.subscribe(conn, spectator=False)
+                if change is not None:
+                    self._commit(change, conn, command.id)
+                else:
+                    conn.send(self.snapshot_for(conn, command.id))
+            case Spectate():
+                assert conn is not None
+                self.subscribe(conn, spectator=not room.seats_of(conn.player_id))
+                conn.send(self.snapshot_for(conn, command.id))
+            case Leave():
+                assert conn is not None and conn.player is not None
+                self.unsubscribe(conn)
+                change = room.prepare_leave(conn.player.id)
+                if change is not None:
+                    await self._apply(change)
+                conn.send(Left(re=command.id, room_id=room.room_id))
+            case Resign():
+                assert conn is not None
+                outcome = room.prepare_resign(conn.player_id or "")
+                await self._apply(Ending(outcome, room.live_clocks()), conn, command.id)
+            case HandToBot():
+                assert conn is not None
+                room.check_hand_to_bot(conn.player_id, command.seat)
+                change = room.prepare_hand_to_bot(command.seat, command.level, "hand_to_bot")
+                await self._apply(change, conn, command.id)
+            case Chat():
+                assert conn is not None
+                await self._chat(conn, command)
+            case Tick():
+                await self._tick()
+            case PresenceChanged():
+                self.touched = self.services.clock()
+                self._send_snapshot()
+
+    async def _apply(self, change: Pending | SeatChange | Ending, answer: Conn | None = None,
+                     re: str | int | None = None) -> None:
+        """Persist, then commit and send (the caller holds the lock)."""
+        await self._persist(change)
+        self._commit(change, answer, re)
+
+    async def _persist(self, change: Pending | SeatChange | Ending) -> None:
+        store, room = self.services.store, self.room
+        match change:
+            case Pending():
+                await store.record_move(room.room_id, change.action, change.outcome)
+            case SeatChange(handover=None):
+                await store.save_seats(room.room_id, change.seats, change.status,
+                                       change.opening_rolls)
+            case SeatChange(handover=h) if h is not None:
+                await store.hand_seat_to_bot(room.room_id, h.seat, h.level, h.ply,
+                                             h.from_player, h.reason, h.time, change.status,
+                                             change.opening_rolls)
+            case Ending():
+                await store.record_result(room.room_id, change.outcome, change.clocks,
+                                          self.services.clock())
+
+    def _commit(self, change: Pending | SeatChange | Ending, answer: Conn | None = None,
+                re: str | int | None = None) -> None:
+        """Makes a persisted change part of the room and tells its followers."""
+        room = self.room
+        match change:
+            case Pending():
+                action = room.commit(change)
+                self._send_update(action, answer, re)
+                if room.status == "finished":
+                    self._game_over()
+                    self._send_snapshot()
+                return
+            case SeatChange():
+                room.commit_seats(change)
+                if change.handover is not None:  # its former holder stays, watching
+                    former = change.handover.from_player
+                    for c in self.conns:
+                        if c.player_id == former and not room.seats_of(former):
+                            self.spectators.add(c)
+            case Ending():
+                room.finish(change.outcome, change.clocks)
+                self._game_over()
+        if answer is not None and answer not in self.conns:
+            answer.send(self.snapshot_for(answer, re))
+        self._send_snapshot(answer, re)
+
+    def _game_over(self) -> None:
+        """The game has just ended: the grace period before the room may leave memory starts,
+        and its players' comings and goings no longer concern it."""
+        self.touched = self.services.clock()
+        self.services.presence.game_over(
+            self.room_id, [s.player_id for s in self.room.seats if s.player_id is not None])
+
+    async def _chat(self, conn: Conn, msg: Chat) -> None:
+        assert conn.player is not None
+        if conn not in self.conns:
+            raise RoomError("not_seated", "join or spectate the room to chat in it")
+        text = msg.text.strip()
+        if not text:
+            raise RoomError("bad_request", "empty chat line")
+        now = self.services.clock()
+        await self.services.store.record_chat(self.room_id, conn.player.id, text, now)
+        line = ChatMessage(room_id=self.room_id, player_id=conn.player.id,
+                           name=conn.player.name, text=text, time=now)
+        for c in self.conns:
+            line.re = msg.id if c is conn else None
+            c.send(line.to_json())
+
+    # --- followers -------------------------------------------------------------------------
+
+    def subscribe(self, conn: Conn, spectator: bool) -> None:
+        """``conn`` follows the room from now on (as a spectator, or as a seated player)."""
+        self.conns.add(conn)
+        conn.rooms.pop(self.room_id, None)  # the latest subscription goes last
+        conn.rooms[self.room_id] = None
+        if spectator:
+            self.spectators.add(conn)
+        else:
+            self.spectators.discard(conn)
+            if conn.player_id is not None:
+                self.services.presence.seated(conn.player_id, self.room_id)
+        self.services.subscribed(conn)
+
+    def unsubscribe(self, conn: Conn) -> None:
+        self.conns.discard(conn)
+        self.spectators.discard(conn)
+        conn.rooms.pop(self.room_id, None)
+        self.touched = self.services.clock()  # the grace period before eviction starts now
+
+    def waits_for(self, player_id: str) -> bool:
+        """Whether this room, waiting, counts against ``player_id``'s cap."""
+        return self.host == player_id or bool(self.room.seats_of(player_id))
+
+    def evictable(self) -> bool:
+        """Whether the room may leave memory: nobody follows it, its players are gone (it is
+        finished, or nobody seated in it is online), and no write or task of its is under
+        way. The store keeps it; the next command that names it loads it again."""
+        if self.conns or self.spectators:
+            return False
+        connected = self.services.presence.connected
+        if self.room.status != "finished" and any(
+                s.player_id is not None and connected(s.player_id) for s in self.room.seats):
+            return False
+        # A held lock is a write in progress; a task still running would go on with a room
+        # nobody can reach any more.
+        return not self.lock.locked() and all(
+            t is None or t.done() for t in (self.bot_task, self.timer_task))
+
+    # --- messages ----------------------------------------------------------------------------
+
+    def _snapshot_text(self, viewer: str | None) -> str:
+        return json_text(self.room.snapshot_data(viewer, self.services.presence.connected,
+                                                 len(self.spectators)))
+
+    def snapshot_for(self, conn: Conn, re: str | int | None = None) -> str:
+        """The ``room`` message as ``conn`` sees it, answering ``re``."""
+        return with_re(self._snapshot_text(conn.player_id), re)
+
+    def _send_snapshot(self, answer: Conn | None = None, re: str | int | None = None) -> None:
+        room = self.room
+        # Everyone without a seat here sees the same snapshot: written once for them all.
+        texts: dict[str | None, str] = {}
+        for c in self.conns:
+            viewer = c.player_id if room.seats_of(c.player_id) else None
+            text = texts.get(viewer)
+            if text is None:
+                text = texts[viewer] = self._snapshot_text(viewer)
+            c.send(with_re(text, re) if c is answer else text)
+
+    def _send_update(self, action: Action, answer: Conn | None, re: str | int | None) -> None:
+        room = self.room
+        texts: dict[bool, str] = {}  # written once: with the legal moves, and without
+        for c in self.conns:
+            legal = room.legal_for(c.player_id)
+            text = texts.get(bool(legal))
+            if text is None:
+                text = texts[bool(legal)] = json_text(room.update_data(action, legal))
+            c.send(with_re(text, re) if c is answer else text)
+
+    def _send_analysis(self, job: BotJob, info: SearchInfo, *, final: bool) -> None:
+        """A bot's thoughts to the spectators (and the players, with ``show_analysis``);
+        never for a ply the room has left, never live after the final one."""
+        room = self.room
+        if (room.status != "playing" or room.ply != job.ply or room.bot_to_move() != job.seat
+                or self._final_analysis_ply == job.ply):
+            return
+        if final:
+            self._final_analysis_ply = job.ply
+        targets = self.conns if room.room_options.show_analysis else self.spectators
+        if not targets:
+            return
+        scale = profile(room.game_id).score
+        msg = Analysis(
+            room_id=room.room_id, ply=job.ply, seat=job.seat, depth=info.depth,
+            score=info.score, pv=list(info.pv), nodes=info.nodes, final=final,
+            proven=info.proven, distance=info.distance, score_unit=scale.unit,
+            score_typical=scale.typical,
+        ).to_json()
+        for c in targets:
+            c.send(msg)
+
+    # --- reschedule: the timer and the bot -------------------------------------------------
+
+    def reschedule(self) -> None:
+        """Times the room again (clocks, absent players) and lets a bot to move think."""
+        self._arm_timer()
+        self._kick_bot()
+
+    def _arm_timer(self) -> None:
+        """(Re)computes when the room's timer must fire; starts its task if needed."""
+        if self.services.closing:
+            return
+        room = self.room
+        room.sync_presence(self.services.presence.connected)
+        self._wake.set()
+        if room.status != "playing" or (
+            room.remaining is None and room.room_options.abandon_to_bot_after_ms is None
+        ):
+            return
+        if self.timer_task is None or self.timer_task.done():
+            self.timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
+
+    async def _timer_loop(self) -> None:
+        try:
+            while not self.services.closing:
+                room = self.room
+                waits = [w for w in (room.seconds_to_flag(), room.seconds_to_abandon())
+                         if w is not None]
+                if room.status != "playing" or not waits:
+                    return
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), min(waits) + 0.001)
+                    continue  # something changed: compute again
+                await self.run(Tick())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("timer of room %s failed", self.room_id)
+
+    async def _tick(self) -> None:
+        room = self.room
+        if room.status != "playing":
+            return
+        flagged = room.flag_fall()
+        if flagged is not None:
+            await self._apply(Ending(*flagged))
+            return
+        room.sync_presence(self.services.presence.connected)
+        for seat in room.abandoned():
+            await self._apply(room.prepare_hand_to_bot(seat, "medium", "abandoned"))
+
+    def _kick_bot(self) -> None:
+        if self.services.closing or self.room.bot_to_move() is None:
+            return
+        if self.bot_task is not None and not self.bot_task.done():
+            return
+        self.bot_task = asyncio.get_running_loop().create_task(self._bot_loop())
+
+    async def _bot_loop(self) -> None:
+        """Plays the bots' turns while a bot is to move (both seats, for bot against bot)."""
+        try:
+            while not self.services.closing:
+                job = self.room.bot_job()
+                if job is None:
+                    return
+
+                def progress(info: SearchInfo, job: BotJob = job) -> None:
+                    self._send_analysis(job, info, final=False)
+
+                decision = await self.services.bots.decide(job, progress)
+                if self.services.bot_pause:
+                    await asyncio.sleep(self.services.bot_pause)
+                await self.run(BotMove(job, decision))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("bot loop of room %s failed", self.room_id)
+
+    async def _bot_move(self, job: BotJob, decision: Decision | None) -> None:
+        room = self.room
+        if room.ply != job.ply or room.bot_to_move() != job.seat:
+            return  # the room moved on while the bot thought
+        pending = None
+        try:
+            if decision is not None:
+                try:
+                    pending = room.prepare_move(None, job.ply, decision.move, bot_seat=job.seat)
+                    self._send_analysis(job, decision.info(), final=True)
+                except Flagged:
+                    raise
+                except RoomError as e:
+                    log.warning("bot move %s refused in room %s: %s", decision.move,
+                                room.room_id, e.message)
+            if pending is None:  # no answer in time, or a bad one: a random move
+                fallback = random_move(room.game, room.state, job.seed)
+                pending = room.prepare_move(None, job.ply, fallback, bot_seat=job.seat)
+        except Flagged as f:  # the bot's own clock ran out
+            await self._apply(Ending(f.outcome, f.clocks))
+            return
+        await self._apply(pending)
+
+    # --- shutdown ----------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Cancels the room's tasks (the server is shutting down)."""
+        for task in (self.bot_task, self.timer_task):
+            if task is not None:
+                task.cancel()
+
+    async def settle(self) -> None:
+        """Waits for a write in progress and for the bot task to end."""
+        async with self.lock:
+            pass
+        if self.bot_task is not None:
+            with contextlib.suppress(BaseException):
+                await self.bot_task

@@ -1,0 +1,104 @@
+"""The store's group commit alone, side by side with another checkout's (not shipped).
+
+    python -m tools.store_bench [--baseline DIR] [--writers 64] [--seconds 10] [--rounds 3]
+
+``writers`` rooms each write moves one after the other as fast as their commits return (each
+``record_move`` awaited, as a room's owner does), through the ``Store`` of this checkout and,
+with ``--baseline``, of another, in turn, each in a fresh process on a fresh database
+(``synchronous=FULL``, as served). Per run: moves committed per second, and each move's commit
+latency (from the call to its return: what a mover waits before its ``update``) p50/p99.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+async def _measure(db: Path, writers: int, seconds: float) -> dict[str, Any]:
+    # Imported here: the child's PYTHONPATH says which checkout's store this is.
+    from server.room import Action, SeatState
+    from server.store import Store
+
+    store = await Store.open(db)
+    seats = [SeatState("human"), SeatState("human")]
+    for i in range(writers):
+        await store.create_room(f"r{i}", "connect4", {}, seats, "playing", None, [], 0.0)
+    latencies: list[float] = []
+    end = time.perf_counter() + seconds
+
+    async def writer(i: int) -> None:
+        ply = 0
+        while time.perf_counter() < end:
+            t0 = time.perf_counter()
+            await store.record_move(f"r{i}", Action(ply, ply % 2, {"column": ply % 7},
+                                                    time=t0), None)
+            latencies.append((time.perf_counter() - t0) * 1000)
+            ply += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(writer(i) for i in range(writers)))
+    elapsed = time.perf_counter() - started
+    await store.close()
+    import server
+
+    return {"server": server.__path__[0], "moves": len(latencies),
+            "moves_per_s": round(len(latencies) / elapsed, 1),
+            "commit_p50_ms": round(_pct(latencies, 50), 3),
+            "commit_p99_ms": round(_pct(latencies, 99), 3)}
+
+
+def _run(src: Path, writers: int, seconds: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tablas-store-bench-") as tmp:
+        # This file as a script, from ``src``: that checkout's ``server`` comes first.
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(Path(tmp) / "s.db"),
+             "--writers", str(writers), "--seconds", str(seconds)],
+            cwd=src, env={**os.environ, "PYTHONPATH": str(src)},
+            capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tools.store_bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--baseline", type=Path, metavar="DIR", help="another checkout")
+    ap.add_argument("--writers", type=int, default=64)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child is not None:
+        print(json.dumps(asyncio.run(_measure(args.child, args.writers, args.seconds))))
+        return 0
+    sides = {"this": ROOT}
+    if args.baseline is not None:
+        sides["baseline"] = args.baseline.resolve()
+    report: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
+    for i in range(args.rounds):
+        for name in list(sides) if i % 2 == 0 else list(reversed(sides)):
+            r = _run(sides[name], args.writers, args.seconds)
+            report[name].append(r)
+            print(f"round {i + 1}, {name}: {r}", file=sys.stderr, flush=True)
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
