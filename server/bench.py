@@ -173,3 +173,18 @@ async def _bench(quick: bool) -> list[Figure]:
 def run_server_bench(quick: bool = False) -> list[Figure]:
     """The server's figures as ``{name, value, unit, note}`` (quick: under 5 s)."""
     return asyncio.run(_bench(quick))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m server.bench [--quick]``: the server's figures alone (``tablas bench``
+    runs the engine's too)."""
+    import sys
+
+    quick = "--quick" in (sys.argv[1:] if argv is None else argv)
+    for fig in run_server_bench(quick=quick):
+        print(f"{fig['name']:<45} {fig['value']:>10} {fig['unit']:<8} {fig['note']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

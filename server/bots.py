@@ -134,7 +134,6 @@ class BotPool:
     def __init__(self, workers: int | None = None) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self._pool: ProcessPoolExecutor | None = None
-        self.rebuilds = 0
         self._manager: SyncManager | None = None
         self._queue: Any = None
         self._pump: threading.Thread | None = None
@@ -162,7 +161,6 @@ class BotPool:
             log.warning("bot pool broken (a worker died): rebuilding it")
             broken.shutdown(wait=False, cancel_futures=True)
             self._pool = None
-            self.rebuilds += 1
 
     def worker_pids(self) -> list[int]:
         """The live worker processes (tests kill one to check the pool recovers)."""

@@ -214,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", help=f"one of {', '.join(GAME_IDS)}")
     p.add_argument("position", nargs="?", help="the position in the game's notation")
     p.add_argument("--dice", help="the roll, e.g. 31 (backgammon)")
-    p.add_argument("--json", action="store_true", help="print the contract's JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (docs/cli.md)")
     p.add_argument("--batch", metavar="FILE", help="one position per line ('-' for stdin)")
     p.set_defaults(run=cmd_moves)
 
@@ -225,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, help="search depth in plies")
     p.add_argument("--time-ms", type=float, help="thinking time in milliseconds")
     p.add_argument("--level", help="search as this bot level does (random ... max)")
-    p.add_argument("--json", action="store_true", help="print the contract's JSON")
+    p.add_argument("--json", action="store_true", help="print JSON (docs/cli.md)")
     p.add_argument("--batch", metavar="FILE", help="one position per line ('-' for stdin)")
     p.set_defaults(run=cmd_analyze)
 
@@ -246,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--branching", type=int, help="random tree: children per node (default 3)")
     p.add_argument("--seed", type=int, help="random tree: the leaves' seed (default 0)")
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the contract's JSON")
+    fmt.add_argument("--json", action="store_true", help="print JSON (docs/cli.md)")
     fmt.add_argument("--dot", action="store_true", help="print Graphviz DOT")
     p.set_defaults(run=cmd_explain)
 

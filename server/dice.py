@@ -81,7 +81,3 @@ class FixedDice:
 
 
 SeedFactory = Callable[[], bytes]
-
-
-def new_seed() -> bytes:
-    return secrets.token_bytes(SEED_BYTES)

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from server_support import Subprocess
 
 CHROMIUM = os.environ.get("TABLAS_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -38,6 +41,31 @@ def launch(playwright: Any) -> Any:
     return playwright.chromium.launch(
         executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
     )
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless (the test skips when it is missing)."""
+    from playwright.sync_api import sync_playwright
+
+    require_chromium()
+    with sync_playwright() as p:
+        b = launch(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@contextmanager
+def served(folder: Path, workers: int) -> Iterator[str]:
+    """``tablas serve`` as a real process, its database in ``folder``; its http:// URL."""
+    srv = Subprocess(folder / "t.db", folder / "server.log", workers=workers)
+    srv.start()
+    try:
+        yield f"http://127.0.0.1:{srv.port}"
+    finally:
+        srv.terminate()
 
 
 def new_page(browser: Any, base: str, name: str | None = None, *,

@@ -14,18 +14,17 @@ from typing import Any
 import pytest
 from browser_support import (
     build_backgammon_play,
+    chromium,
     create_room,
-    launch,
     new_page,
     play_backgammon_turn,
     ply,
-    require_chromium,
     screenshot,
+    served,
     wait_my_turn_or_end,
     wait_online,
     wait_ply_above,
 )
-from playwright.sync_api import sync_playwright
 from server_support import Subprocess
 
 MOVES_SHOWN = "document.querySelectorAll('#movelist li.mv').length"
@@ -33,24 +32,14 @@ MOVES_SHOWN = "document.querySelectorAll('#movelist li.mv').length"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    require_chromium()
-    with sync_playwright() as p:
-        b = launch(p)
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    d = tmp_path_factory.mktemp("browser")
-    srv = Subprocess(d / "t.db", d / "server.log", workers=2)
-    srv.start()
-    try:
-        yield f"http://127.0.0.1:{srv.port}"
-    finally:
-        srv.terminate()
+    with served(tmp_path_factory.mktemp("browser"), workers=2) as url:
+        yield url
 
 
 def hot_columns(page: Any) -> list[int]:

@@ -14,9 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import create_room, launch, new_page, require_chromium, screenshot
-from playwright.sync_api import sync_playwright
-from server_support import Subprocess
+from browser_support import chromium, create_room, new_page, screenshot, served
 
 from engine.games import get_game
 
@@ -26,24 +24,14 @@ NODES = "#ex-view [data-node-id]"
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    d = tmp_path_factory.mktemp("explain")
-    srv = Subprocess(d / "t.db", d / "server.log", workers=1)
-    srv.start()
-    try:
-        yield f"http://127.0.0.1:{srv.port}"
-    finally:
-        srv.terminate()
+    with served(tmp_path_factory.mktemp("explain"), workers=1) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    require_chromium()
-    with sync_playwright() as p:
-        b = launch(p)
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium() as b:
+        yield b
 
 
 def api(base: str, **params: str) -> tuple[int, Json]:

@@ -23,11 +23,21 @@ async def _store_with_rooms(db: Path, n: int) -> Store:
 
 
 async def _count_commits(store: Store) -> list[int]:
-    """The COMMIT statements SQLite runs from now on (the store issues them on its thread)."""
+    """The transactions SQLite commits from now on, as its trace shows the statements the
+    store runs on its thread: each ``COMMIT`` (or ``RELEASE`` of the savepoint that opened
+    the transaction), and each write outside one (a lone statement, which SQLite commits by
+    itself)."""
     commits = [0]
+    in_transaction = [False]
 
     def trace(sql: str) -> None:
-        if sql.strip().upper() == "COMMIT":
+        word = sql.strip().split(None, 1)[0].upper()
+        if word in ("BEGIN", "SAVEPOINT"):
+            in_transaction[0] = True
+        elif word in ("COMMIT", "RELEASE", "ROLLBACK"):
+            in_transaction[0] = False
+            commits[0] += word != "ROLLBACK"
+        elif word in ("INSERT", "UPDATE", "DELETE") and not in_transaction[0]:
             commits[0] += 1
 
     await store.db.set_trace_callback(trace)
@@ -92,6 +102,23 @@ async def test_a_bad_move_in_a_batch_fails_only_its_caller(tmp_path: Path) -> No
     await store.close()
 
 
+async def test_a_bad_write_alone_changes_nothing_and_the_next_one_lands(tmp_path: Path) -> None:
+    """A lone single-row statement goes to SQLite with its COMMIT at once: when it fails,
+    its caller gets the error, nothing of it is written, and the store goes on."""
+    store = await _store_with_rooms(tmp_path / "t.db", 1)
+    await store.record_move("r0", Action(0, 0, {"cell": 4}), None)
+    try:
+        await store.record_move("r0", Action(0, 1, {"cell": 5}), None)  # ply 0 again
+        raise AssertionError("a second ply 0 was accepted")
+    except sqlite3.IntegrityError:
+        pass
+    assert not store.db.in_transaction
+    await store.record_move("r0", Action(1, 1, {"cell": 0}), None)
+    record = await store.load_room("r0")
+    await store.close()
+    assert record is not None and [a.move for a in record.actions] == [{"cell": 4}, {"cell": 0}]
+
+
 async def test_close_writes_what_was_handed_over(tmp_path: Path) -> None:
     store = await _store_with_rooms(tmp_path / "t.db", 3)
     tasks = [asyncio.create_task(store.record_move(f"r{i}", Action(0, 0, {"cell": 1}), None))
@@ -105,10 +132,17 @@ async def test_close_writes_what_was_handed_over(tmp_path: Path) -> None:
 
 
 async def test_one_move_alone_is_one_commit(tmp_path: Path) -> None:
+    """A move alone is one statement that SQLite commits by itself (one trip to the store's
+    thread, no transaction of the store's): committed, for any other connection to read,
+    once the call returns."""
     store = await _store_with_rooms(tmp_path / "t.db", 1)
     commits = await _count_commits(store)
+    before = store.commit_stats.transactions
     await store.record_move("r0", Action(0, 0, {"cell": 4}), None)
-    assert commits[0] == 1
+    assert commits[0] == 1 and store.commit_stats.transactions == before + 1
+    con = sqlite3.connect(tmp_path / "t.db")
+    assert con.execute("SELECT COUNT(*) FROM moves").fetchone() == (1,)
+    con.close()
     await store.close()
 
 

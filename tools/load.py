@@ -819,6 +819,7 @@ def run_compare(
                 "own_update": r["own_update"], "opponent_update": r["opponent_update"],
                 "spectator_update": r["spectator_update"],
                 "lag_p99_ms": r["server"].get("lag_p99_ms"),
+                "lag_max_ms": r["server"].get("lag_max_ms"),
                 "cpu_us_per_move": r["cpu_us_per_move"],
                 "commits": r["server"].get("commits"), "VmHWM_MiB": r["server"].get("VmHWM")}
 

@@ -293,11 +293,6 @@ def boom(state: BoomState) -> BoomState:
     )
 
 
-def apply_move(state: BoomState, move: int) -> BoomState:
-    """:func:`drop` for a column ``0..6``, :func:`boom` for :data:`BOOM`."""
-    return boom(state) if move == BOOM else drop(state, move)
-
-
 def legal_move_list(state: BoomState) -> list[int]:
     """Non-full columns left to right, then :data:`BOOM` if the seat to act has a bomb."""
     if state.result is not None:

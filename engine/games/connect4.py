@@ -100,10 +100,6 @@ def column_of_bit(move_bit: int) -> int:
     return (move_bit.bit_length() - 1) // H1
 
 
-def popcount(x: int) -> int:
-    return x.bit_count()
-
-
 mirror = GEOMETRY.mirror
 """The bitboard reflected left to right (for symmetric transposition keys)."""
 
@@ -220,16 +216,6 @@ def is_winning_move(state: C4State, col: int) -> bool:
 def can_win_next(state: C4State) -> bool:
     """True if the player to move has a move that wins at once."""
     return bool(compute_winning_position(state.current, state.mask) & possible(state.mask))
-
-
-def winning_position(state: C4State) -> int:
-    """Empty cells that would complete four for the player to move."""
-    return compute_winning_position(state.current, state.mask)
-
-
-def opponent_winning_position(state: C4State) -> int:
-    """Empty cells that would complete four for the player who just moved."""
-    return compute_winning_position(state.current ^ state.mask, state.mask)
 
 
 def possible_non_losing_moves(state: C4State) -> int:

@@ -170,29 +170,6 @@ def roll_equity(game: Backgammon, state: BGState, level: str = "medium") -> floa
     return _signed(state.turn, search.value(on_roll, 1))
 
 
-def decide_backgammon(
-    game: Any, state: BGState, level: str, budget_ms: float | None, seed: int
-) -> Decision:
-    rng = random.Random(seed)
-    moves = game.legal_moves(state)
-    if not moves:
-        raise ValueError(f"backgammon: no decision in phase {state.phase!r}")
-    if state.phase in ("roll", "take"):
-        return _cube_decision(game, state, level, rng)
-    if level == "random":
-        m = rng.choice(moves)
-        return Decision(game.move_to_json(m), game.move_text(state, m))
-    if level != "easy":
-        play = book_play(state)
-        if play is not None:
-            text = game.move_text(state, play)
-            return Decision(game.move_to_json(play), text, pv=[text])
-    ranked, depth, nodes = rank_plays(game, state, level, budget_ms, rng)
-    m, score = ranked[0]
-    text = game.move_text(state, m)
-    return Decision(game.move_to_json(m), text, round(score, 4), depth, nodes, pv=[text])
-
-
 def _cube_decision(game: Any, state: BGState, level: str, rng: random.Random) -> Decision:
     if state.phase == "roll":
         if level == "random" or "double" not in game.legal_moves(state):
@@ -208,45 +185,6 @@ def _cube_decision(game: Any, state: BGState, level: str, rng: random.Random) ->
     return Decision({"action": action}, action, round(e, 4))
 
 
-def analyze_backgammon(
-    game: Any,
-    state: BGState,
-    position: str,
-    depth: int | None,
-    time_ms: float | None,
-    level: str | None,
-) -> JSON:
-    """``tablas analyze`` for backgammon: each play's cubeless equity for the mover."""
-    if state.phase != "move":
-        raise ValueError("backgammon analysis needs the dice (--dice AB)")
-    lvl = level or ("max" if (depth or 2) >= 2 else "medium")
-    t0 = time.perf_counter()
-    ranked, used, nodes = rank_plays(game, state, lvl, time_ms, random.Random(0))
-    best, score = ranked[0]
-    text = game.move_text(state, best)
-    return {
-        "game": game.id,
-        "position": position,
-        "best_move": game.move_to_json(best),
-        "best_move_text": text,
-        "score": round(score, 4),
-        "proven": None,
-        "distance": None,
-        "pv": [text],
-        "top": [
-            {
-                "move": game.move_to_json(m),
-                "move_text": game.move_text(state, m),
-                "score": round(v, 4),
-            }
-            for m, v in ranked
-        ],
-        "depth": used,
-        "nodes": nodes,
-        "time_ms": round((time.perf_counter() - t0) * 1000, 3),
-    }
-
-
 class BackgammonBots:
     """Backgammon's bots and analysis, as its profile offers them (see the module's table)."""
 
@@ -259,10 +197,32 @@ class BackgammonBots:
         seed: int,
         on_progress: Callable[[SearchInfo], None] | None,
     ) -> Decision:
-        decision = decide_backgammon(game, state, level, budget_ms, seed)
+        decision = self._decide(game, state, level, budget_ms, seed)
         if on_progress is not None:  # one report: the search has no iterations to show
             on_progress(decision.info())
         return decision
+
+    @staticmethod
+    def _decide(game: Any, state: BGState, level: Level, budget_ms: float | None, seed: int
+                ) -> Decision:
+        rng = random.Random(seed)
+        moves = game.legal_moves(state)
+        if not moves:
+            raise ValueError(f"backgammon: no decision in phase {state.phase!r}")
+        if state.phase in ("roll", "take"):
+            return _cube_decision(game, state, level, rng)
+        if level == "random":
+            m = rng.choice(moves)
+            return Decision(game.move_to_json(m), game.move_text(state, m))
+        if level != "easy":
+            play = book_play(state)
+            if play is not None:
+                text = game.move_text(state, play)
+                return Decision(game.move_to_json(play), text, pv=[text])
+        ranked, depth, nodes = rank_plays(game, state, level, budget_ms, rng)
+        m, score = ranked[0]
+        text = game.move_text(state, m)
+        return Decision(game.move_to_json(m), text, round(score, 4), depth, nodes, pv=[text])
 
     def analyze(
         self,
@@ -273,4 +233,32 @@ class BackgammonBots:
         time_ms: float | None,
         level: str | None,
     ) -> JSON:
-        return analyze_backgammon(game, state, position, depth, time_ms, level)
+        """``tablas analyze`` for backgammon: each play's cubeless equity for the mover."""
+        if state.phase != "move":
+            raise ValueError("backgammon analysis needs the dice (--dice AB)")
+        lvl = level or ("max" if (depth or 2) >= 2 else "medium")
+        t0 = time.perf_counter()
+        ranked, used, nodes = rank_plays(game, state, lvl, time_ms, random.Random(0))
+        best, score = ranked[0]
+        text = game.move_text(state, best)
+        return {
+            "game": game.id,
+            "position": position,
+            "best_move": game.move_to_json(best),
+            "best_move_text": text,
+            "score": round(score, 4),
+            "proven": None,
+            "distance": None,
+            "pv": [text],
+            "top": [
+                {
+                    "move": game.move_to_json(m),
+                    "move_text": game.move_text(state, m),
+                    "score": round(v, 4),
+                }
+                for m, v in ranked
+            ],
+            "depth": used,
+            "nodes": nodes,
+            "time_ms": round((time.perf_counter() - t0) * 1000, 3),
+        }

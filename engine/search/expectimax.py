@@ -48,7 +48,6 @@ CHECK_EVERY = 63  # nodes between two looks at the clock; a power of two minus o
 class Stats:
     nodes: int = 0
     evals: int = 0
-    cutoffs: int = 0
 
 
 def points_from_seat0(outcome: Outcome) -> float:
@@ -212,7 +211,6 @@ class Expectimax(Generic[S, M]):
                 best = v
                 beta = min(beta, v)
             if self.star and alpha >= beta:
-                self.stats.cutoffs += 1
                 break
         return best
 
@@ -246,10 +244,8 @@ class Expectimax(Generic[S, M]):
             lsum = sum(p * lb for (_, p), lb in zip(children, lower))
             usum = sum(p * ub for (_, p), ub in zip(children, upper))
             if lsum >= beta:
-                self.stats.cutoffs += 1
                 return lsum
             if usum <= alpha:
-                self.stats.cutoffs += 1
                 return usum
         # Star1 over the children, each window derived from the bounds of the others.
         lsum = sum(p * lb for (_, p), lb in zip(children, lower))
@@ -264,9 +260,7 @@ class Expectimax(Generic[S, M]):
             usum = rest_hi + p * v
             lower[i] = upper[i] = v
             if lsum >= beta:
-                self.stats.cutoffs += 1
                 return lsum
             if usum <= alpha:
-                self.stats.cutoffs += 1
                 return usum
         return lsum

@@ -13,11 +13,6 @@ HEURISTIC_MAX = PROVEN_MIN - 1
 INF = WIN + 1
 
 
-def win_in(plies: int) -> int:
-    """The score of a win for the side to move that ends the game in ``plies``."""
-    return WIN - plies
-
-
 def is_proven_win(score: int) -> bool:
     return score >= PROVEN_MIN
 

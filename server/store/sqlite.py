@@ -11,13 +11,14 @@ public API. Every write (a move, a new room, a seat taken, a player, a chat line
 through one group commit: the writes handed over while a transaction is being written wait
 together and go into the next one. A write is a few parameterised statements
 (:class:`Statement`); the next transaction runs the writes of the same shape as one
-``executemany`` per statement, all of them queued to aiosqlite's thread at once (the thread
-runs them back to back; Python's sqlite3 opens the transaction, ``BEGIN IMMEDIATE``, before the
-first), then ``COMMIT`` with its one fsync: two trips to the thread for the whole batch, however
-many writes it holds. If any statement fails, the transaction is rolled back and its writes
-are retried one by one, each in its own transaction, so one bad write fails only its own
-caller. Reads hold the store's lock for their few trips, so they never see a transaction half
-done. ``Store.commit_stats`` keeps running totals of the transactions and their time.
+``executemany`` per statement, all of them queued to aiosqlite's thread at once behind the
+``SAVEPOINT`` that opens it (the thread runs them back to back), then commits with one fsync:
+two trips to the thread for the whole batch, however many writes it holds, and one for a
+batch of one single-row statement (a move on a quiet server), which SQLite commits by itself. If any
+statement fails, the transaction is rolled back and its writes are retried one by one, each in
+its own transaction, so one bad write fails only its own caller. Reads hold the store's lock
+for their few trips, so they never see a transaction half done. ``Store.commit_stats`` keeps
+running totals of the transactions and their time.
 
 Migrations are the numbered files of ``server/store/migrations/`` (``0001_initial.sql``, ...),
 shipped with the package and applied in order at start, each inside one transaction and
@@ -202,9 +203,8 @@ class Store:
     ) -> Store:
         if synchronous not in ("FULL", "NORMAL"):
             raise ValueError("synchronous must be FULL or NORMAL")
-        # Python's sqlite3 opens a transaction (BEGIN IMMEDIATE) before the first statement
-        # that writes, so a batch's statements never run outside one.
-        db = await aiosqlite.connect(str(path), isolation_level="IMMEDIATE")
+        # Autocommit: the store says where its transactions begin and end.
+        db = await aiosqlite.connect(str(path), isolation_level=None)
         try:
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute(f"PRAGMA synchronous={synchronous}")
@@ -394,22 +394,33 @@ class Store:
 
     async def _transaction(self, statements: Sequence[Statement]) -> None:
         """Runs ``statements`` in one transaction and commits it, or rolls it back and raises
-        the first error. The statements are queued to aiosqlite's thread all at once, in
-        order (each a task of its own, started in order): the thread runs them back to back
-        instead of waiting for the event loop between two."""
+        the first error.
+
+        A lone statement of one row (a move on a quiet server) runs by itself in SQLite's
+        own transaction, committed (and fsynced) before it returns: one trip to aiosqlite's
+        thread. Otherwise the transaction is opened by a ``SAVEPOINT`` (outside a transaction
+        it begins a deferred one, which takes no lock, so it does not fail and no statement
+        queued behind it can run outside it) queued with the statements, all at once and in
+        order (each a task of its own, started in order), so the thread runs them back to
+        back; once all have succeeded, ``RELEASE`` commits: two trips."""
         db = self.db
+        if len(statements) == 1 and len(statements[0].rows) == 1:
+            st = statements[0]
+            await db.execute(st.sql, st.rows[0])
+            return
         try:
             outcomes = await asyncio.gather(
+                db.execute("SAVEPOINT batch"),
                 *(db.executemany(st.sql, st.rows) for st in statements),
                 return_exceptions=True)
             failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
             if failed is not None:
                 raise failed
-            await db.commit()
+            await db.execute("RELEASE batch")
         except BaseException:
             if db.in_transaction:
                 with contextlib.suppress(Exception):
-                    await db.rollback()
+                    await db.execute("ROLLBACK")
             raise
 
     async def record_result(
