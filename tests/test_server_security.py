@@ -201,25 +201,23 @@ def test_allow_origin_option_is_repeatable() -> None:
 
 # --- SQL --------------------------------------------------------------------------------------
 
-# The only SQL not written as one literal: the PRAGMA value is checked against a fixed list
-# just above it (a PRAGMA takes no parameters), and the migration scripts are the project's
-# own files.
-# The checked PRAGMA value, a migration file's script, and the group commit running the
-# statements that _sql() made (each checked below as it is made).
+# The only SQL not written as one literal where it runs: the PRAGMA value is checked against a
+# fixed list just above it (a PRAGMA takes no parameters), the migration scripts are the
+# project's own files, and every write runs the one literal statement _WRITE_ROWS.
 _SQL_EXCEPTIONS = {"f'PRAGMA synchronous={synchronous}'", "'BEGIN IMMEDIATE;\\n' + sql",
-                   "st.sql"}
+                   "_WRITE_ROWS"}
 
 
 def test_sql_is_parameterised_only() -> None:
-    """Every execute*() and every write's statement (``_sql``) in server/store/sqlite.py takes
-    a literal SQL string (values go as ``?`` parameters): no f-string, ``%`` or ``.format``
-    builds SQL, nowhere in the server."""
+    """Every execute*() in server/store/sqlite.py takes a literal SQL string (values go as
+    ``?`` parameters): no f-string, ``%`` or ``.format`` builds SQL, nowhere in the server.
+    Writes go as data: every row (``_row``) names, by a literal, a trigger the migrations
+    define, and its values travel in the one parameter of the literal ``_WRITE_ROWS``."""
     store = ROOT / "server" / "store" / "sqlite.py"
     tree = ast.parse(store.read_text(encoding="utf-8"))
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (
-        (isinstance(n.func, ast.Attribute) and n.func.attr.startswith("execute"))
-        or (isinstance(n.func, ast.Name) and n.func.id == "_sql"))]
-    assert len(calls) > 20
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("execute")]
+    assert len(calls) > 10
     for call in calls:
         sql = call.args[0]
         text = ast.unparse(sql)
@@ -227,6 +225,18 @@ def test_sql_is_parameterised_only() -> None:
             continue
         assert isinstance(sql, ast.Constant) and isinstance(sql.value, str), (
             f"sqlite.py:{call.lineno}: SQL built at run time: {text[:80]}")
+    (write_rows,) = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
+                     and ast.unparse(n.targets[0]) == "_WRITE_ROWS"]
+    assert isinstance(write_rows, ast.Constant) and "json_each(?)" in write_rows.value
+    migrations = "".join(p.read_text(encoding="utf-8") for p in
+                         sorted((ROOT / "server" / "store" / "migrations").glob("*.sql")))
+    kinds = [n.args[0] for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and isinstance(n.func, ast.Name) and n.func.id == "_row"]
+    assert len(kinds) >= 12
+    for kind in kinds:
+        assert isinstance(kind, ast.Constant) and isinstance(kind.value, str), (
+            f"sqlite.py:{kind.lineno}: a row's kind built at run time")
+        assert f"WHEN NEW.kind = '{kind.value}'" in migrations, kind.value
     synchronous = store.read_text(encoding="utf-8")
     assert 'if synchronous not in ("FULL", "NORMAL"):' in synchronous
     for path in sorted((ROOT / "server").rglob("*.py")):

@@ -9,16 +9,14 @@ but could lose the last commits on power loss; moves are rare enough that FULL c
 Concurrency: the server has one connection, shared by every room, used through aiosqlite's
 public API. Every write (a move, a new room, a seat taken, a player, a chat line...) goes
 through one group commit: the writes handed over while a transaction is being written wait
-together and go into the next one. A write is a few parameterised statements
-(:class:`Statement`); the next transaction runs the writes of the same shape as one
-``executemany`` per statement, all of them queued to aiosqlite's thread at once behind the
-``SAVEPOINT`` that opens it (the thread runs them back to back), then commits with one fsync:
-two trips to the thread for the whole batch, however many writes it holds, and one for a
-batch of one single-row statement (a move on a quiet server), which SQLite commits by itself. If any
-statement fails, the transaction is rolled back and its writes are retried one by one, each in
-its own transaction, so one bad write fails only its own caller. Reads hold the store's lock
-for their few trips, so they never see a transaction half done. ``Store.commit_stats`` keeps
-running totals of the transactions and their time.
+together and go into the next one. A write is a few rows for the view ``store_write``
+(migration 0004), whose triggers put each row in its table; a whole batch is one
+``INSERT … SELECT`` over a JSON array of those rows (one parameter), which SQLite runs as a
+transaction of its own, committed with one fsync: one trip to aiosqlite's thread for the whole
+batch, however many writes it holds. If it fails, nothing of it is written, and its writes are
+retried one by one, each in its own statement, so one bad write fails only its own caller.
+Reads hold the store's lock for their few trips, so they never see a transaction half done.
+``Store.commit_stats`` keeps running totals of the transactions and their time.
 
 Migrations are the numbered files of ``server/store/migrations/`` (``0001_initial.sql``, ...),
 shipped with the package and applied in order at start, each inside one transaction and
@@ -28,7 +26,6 @@ recorded in ``schema_migrations``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import hashlib
 import json
@@ -42,6 +39,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import aiosqlite
+from pydantic_core import PydanticSerializationError, to_json
 
 from engine.core import Outcome
 from engine.search.decision import check_level
@@ -97,35 +95,32 @@ def _serialised(
     return locked
 
 
-@dataclass(frozen=True, slots=True)
-class Statement:
-    """One SQL statement of a write, with its rows of parameters (an ``executemany``)."""
+# A write: its rows for the view ``store_write`` (migration 0004), each ``[kind, a, b, …]``,
+# already written as JSON text (the batch's one parameter is these joined in an array).
+Write = str
 
-    sql: str
-    rows: tuple[Sequence[Any], ...]
-
-
-def _sql(sql: str, *rows: Sequence[Any]) -> Statement:
-    """A statement of a write: ``sql`` is a literal with ``?`` for every value (a test reads
-    every call), ``rows`` its parameters."""
-    return Statement(sql, rows)
-
-
-Write = tuple[Statement, ...]
+# The one statement every group commit runs: each element of the JSON array is a row of the
+# view, whose triggers put it in its table.
+_WRITE_ROWS = (
+    "INSERT INTO store_write (kind, a, b, c, d, e, f, g, h)"
+    " SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5,"
+    " value ->> 6, value ->> 7, value ->> 8 FROM json_each(?) ORDER BY key"
+)
 
 
-def _batched(writes: Sequence[Write]) -> list[Statement]:
-    """The statements that run ``writes`` in one transaction: the writes of one shape (the same
-    statements) in one ``executemany`` per statement, the shapes in the order they first come.
-    Writes handed over together do not depend on each other (each caller awaits its own
-    before it hands over the next), and a failure is retried write by write in order anyway."""
-    shapes: dict[tuple[str, ...], list[list[Sequence[Any]]]] = {}
-    for write in writes:
-        rows = shapes.setdefault(tuple(st.sql for st in write), [[] for _ in write])
-        for i, st in enumerate(write):
-            rows[i].extend(st.rows)
-    return [Statement(sql, tuple(rows[i])) for shape, rows in shapes.items()
-            for i, sql in enumerate(shape)]
+def _row(kind: str, *values: Any) -> list[Any]:
+    """One row of a write: ``kind`` names the trigger of migration 0004 that writes it (a
+    literal: a test checks every one), ``values`` its a, b, … in that trigger's order."""
+    return [kind, *values]
+
+
+def _encode(rows: Sequence[list[Any]]) -> Write:
+    """A write's rows as JSON text, or :class:`ValueError` for a value SQLite cannot hold
+    as text (a lone surrogate is not UTF-8): refused at once, before it joins a batch."""
+    try:
+        return to_json(rows).decode()[1:-1]
+    except PydanticSerializationError as e:
+        raise ValueError(f"a value the database cannot store: {e}") from None
 
 
 @dataclass
@@ -161,14 +156,10 @@ class CommitStats:
 
 
 def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] | None
-            ) -> Write:
+            ) -> list[list[Any]]:
     c0, c1 = clocks if clocks is not None else (None, None)
-    return (
-        _sql("INSERT INTO results (room_id, winner, points, reason, finished_at,"
-             " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
-             (room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1)),
-        _sql("UPDATE rooms SET status = 'finished' WHERE id = ?", (room_id,)),
-    )
+    return [_row("result", room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
+            _row("room_finished", room_id)]
 
 
 def _rolls(text: str | None) -> list[Dice]:
@@ -180,10 +171,9 @@ def _rolls_text(rolls: Sequence[Dice]) -> str:
     return json_text([list(r) for r in rolls]) if rolls else "[]"
 
 
-def _save_status(room_id: str, status: Status, opening_rolls: Sequence[Dice]) -> Statement:
+def _save_status(room_id: str, status: Status, opening_rolls: Sequence[Dice]) -> list[Any]:
     """The room's status and opening roll: what a filled or handed-over seat can change."""
-    return _sql("UPDATE rooms SET status = ?, opening_dice = ? WHERE id = ?",
-                (status, _rolls_text(opening_rolls), room_id))
+    return _row("room_status", room_id, status, _rolls_text(opening_rolls))
 
 
 class Store:
@@ -264,9 +254,7 @@ class Store:
 
     async def create_player(self, player_id: str, name: str, token: str) -> None:
         now = time.time()
-        await self._write(_sql(
-            "INSERT INTO players (id, name, token_hash, created_at, last_seen)"
-            " VALUES (?, ?, ?, ?, ?)", (player_id, name, token_hash(token), now, now)))
+        await self._write(_row("player", player_id, name, token_hash(token), now, now))
 
     @_serialised
     async def player_by_token(self, token: str) -> tuple[str, str] | None:
@@ -277,8 +265,7 @@ class Store:
         return None if row is None else (str(row[0]), str(row[1]))
 
     async def touch_player(self, player_id: str, name: str) -> None:
-        await self._write(_sql("UPDATE players SET name = ?, last_seen = ? WHERE id = ?",
-                               (name, time.time(), player_id)))
+        await self._write(_row("player_seen", player_id, name, time.time()))
 
     # --- rooms ---------------------------------------------------------------------------
 
@@ -296,14 +283,12 @@ class Store:
     ) -> None:
         """The room with its seats, in one transaction."""
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
-        row = (room_id, game_id, json_text(options), status, seed,
-               _rolls_text(opening_rolls), created_at, json_text(ropts))
-        seat_rows = [(room_id, i, s.kind, s.level, s.player_id) for i, s in enumerate(seats)]
         await self._write(
-            _sql("INSERT INTO rooms (id, game, options, status, dice_seed, opening_dice,"
-                 " created_at, room_options) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row),
-            _sql("INSERT INTO seats (room_id, seat, kind, level, player_id)"
-                 " VALUES (?, ?, ?, ?, ?)", *seat_rows),
+            _row("room", room_id, game_id, json_text(options), status,
+                 None if seed is None else seed.hex(), _rolls_text(opening_rolls), created_at,
+                 json_text(ropts)),
+            *(_row("seat", room_id, i, s.kind, s.level, s.player_id)
+              for i, s in enumerate(seats)),
         )
 
     async def save_seats(
@@ -314,9 +299,8 @@ class Store:
         opening_rolls: Sequence[Dice],
     ) -> None:
         """Seat holders, and the start of the game (status, opening roll), in one transaction."""
-        seat_rows = [(s.player_id, room_id, i) for i, s in enumerate(seats)]
         await self._write(
-            _sql("UPDATE seats SET player_id = ? WHERE room_id = ? AND seat = ?", *seat_rows),
+            *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
             _save_status(room_id, status, opening_rolls),
         )
 
@@ -326,20 +310,19 @@ class Store:
         """One action (and the end of the game, if it ends it), committed durably before this
         returns. The caller holds its room's lock, so a batch never holds two moves of one
         room."""
-        move = _sql("INSERT INTO moves (room_id, ply, seat, move, dice, created_at,"
-                    " clock0_ms, clock1_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (room_id, action.index, action.seat, json_text(action.move),
-                     _rolls_text(action.rolls), action.time,
-                     *(action.clocks or (None, None))))
+        move = _row("move", room_id, action.index, action.seat, json_text(action.move),
+                    _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
         if outcome is None:
             await self._write(move)
         else:
             await self._write(move, *_finish(room_id, outcome, action.time, action.clocks))
 
-    async def _write(self, *write: Statement) -> None:
-        """Group commit: ``write`` goes into the next transaction, with whatever else was
-        handed over meanwhile (one fsync and two trips to the thread for all: those, not the
-        SQL, are what a write costs); returns once that transaction is committed."""
+    async def _write(self, *rows: list[Any]) -> None:
+        """Group commit: the write (``rows``) goes into the next transaction, with whatever
+        else was handed over meanwhile (one statement, one trip to the thread and one fsync
+        for all: those, not the SQL, are what a write costs); returns once that transaction
+        is committed. A value the database cannot hold is refused here (``ValueError``)."""
+        write = _encode(rows)
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((write, fut))
         if self._flusher is None:
@@ -378,7 +361,7 @@ class Store:
         """``writes`` in one transaction; if it fails, each in its own, so one bad write fails
         only its own caller. Each write's error (None: committed)."""
         try:
-            await self._transaction(_batched(writes))
+            await self._transaction(writes)
             return [None] * len(writes)
         except Exception as e:
             if len(writes) == 1:
@@ -386,42 +369,16 @@ class Store:
         errors: list[Exception | None] = []
         for write in writes:
             try:
-                await self._transaction(write)
+                await self._transaction([write])
                 errors.append(None)
             except Exception as e:
                 errors.append(e)
         return errors
 
-    async def _transaction(self, statements: Sequence[Statement]) -> None:
-        """Runs ``statements`` in one transaction and commits it, or rolls it back and raises
-        the first error.
-
-        A lone statement of one row (a move on a quiet server) runs by itself in SQLite's
-        own transaction, committed (and fsynced) before it returns: one trip to aiosqlite's
-        thread. Otherwise the transaction is opened by a ``SAVEPOINT`` (outside a transaction
-        it begins a deferred one, which takes no lock, so it does not fail and no statement
-        queued behind it can run outside it) queued with the statements, all at once and in
-        order (each a task of its own, started in order), so the thread runs them back to
-        back; once all have succeeded, ``RELEASE`` commits: two trips."""
-        db = self.db
-        if len(statements) == 1 and len(statements[0].rows) == 1:
-            st = statements[0]
-            await db.execute(st.sql, st.rows[0])
-            return
-        try:
-            outcomes = await asyncio.gather(
-                db.execute("SAVEPOINT batch"),
-                *(db.executemany(st.sql, st.rows) for st in statements),
-                return_exceptions=True)
-            failed = next((o for o in outcomes if isinstance(o, BaseException)), None)
-            if failed is not None:
-                raise failed
-            await db.execute("RELEASE batch")
-        except BaseException:
-            if db.in_transaction:
-                with contextlib.suppress(Exception):
-                    await db.execute("ROLLBACK")
-            raise
+    async def _transaction(self, writes: Sequence[Write]) -> None:
+        """Every row of ``writes`` in one statement, which SQLite runs as a transaction of
+        its own (committed and fsynced before it returns, or not written at all)."""
+        await self.db.execute(_WRITE_ROWS, ("[" + ",".join(writes) + "]",))
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
@@ -446,11 +403,8 @@ class Store:
         """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
         handover can start a waiting game), in one transaction."""
         await self._write(
-            _sql("UPDATE seats SET kind = 'bot', level = ?, player_id = NULL"
-                 " WHERE room_id = ? AND seat = ?", (level, room_id, seat)),
-            _sql("INSERT INTO seat_changes (room_id, seat, ply, from_player, kind, level,"
-                 " reason, created_at) VALUES (?, ?, ?, ?, 'bot', ?, ?, ?)",
-                 (room_id, seat, ply, from_player, level, reason, when)),
+            _row("seat_to_bot", room_id, seat, level),
+            _row("seat_change", room_id, seat, ply, from_player, level, reason, when),
             _save_status(room_id, status, opening_rolls),
         )
 
@@ -466,9 +420,7 @@ class Store:
             return [dict(zip(cols, row)) for row in await cur.fetchall()]
 
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
-        await self._write(_sql(
-            "INSERT INTO chat (room_id, player_id, text, created_at) VALUES (?, ?, ?, ?)",
-            (room_id, player_id, text, when)))
+        await self._write(_row("chat", room_id, player_id, text, when))
 
     # --- loading -------------------------------------------------------------------------
 
@@ -543,7 +495,9 @@ class Store:
             game_id=str(game_id),
             options=json.loads(options),
             status=status,
-            seed=bytes(seed) if seed is not None else None,
+            # Written as hexadecimal text (a batch travels as JSON); an older room's is a BLOB.
+            seed=None if seed is None else bytes.fromhex(seed) if isinstance(seed, str)
+            else bytes(seed),
             created_at=float(created_at),
             seats=seats,
             opening_rolls=_rolls(opening),
