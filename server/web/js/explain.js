@@ -232,7 +232,7 @@ function togglePlay() {
   if (timer !== null) { stopPlay(); return; }
   if (!data) return;
   if (view.step >= view.total) showStep(0);
-  ctl("ex-play").textContent = "⏸ Pause";
+  ctl("ex-play").textContent = "❚❚ Pause";
   timer = setInterval(() => {
     if (view.step >= view.total) { stopPlay(); return; }
     showStep(view.step + 1);
