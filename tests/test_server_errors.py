@@ -143,3 +143,55 @@ async def test_rate_limit(tmp_path: Path) -> None:
         assert "rate_limited" in codes and codes.count(None) >= 39
         # still connected
         await c.ws.ping()
+
+
+async def test_a_change_whose_write_fails_changes_nothing(tmp_path: Path) -> None:
+    """The room's owner persists before it commits: when the store refuses a seat taken, a
+    move, a seat handed to a bot or a resignation, the player gets ``internal``, nobody hears
+    of a change, the room in memory is as the disk has it, and the same command goes through
+    once the store writes again."""
+    async with running(tmp_path / "t.db") as (srv, url):
+        a, b, s = Client(url), Client(url), Client(url)
+        await a.connect("Ana")
+        await b.connect("Bo")
+        await s.connect("Spec")
+        room, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        await s.request({"type": "spectate", "room_id": room}, "room")
+        store = srv.store
+
+        async def broken(*_a: object, **_k: object) -> None:
+            raise OSError("disk on fire")
+
+        async def refused(c: Client, name: str, msg: dict[str, object]) -> None:
+            await s.request({"type": "spectate", "room_id": room}, "room")  # all read so far
+            seen = len(s.inbox)
+            before = srv.hub.rooms[room].room.snapshot(None).to_json()
+            real = getattr(store, name)
+            setattr(store, name, broken)
+            try:
+                e = await c.error(msg)
+            finally:
+                setattr(store, name, real)
+            assert e["code"] == "internal", e
+            assert srv.hub.rooms[room].room.snapshot(None).to_json() == before
+            record = await store.load_room(room)
+            assert record is not None
+            assert record.to_room().snapshot(None).to_json() == before  # the disk agrees
+            await s.request({"type": "spectate", "room_id": room}, "room")
+            assert not [m for m in s.inbox[seen:] if m["type"] == "update"]
+
+        join = {"type": "join", "room_id": room, "seat": 1}
+        await refused(b, "save_seats", join)
+        started = await b.request(join, "room")
+        assert started["status"] == "playing" and started["seats"][1]["name"] == "Bo"
+        move = {"type": "move", "room_id": room, "ply": 0, "move": {"cell": 4}}
+        await refused(a, "record_move", move)
+        assert (await a.request(move, "update"))["ply"] == 1
+        hand = {"type": "hand_to_bot", "room_id": room, "seat": 1, "level": "random"}
+        await refused(b, "hand_seat_to_bot", hand)
+        resign = {"type": "resign", "room_id": room}
+        await refused(a, "record_result", resign)
+        end = await a.request(resign, "room")
+        assert end["status"] == "finished" and end["result"]["reason"] == "resign"
+        for c in (a, b, s):
+            await c.close()

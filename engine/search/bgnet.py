@@ -15,8 +15,9 @@ slot's count: the first layer collapses into a table with one row of hidden pre-
 (side, slot, count), and a position's pre-activation is the sum of its 52 rows. That is what
 makes a network usable inside a 2-ply search in Python.
 
-The weights are fitted by :mod:`engine.search.bgnet_train` (the command and its figures are in
-``docs/benchmarks.md``) and shipped as ``bgnet.npz`` beside this module.
+The weights are fitted by ``python -m tools.bgnet_train`` (a tool of the repository, not
+shipped; its figures are in ``docs/benchmarks.md``) and shipped as ``bgnet.npz`` beside this
+module.
 """
 
 from __future__ import annotations
