@@ -31,8 +31,8 @@ gammons aside). It doubles when ``DOUBLE_AT <= E < TOO_GOOD``: from 0.4 the cube
 about to be lost (the first window, 0.4 to 0.5, is double/take: the other side should take),
 and above 0.5 the other side should drop, so doubling cashes a point, unless E is 1 or more:
 then the gammons it expects are worth more than the point, and it plays on undoubled.
-(An earlier pair, double at 0.55 with take at -0.45, left no double/take window: between two
-bots every double was dropped; the bot ladder in docs/benchmarks.md showed it.)
+(A pair without that window, double at 0.55 with take at -0.45, has every double between two
+bots dropped: the bot ladder showed it.)
 """
 
 from __future__ import annotations
