@@ -94,7 +94,7 @@ class TablasServer:
         self.presence = Presence()
         self.services = RoomServices(store, self.bots, self.presence, clock,
                                      bot_pause=bot_pause)
-        self.hub = Hub(store, self.services, seed_factory=seed_factory,
+        self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
                        max_finished_followed=max_finished_followed,

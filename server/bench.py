@@ -34,7 +34,8 @@ Figure = dict[str, Any]
 PROBE_S = 0.010
 
 
-def _pct(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """The ``q``-th percentile of ``values`` (nearest rank); NaN for none."""
     if not values:
         return float("nan")
     ordered = sorted(values)
@@ -91,7 +92,8 @@ async def _pvp_load(url: str, games: int, seconds: float, seed: int,
     return sum(await asyncio.gather(*(loop(i) for i in range(games))))
 
 
-async def _lag_probe(stop: asyncio.Event, lags: list[float]) -> None:
+async def lag_probe(stop: asyncio.Event, lags: list[float]) -> None:
+    """Until ``stop``: how late (ms) a 10 ms sleep wakes up, into ``lags`` (event-loop lag)."""
     while not stop.is_set():
         t0 = time.perf_counter()
         await asyncio.sleep(PROBE_S)
@@ -113,7 +115,7 @@ async def _bench(quick: bool) -> list[Figure]:
             idle_rtts: list[float] = []
             idle_lags: list[float] = []
             stop = asyncio.Event()
-            probe = asyncio.create_task(_lag_probe(stop, idle_lags))
+            probe = asyncio.create_task(lag_probe(stop, idle_lags))
             t0 = time.perf_counter()
             idle_moves = await _pvp_load(url, games, seconds, 1, idle_rtts)
             idle_elapsed = time.perf_counter() - t0
@@ -135,7 +137,7 @@ async def _bench(quick: bool) -> list[Figure]:
             bot_rtts: list[float] = []
             bot_lags: list[float] = []
             stop = asyncio.Event()
-            probe = asyncio.create_task(_lag_probe(stop, bot_lags))
+            probe = asyncio.create_task(lag_probe(stop, bot_lags))
             bot_moves = await _pvp_load(url, games, seconds, 2, bot_rtts)
             stop.set()
             await probe
@@ -154,13 +156,13 @@ async def _bench(quick: bool) -> list[Figure]:
         {"name": "server: moves, people only", "value": round(idle_moves / idle_elapsed, 1),
          "unit": "moves/s", "note": f"{people}; each move fsynced before its update"},
         ms("move round trip p50", statistics.median(idle_rtts), f"{people}; move → own update"),
-        ms("move round trip p99", _pct(idle_rtts, 99), f"{people}; move → own update"),
-        ms("event-loop lag p99", _pct(idle_lags, 99), f"{people}; 10 ms sleep overshoot"),
+        ms("move round trip p99", percentile(idle_rtts, 99), f"{people}; move → own update"),
+        ms("event-loop lag p99", percentile(idle_lags, 99), f"{people}; 10 ms sleep overshoot"),
         ms("move round trip p50, bots thinking", statistics.median(bot_rtts), busy),
-        ms("move round trip p99, bots thinking", _pct(bot_rtts, 99), busy),
-        ms("event-loop lag p50, bots thinking", _pct(bot_lags, 50),
+        ms("move round trip p99, bots thinking", percentile(bot_rtts, 99), busy),
+        ms("event-loop lag p50, bots thinking", percentile(bot_lags, 50),
            f"{busy}; 10 ms sleep overshoot"),
-        ms("event-loop lag p99, bots thinking", _pct(bot_lags, 99),
+        ms("event-loop lag p99, bots thinking", percentile(bot_lags, 99),
            f"{busy}; 10 ms sleep overshoot"),
         ms("event-loop lag max, bots thinking", max(bot_lags, default=float("nan")),
            f"{busy}; 10 ms sleep overshoot"),

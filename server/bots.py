@@ -32,7 +32,7 @@ import random
 import signal
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.managers import SyncManager
 from typing import Any, ParamSpec, TypeVar
@@ -267,12 +267,12 @@ class BotPool:
         """``fn(*args, **kwargs)`` in a worker process (a picklable module-level function):
         CPU work that must not hold the event loop. A worker that dies gets the pool rebuilt
         and the exception (``BrokenProcessPool``) raised to the caller, who may try again."""
-        pool: Executor = await self._ensure()
+        pool = await self._ensure()
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(pool, functools.partial(fn, *args, **kwargs))
         except BrokenProcessPool:
-            self._rebuild(pool)  # type: ignore[arg-type]
+            self._rebuild(pool)
             raise
 
     def shutdown(self) -> None:

@@ -127,10 +127,6 @@ class ProtocolClient:
         """The next message of type ``kind``."""
         return await self.next_of(lambda m: m.get("type") == kind)
 
-    async def closed(self) -> None:
-        """Returns when the connection has closed (a spectator's whole life)."""
-        await asyncio.shield(self.reader)
-
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             await self.ws.close()

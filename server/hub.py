@@ -35,7 +35,6 @@ from server.protocol import (
     RoomOptions,
 )
 from server.room import Room, SeatState, game_for
-from server.store import Store
 
 log = logging.getLogger("tablas.server")
 
@@ -53,7 +52,6 @@ class Hub:
 
     def __init__(
         self,
-        store: Store,
         services: RoomServices,
         *,
         seed_factory: SeedFactory | None = None,
@@ -64,7 +62,7 @@ class Hub:
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
     ) -> None:
         """``max_waiting_rooms``: None lifts the cap."""
-        self.store = store
+        self.store = services.store
         self.services = services
         services.check_waiting_cap = self.check_waiting_rooms
         services.subscribed = self._let_go_of_finished

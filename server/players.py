@@ -12,8 +12,9 @@ from __future__ import annotations
 import secrets
 
 from server.connections import Conn, Player, Presence
+from server.errors import ProtocolError
 from server.hub import Hub
-from server.protocol import Hello, ProtocolError, Welcome
+from server.protocol import Hello, Welcome
 from server.store import Store
 
 

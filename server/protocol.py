@@ -22,9 +22,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from engine.search.decision import Level
 from engine.search.scores import Proven
-from server.errors import ERROR_CODES, ErrorCode, ProtocolError
-
-__all__ = ["ERROR_CODES", "ErrorCode", "ProtocolError"]
+from server.errors import ErrorCode, ProtocolError
 
 MsgId = Annotated[str, Field(max_length=128)] | int
 RoomId = Annotated[str, Field(min_length=1, max_length=64)]

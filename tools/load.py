@@ -40,6 +40,7 @@ from pydantic_core import from_json
 from websockets.asyncio.connection import broadcast
 
 from server.app import TablasServer
+from server.bench import lag_probe, percentile
 from server.client import ProtocolClient, Refused
 from server.loop import LOOPS, loop_in_use, quiet_collector
 from server.loop import run as run_on_loop
@@ -47,22 +48,7 @@ from server.protocol import json_text, with_re
 from server.room import Room, SeatState
 from server.store import Store
 
-PROBE_S = 0.010
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
-async def _lag_probe(stop: asyncio.Event, lags: list[float]) -> None:
-    while not stop.is_set():
-        t0 = time.perf_counter()
-        await asyncio.sleep(PROBE_S)
-        lags.append(max(0.0, (time.perf_counter() - t0 - PROBE_S) * 1000))
 
 
 def _raise_nofile() -> int:
@@ -92,8 +78,9 @@ def _proc_memory(pid: int) -> dict[str, float]:
 def _lag_summary(lags: list[float]) -> dict[str, float]:
     if not lags:
         return {"lag_samples": 0}
-    return {"lag_p50_ms": round(_pct(lags, 50), 2), "lag_p99_ms": round(_pct(lags, 99), 2),
-            "lag_max_ms": round(max(lags), 2), "lag_samples": len(lags)}
+    return {"lag_p50_ms": round(percentile(lags, 50), 2),
+            "lag_p99_ms": round(percentile(lags, 99), 2), "lag_max_ms": round(max(lags), 2),
+            "lag_samples": len(lags)}
 
 
 class _GcPauses:
@@ -160,7 +147,7 @@ async def _child_main(start: Any, close: Any, store: Store | None = None) -> Non
     lags: list[float] = []
     stop = asyncio.Event()
     port = await start()
-    probe = asyncio.create_task(_lag_probe(stop, lags))
+    probe = asyncio.create_task(lag_probe(stop, lags))
 
     cpu = [time.process_time(), time.thread_time()]
     pauses = _GcPauses()
@@ -507,7 +494,7 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
     cpu0 = time.process_time()
     rng = random.Random(seed)
     stop = asyncio.Event()
-    probe = asyncio.create_task(_lag_probe(stop, rec.lags))
+    probe = asyncio.create_task(lag_probe(stop, rec.lags))
     tasks: list[Coroutine[Any, Any, None]] = []
     i = 0
     for slot, k in zip(slots, watchers, strict=True):
@@ -603,8 +590,8 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
     def lat(values: list[float]) -> dict[str, float | None]:
         if not values:
             return {"n": 0, "p50_ms": None, "p99_ms": None}
-        return {"n": len(values), "p50_ms": round(_pct(values, 50), 2),
-                "p99_ms": round(_pct(values, 99), 2)}
+        return {"n": len(values), "p50_ms": round(percentile(values, 50), 2),
+                "p99_ms": round(percentile(values, 99), 2)}
 
     moves = sum(int(r["moves"]) for r in results)
     client_cpu = sum(float(r["cpu_s"]) for r in results)
