@@ -34,7 +34,9 @@ from server.edge.http import web_folder
 from server.edge.websocket import BURST, MAX_CONNS_PER_ADDRESS, RATE, Handler
 from server.errors import StartupError
 from server.hub import (
+    ABANDON_AFTER,
     EVICT_IDLE_AFTER,
+    KEEP_ADJOURNED,
     MAX_FINISHED_FOLLOWED,
     MAX_IDLE_ROOMS,
     MAX_WAITING_ROOMS,
@@ -84,21 +86,25 @@ class TablasServer:
         max_finished_followed: int = MAX_FINISHED_FOLLOWED,
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
         max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
+        abandon_after: float | None = ABANDON_AFTER,
+        keep_adjourned: float | None = KEEP_ADJOURNED,
     ) -> None:
         """``clock``: the time rooms see (seconds); ``web``: the page's files (default: the
         package's own, :class:`~server.edge.http.MissingFiles` if they are missing). The
-        limits are the parts' own (None lifts the cap on waiting rooms or connections)."""
+        limits are the parts' own (None lifts the cap on waiting rooms or connections);
+        ``abandon_after`` and ``keep_adjourned`` (seconds; None: never) say when rooms end
+        (contract section 6)."""
         self.store = store
         self.port = 0  # bound by start()
         self.bots = BotPool(bot_workers)
         self.presence = Presence()
         self.services = RoomServices(store, self.bots, self.presence, clock,
-                                     bot_pause=bot_pause)
+                                     bot_pause=bot_pause, abandon_after=abandon_after)
         self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
                        max_finished_followed=max_finished_followed,
-                       max_waiting_rooms=max_waiting_rooms)
+                       max_waiting_rooms=max_waiting_rooms, keep_adjourned=keep_adjourned)
         self.lobby = Lobby(self.hub)
         self.players = Players(store, self.presence, self.hub)
         handlers: dict[type[Any], Handler] = {
@@ -115,9 +121,8 @@ class TablasServer:
                          max_conns_per_address=max_conns_per_address)
 
     async def start(self, host: str, port: int) -> int:
-        """Loads the rooms to resume and listens on ``host:port`` (0: any free port); the
-        port actually bound."""
-        await self.hub.load_rooms()
+        """Listens on ``host:port`` (0: any free port) and starts the hub's background work
+        (rooms are loaded when named, :mod:`server.hub`); the port actually bound."""
         self.port = await self.edge.start(host, port)
         self.hub.start()
         return self.port
@@ -135,7 +140,9 @@ class TablasServer:
 
 async def run(host: str, port: int, db: str, bot_workers: int | None,
               allow_origins: Sequence[str] | None = None,
-              max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS) -> None:
+              max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
+              abandon_after: float | None = ABANDON_AFTER,
+              keep_adjourned: float | None = KEEP_ADJOURNED) -> None:
     """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully (with the
     garbage collector as :func:`server.loop.quiet_collector` sets it for serving)."""
     import signal
@@ -144,7 +151,8 @@ async def run(host: str, port: int, db: str, bot_workers: int | None,
         web = web_folder()  # a broken install stops here, before anything starts
         store = await Store.open(db)
         server = TablasServer(store, bot_workers, web=web, allow_origins=allow_origins,
-                              max_conns_per_address=max_conns_per_address)
+                              max_conns_per_address=max_conns_per_address,
+                              abandon_after=abandon_after, keep_adjourned=keep_adjourned)
         try:
             await server.start(host, port)
         except OSError as e:

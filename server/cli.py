@@ -182,6 +182,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         per_address = MAX_CONNS_PER_ADDRESS
     elif per_address < 0:
         raise CliError("--max-conns-per-address must be 0 (no limit) or more")
+    if not args.abandon_after >= 0:  # also refuses nan
+        raise CliError("--abandon-after must be 0 (rooms never end) or more seconds")
+    if not args.keep_adjourned >= 0:
+        raise CliError("--keep-adjourned must be 0 (kept for ever) or more days")
     try:
         loop = loop_in_use(args.loop)
     except ImportError:
@@ -198,7 +202,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.getLogger("tablas.server").info("event loop: %s", loop)
     try:
         run_on_loop(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin,
-                        per_address or None), loop)
+                        per_address or None, abandon_after=args.abandon_after or None,
+                        keep_adjourned=args.keep_adjourned * 86400 or None), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except StartupError as e:
@@ -263,6 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-conns-per-address", type=int, default=None, metavar="N",
                    help="open WebSockets allowed per client address (default: 64; "
                         "0: no limit, e.g. behind a proxy that connects for everyone)")
+    p.add_argument("--abandon-after", type=float, default=120.0, metavar="S",
+                   help="seconds without a connection after which a person is absent: their "
+                        "game is won by the present player or adjourned, their waiting room "
+                        "closed (default: 120; 0: rooms never end)")
+    p.add_argument("--keep-adjourned", type=float, default=30.0, metavar="DAYS",
+                   help="days an adjourned game waits to be resumed before it ends as "
+                        "expired (default: 30; 0: for ever)")
     p.add_argument("--loop", choices=LOOPS, default="auto",
                    help="the event loop (default auto: uvloop when installed, else asyncio)")
     p.set_defaults(run=cmd_serve)

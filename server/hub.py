@@ -2,11 +2,18 @@
 store when it is not in memory), open new ones, and let idle ones go.
 
 Memory follows the rooms that are live, not the server's history. A room nobody follows, whose
-players are gone (it is finished, waiting with nobody seated, or everyone seated in it is
-offline), leaves memory once it has not been used for ``evict_idle_after`` seconds (of the
-injected clock), or sooner, least recently used first, while more than ``max_idle_rooms`` such
-rooms wait for it; the store still has it, and the next command that names it loads it again.
-A starting server loads only the games in play and the waiting rooms someone sits in.
+people are gone (its game is over, adjourned or closed), leaves memory once it has not been
+used for ``evict_idle_after`` seconds (of the injected clock), or sooner, least recently used
+first, while more than ``max_idle_rooms`` such rooms wait for it; the store still has it, and
+the next command that names it loads it again.
+
+A starting server loads no room before it answers: a player's ``hello`` loads their rooms, a
+``join`` or ``spectate`` the room it names, and a task in the background the games that play
+on by themselves (no person in them, or absent people's seats go to bots). The other rooms
+still live on disk are those whose people have not come back: ``abandon_after`` seconds after
+the start they are adjourned (games) or closed (waiting rooms) on disk, as their owners would
+have done (:meth:`Hub.settle_backlog`). Adjourned games nobody resumes end after
+``keep_adjourned`` seconds (:meth:`Hub.expire_adjourned`).
 
 Whenever a connection subscribes to a room, it stops following all but the last
 ``max_finished_followed`` finished rooms it subscribed to (each let go of with an unprompted
@@ -17,15 +24,16 @@ memory until it hangs up.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from server.connections import Conn
 from server.dice import SeedFactory
 from server.errors import RoomError
-from server.live_room import LiveRoom, PresenceChanged, RoomCommand, RoomServices
+from server.live_room import Expire, LiveRoom, PresenceChanged, RoomCommand, RoomServices
 from server.protocol import (
     BotSeat,
     CreateRoom,
@@ -34,7 +42,7 @@ from server.protocol import (
     RoomCreated,
     RoomOptions,
 )
-from server.room import Room, SeatState, game_for
+from server.room import Room, SeatState, Status, game_for
 
 log = logging.getLogger("tablas.server")
 
@@ -45,6 +53,10 @@ MAX_FINISHED_FOLLOWED = 2  # finished rooms one connection follows at most
 # for 8,000).
 SWEEP_EVERY = 5.0
 MAX_WAITING_ROOMS = 20  # per player
+ABANDON_AFTER = 120.0  # seconds without a connection after which a person is absent
+KEEP_ADJOURNED = 30 * 86400.0  # seconds an adjourned game waits to be resumed
+EXPIRE_EVERY = 3600.0  # how often (real seconds) adjourned games are looked at for expiry
+EXPIRE_BATCH = 500  # adjourned games ended per write
 
 
 class Hub:
@@ -60,11 +72,14 @@ class Hub:
         max_idle_rooms: int = MAX_IDLE_ROOMS,
         max_finished_followed: int = MAX_FINISHED_FOLLOWED,
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
+        keep_adjourned: float | None = None,
     ) -> None:
-        """``max_waiting_rooms``: None lifts the cap."""
+        """``max_waiting_rooms``: None lifts the cap; ``keep_adjourned``: seconds an adjourned
+        game waits to be resumed (None: for ever)."""
         self.store = services.store
         self.services = services
         services.check_waiting_cap = self.check_waiting_rooms
+        services.waiting_for = self.waits_for
         services.subscribed = self._let_go_of_finished
         self.seed_factory = seed_factory
         self.evict_idle_after = evict_idle_after
@@ -72,11 +87,16 @@ class Hub:
         self.max_idle_rooms = max_idle_rooms
         self.max_finished_followed = max_finished_followed
         self.max_waiting_rooms = max_waiting_rooms
+        self.keep_adjourned = keep_adjourned
         self.rooms: dict[str, LiveRoom] = {}
-        # Ids of the rooms that were waiting when last looked at (a room never waits again
-        # once it starts): the cap on waiting rooms looks at these, not at every room.
-        self._waiting: set[str] = set()
-        self._sweeper: asyncio.Task[None] | None = None
+        # For each player, the rooms that waited for them when last looked at (opened by them
+        # or with them seated; a room never waits again once it starts): the cap on waiting
+        # rooms looks at a player's own, not at every room.
+        self._waiting_of: dict[str, set[str]] = {}
+        # Rooms whose status is being changed on disk, not in memory: loading one waits.
+        self._settling: set[str] = set()
+        self._settled = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
 
     # --- finding and loading -------------------------------------------------------------
 
@@ -99,6 +119,8 @@ class Hub:
         await live.run(msg, conn)
 
     async def _load(self, room_id: str) -> LiveRoom | None:
+        while room_id in self._settling:
+            await self._settled.wait()
         record = await self.store.load_room(room_id)
         if record is None:
             return None
@@ -120,18 +142,75 @@ class Hub:
             log.exception("room %s could not be reloaded; it stays on disk", room_id)
             return False
 
-    async def load_rooms(self) -> int:
-        """At start: every game in play and every waiting room someone sits in, replaying its
-        moves; bots to move think again. The number loaded."""
+    async def resume_alone(self) -> int:
+        """The games that play on by themselves (no person in them, or absent people's seats
+        go to bots), loaded so that their bots go on; the number loaded."""
         n = 0
-        for room_id in await self.store.rooms_to_resume():
-            n += await self.reload(room_id)
+        for room_id, status, alone in await self.store.live_rooms():
+            if status == "playing" and alone:
+                n += await self.reload(room_id)
         return n
+
+    async def settle_backlog(self) -> int:
+        """The live rooms on disk that nobody has named since the server started (call it
+        ``abandon_after`` seconds after the start): their people are absent, so their games
+        are adjourned and their waiting rooms closed, on disk, in one write. The number."""
+        now = self.services.clock()
+        changes: list[tuple[str, Status]] = [
+            (room_id, "adjourned" if status == "playing" else "closed")
+            for room_id, status, alone in await self.store.live_rooms()
+            if room_id not in self.rooms and not (alone and status == "playing")]
+        async with self._on_disk([r for r, _ in changes]):
+            await self.store.set_statuses(changes, now)
+        if changes:
+            log.info("%d rooms nobody came back to since the start: adjourned or closed",
+                     len(changes))
+        return len(changes)
+
+    async def expire_adjourned(self) -> int:
+        """Ends the games adjourned more than ``keep_adjourned`` seconds ago (reason
+        ``expired``, no winner); one in memory goes through its owner. The number ended."""
+        if self.keep_adjourned is None:
+            return 0
+        now = self.services.clock()
+        n = 0
+        while True:
+            due = await self.store.adjourned_before(now - self.keep_adjourned, EXPIRE_BATCH)
+            on_disk = [r for r in due if r not in self.rooms]
+            for room_id in due:
+                if (live := self.rooms.get(room_id)) is not None:
+                    await live.run(Expire())
+            async with self._on_disk(on_disk):
+                await self.store.expire(on_disk, now)
+            n += len(due)
+            if len(due) < EXPIRE_BATCH:
+                return n
+
+    @contextlib.asynccontextmanager
+    async def _on_disk(self, room_ids: Iterable[str]) -> AsyncIterator[None]:
+        """While the body changes ``room_ids`` on disk (rooms not in memory), loading one of
+        them waits, so that nobody loads it as it was."""
+        ids = set(room_ids)
+        self._settling |= ids
+        try:
+            yield
+        finally:
+            self._settling -= ids
+            # Wakes every waiting loader (each looks again); the next waiters wait anew.
+            self._settled.set()
+            self._settled.clear()
 
     def _add(self, live: LiveRoom) -> None:
         self.rooms[live.room_id] = live
-        if live.room.status == "waiting":
-            self._waiting.add(live.room_id)
+        room = live.room
+        if room.status == "waiting":
+            for pid in {room.created_by, *(s.player_id for s in room.seats)}:
+                if pid is not None:
+                    self.waits_for(pid, live.room_id)
+
+    def waits_for(self, player_id: str, room_id: str) -> None:
+        """``room_id``, waiting, counts against ``player_id``'s cap from now on."""
+        self._waiting_of.setdefault(player_id, set()).add(room_id)
 
     def in_memory(self, room_ids: Iterable[str]) -> list[LiveRoom]:
         """Those of ``room_ids`` that are in memory."""
@@ -173,7 +252,7 @@ class Hub:
         room_id = self._new_room_id()
         seed = self.seed_factory() if self.seed_factory is not None else None
         room = Room(room_id, game_id, options, seats, clock=self.services.clock, seed=seed,
-                    room_options=room_options)
+                    room_options=room_options, created_by=conn.player.id)
         if join_seat is not None:
             if room.seats[join_seat].kind != "human":
                 raise RoomError("seat_taken", f"seat {join_seat} is a bot's")
@@ -184,11 +263,12 @@ class Hub:
             self.check_waiting_rooms(conn.player.id)
         await self.store.create_room(
             room_id, room.game_id, room.options, room.seats, room.status, room.seed,
-            room.opening_rolls, room.created_at, room.room_options,
+            room.opening_rolls, room.created_at, room.room_options, room.created_by,
         )
         seated = bool(room.seats_of(conn.player.id))
-        live = LiveRoom(room, self.services, host=None if seated else conn.player.id)
+        live = LiveRoom(room, self.services)
         self._add(live)
+        self.services.presence.seated(conn.player.id, room_id)  # the creator's absence counts
         live.subscribe(conn, spectator=not seated)
         conn.send(RoomCreated(re=re, room_id=room_id))
         conn.send(live.snapshot_for(conn, re))
@@ -208,19 +288,23 @@ class Hub:
     # --- the cap on waiting rooms --------------------------------------------------------
 
     def check_waiting_rooms(self, player_id: str) -> None:
-        """Refuses one more waiting room for ``player_id`` past ``max_waiting_rooms`` (a
-        waiting room someone sits in never leaves memory while they are online, so all of
-        theirs are here; a vacant one counts for its host until it leaves)."""
+        """Refuses one more waiting room for ``player_id`` past ``max_waiting_rooms``: those
+        they opened (seated in them or not) or sit in. A waiting room stays in memory while
+        its creator is around, and a returning player's are loaded by their ``hello``, so
+        all of theirs are here; only theirs are looked at."""
         cap = self.max_waiting_rooms
         if cap is None:
             return
         n = 0
-        for room_id in list(self._waiting):
+        mine = self._waiting_of.get(player_id, set())
+        for room_id in list(mine):
             live = self.rooms.get(room_id)
-            if live is None or live.room.status != "waiting":
-                self._waiting.discard(room_id)
-            elif live.waits_for(player_id):
+            if live is None or live.room.status != "waiting" or not live.waits_for(player_id):
+                mine.discard(room_id)
+            else:
                 n += 1
+        if not mine:
+            self._waiting_of.pop(player_id, None)
         if n >= cap:
             raise RoomError("bad_request", (
                 f"{n} rooms of yours are waiting for an opponent (at most {cap}): leave one"
@@ -244,18 +328,39 @@ class Hub:
             live.unsubscribe(conn)
 
     async def presence_changed(self, player_id: str, rooms: Iterable[LiveRoom]) -> None:
-        """A player came online or went offline: of ``rooms``, those where they sit in a game
-        not over see a fresh ``connected`` flag, and the grace period before a room whose
-        players are all away leaves memory starts now."""
+        """A player came online or went offline: of ``rooms``, those their coming and going
+        concerns (:meth:`LiveRoom.concerns`) see a fresh ``connected`` flag and time their
+        absence."""
         for live in rooms:
-            if live.room.status != "finished" and live.room.seats_of(player_id):
+            if live.concerns(player_id):
                 await live.run(PresenceChanged())
 
     # --- letting idle rooms go -----------------------------------------------------------
 
     def start(self) -> None:
-        """Starts looking for idle rooms every ``sweep_every`` seconds."""
-        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_loop())
+        """Starts the background work: idle rooms looked for every ``sweep_every`` seconds,
+        the games that play by themselves loaded, the backlog of rooms nobody came back to
+        settled after ``abandon_after``, adjourned games expired every hour."""
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._sweep_loop()),
+                       loop.create_task(self._background(self.resume_alone, "resuming games")),
+                       loop.create_task(self._lifecycle_loop())]
+
+    async def _background(self, job: Callable[[], Awaitable[int]], what: str) -> None:
+        try:
+            await job()
+        except Exception:
+            log.exception("%s failed", what)
+
+    async def _lifecycle_loop(self) -> None:
+        after = self.services.abandon_after
+        if after is None:
+            return
+        await asyncio.sleep(after)
+        await self._background(self.settle_backlog, "settling the rooms nobody came back to")
+        while not self.services.closing:
+            await self._background(self.expire_adjourned, "expiring adjourned games")
+            await asyncio.sleep(EXPIRE_EVERY)
 
     async def _sweep_loop(self) -> None:
         while not self.services.closing:
@@ -286,8 +391,8 @@ class Hub:
 
     def stop(self) -> None:
         """No more sweeps, bots or timers (the services say ``closing``)."""
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        for task in self._tasks:
+            task.cancel()
         for live in self.rooms.values():
             live.stop()
 

@@ -12,11 +12,15 @@ the room's lock, in this order:
 3. **commit**: the prepared change becomes part of the ``Room`` in memory;
 4. **send**: the update or the fresh snapshot goes to every follower, the asker's copy
    carrying ``re``;
-5. **reschedule**: the timer (clocks, absent players) and the bot's next move.
+5. **reschedule**: the timer (clocks, absent people) and the bot's next move.
 
 So every message anyone receives describes a state already on disk, every follower sees a
 room's messages in order, and the room's life is decided in one place. The bot and the timer
 are tasks of the room that come back through the same door (:class:`BotMove`, :class:`Tick`).
+
+The timer also ends rooms people have left (contract section 6, :meth:`Room.due`): after the
+server's ``abandon_after`` a game is won by the present person or adjourned, a waiting room
+closed. Until then a room waiting or in play stays in memory; after it, it may leave.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from server.protocol import (
     json_text,
     with_re,
 )
-from server.room import Action, BotJob, Flagged, Pending, Room, SeatChange
+from server.room import LIVE, Action, BotJob, Flagged, Lapse, Pending, Room, SeatChange
 
 if TYPE_CHECKING:
     from server.bots import BotPool
@@ -72,12 +76,17 @@ class Tick:
 
 @dataclass(frozen=True, slots=True)
 class PresenceChanged:
-    """A player seated here came online or went offline."""
+    """A player seated here (or its creator, while it waits) came online or went offline."""
 
 
-# A player's command, from a client message; the room's own tasks send the others.
+@dataclass(frozen=True, slots=True)
+class Expire:
+    """The game has been adjourned too long: it ends without a winner (``expired``)."""
+
+
+# A player's command, from a client message; the room's own tasks and the hub send the others.
 RoomCommand = Join | Spectate | Leave | Move | Resign | HandToBot | Chat
-Command = RoomCommand | BotMove | Tick | PresenceChanged
+Command = RoomCommand | BotMove | Tick | PresenceChanged | Expire
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +95,11 @@ class Ending:
 
     outcome: Outcome
     clocks: list[int] | None
+
+
+# What the owner persists, then commits: a move, a seat change, the end of a game without a
+# move, a change of status without one.
+Change = Pending | SeatChange | Ending | Lapse
 
 
 @dataclass
@@ -97,18 +111,22 @@ class RoomServices:
     bots: BotPool
     presence: Presence
     clock: Callable[[], float]
-    # Refuses one more waiting room for a player past the cap (the hub counts them).
+    # Refuses one more waiting room for a player past the cap (the hub counts them), and is
+    # told of a room that now waits for a player (player id, room id).
     check_waiting_cap: Callable[[str], None] = lambda _player_id: None
+    waiting_for: Callable[[str, str], None] = lambda _player_id, _room_id: None
     # A connection has just subscribed to a room: the hub lets go of its old finished ones.
     subscribed: Callable[[Conn], None] = lambda _conn: None
     bot_pause: float = 0.0  # seconds a bot waits before its move is played (for people)
+    # Seconds without a connection after which a person is absent (None: rooms never end).
+    abandon_after: float | None = None
     closing: bool = False  # the server is shutting down: no new bot or timer tasks
 
 
 class LiveRoom:
     """One room in memory and everything that happens to it."""
 
-    def __init__(self, room: Room, services: RoomServices, host: str | None = None) -> None:
+    def __init__(self, room: Room, services: RoomServices) -> None:
         self.room = room
         self.services = services
         self.lock = asyncio.Lock()
@@ -121,9 +139,6 @@ class LiveRoom:
         # The time (the services' clock) of the room's last use: the grace period before it
         # may leave memory runs from it.
         self.touched = services.clock()
-        # The creator of a room created without a seat for them, until someone takes a seat:
-        # the room counts against their cap on waiting rooms meanwhile (not persisted).
-        self.host = host
 
     @property
     def room_id(self) -> str:
@@ -160,15 +175,18 @@ class LiveRoom:
                 if (room.status == "waiting" and room.open_seats > 1
                         and not self.waits_for(player.id)):
                     self.services.check_waiting_cap(player.id)  # the room goes on waiting
-                change = room.prepare_join(player.id, player.name, command.seat)
+                change: SeatChange | Lapse | None = room.prepare_resume(player.id)
+                if change is None:
+                    change = room.prepare_join(player.id, player.name, command.seat)
                 if change is not None:
                     await self._persist(change)
-                    self.host = None
                 self.subscribe(conn, spectator=False)
                 if change is not None:
                     self._commit(change, conn, command.id)
                 else:
                     conn.send(self.snapshot_for(conn, command.id))
+                if room.status == "waiting":
+                    self.services.waiting_for(player.id, self.room_id)
             case Spectate():
                 assert conn is not None
                 self.subscribe(conn, spectator=not room.seats_of(conn.player_id))
@@ -179,6 +197,9 @@ class LiveRoom:
                 change = room.prepare_leave(conn.player.id)
                 if change is not None:
                     await self._apply(change)
+                if room.vacant and room.created_by == conn.player.id:
+                    # The host leaves their own empty table: nobody is left to wait for.
+                    await self._apply(Lapse("closed", self.services.clock()))
                 conn.send(Left(re=command.id, room_id=room.room_id))
             case Resign():
                 assert conn is not None
@@ -197,14 +218,17 @@ class LiveRoom:
             case PresenceChanged():
                 self.touched = self.services.clock()
                 self._send_snapshot()
+            case Expire():
+                if room.status == "adjourned":
+                    await self._apply(Ending(Outcome(None, 0, "expired"), room.live_clocks()))
 
-    async def _apply(self, change: Pending | SeatChange | Ending, answer: Conn | None = None,
+    async def _apply(self, change: Change, answer: Conn | None = None,
                      re: str | int | None = None) -> None:
         """Persist, then commit and send (the caller holds the lock)."""
         await self._persist(change)
         self._commit(change, answer, re)
 
-    async def _persist(self, change: Pending | SeatChange | Ending) -> None:
+    async def _persist(self, change: Change) -> None:
         store, room = self.services.store, self.room
         match change:
             case Pending():
@@ -219,8 +243,10 @@ class LiveRoom:
             case Ending():
                 await store.record_result(room.room_id, change.outcome, change.clocks,
                                           self.services.clock())
+            case Lapse():
+                await store.set_status(room.room_id, change.status, change.at)
 
-    def _commit(self, change: Pending | SeatChange | Ending, answer: Conn | None = None,
+    def _commit(self, change: Change, answer: Conn | None = None,
                 re: str | int | None = None) -> None:
         """Makes a persisted change part of the room and tells its followers."""
         room = self.room
@@ -242,16 +268,26 @@ class LiveRoom:
             case Ending():
                 room.finish(change.outcome, change.clocks)
                 self._game_over()
+            case Lapse(status="playing"):
+                room.commit_lapse(change)
+                for s in room.seats:  # their going offline concerns the room again
+                    if s.player_id is not None:
+                        self.services.presence.seated(s.player_id, self.room_id)
+            case Lapse():
+                room.commit_lapse(change)
+                self._game_over()
         if answer is not None and answer not in self.conns:
             answer.send(self.snapshot_for(answer, re))
         self._send_snapshot(answer, re)
 
     def _game_over(self) -> None:
-        """The game has just ended: the grace period before the room may leave memory starts,
-        and its players' comings and goings no longer concern it."""
+        """The game has just ended, been adjourned or closed: the grace period before the room
+        may leave memory starts, and its people's comings and goings no longer concern it."""
         self.touched = self.services.clock()
+        room = self.room
         self.services.presence.game_over(
-            self.room_id, [s.player_id for s in self.room.seats if s.player_id is not None])
+            self.room_id, {p for p in (room.created_by, *(s.player_id for s in room.seats))
+                           if p is not None})
 
     async def _chat(self, conn: Conn, msg: Chat) -> None:
         assert conn.player is not None
@@ -290,19 +326,33 @@ class LiveRoom:
         self.touched = self.services.clock()  # the grace period before eviction starts now
 
     def waits_for(self, player_id: str) -> bool:
-        """Whether this room, waiting, counts against ``player_id``'s cap."""
-        return self.host == player_id or bool(self.room.seats_of(player_id))
+        """Whether this room, waiting, counts against ``player_id``'s cap: they opened it (a
+        vacant room counts for its creator until it starts or closes) or sit in it."""
+        room = self.room
+        return room.created_by == player_id or bool(room.seats_of(player_id))
+
+    def concerns(self, player_id: str) -> bool:
+        """Whether ``player_id``'s coming and going matters here: they sit in its game, or
+        opened it and it waits."""
+        room = self.room
+        return room.status in LIVE and (
+            bool(room.seats_of(player_id))
+            or (room.status == "waiting" and room.created_by == player_id))
 
     def evictable(self) -> bool:
-        """Whether the room may leave memory: nobody follows it, its players are gone (it is
-        finished, or nobody seated in it is online), and no write or task of its is under
-        way. The store keeps it; the next command that names it loads it again."""
+        """Whether the room may leave memory: nobody follows it, its people are gone (the
+        game is over, adjourned or closed; without an ``abandon_after``, also a live room
+        nobody seated in is online), and no write or task of its is under way. The store
+        keeps it; the next command that names it loads it again."""
         if self.conns or self.spectators:
             return False
-        connected = self.services.presence.connected
-        if self.room.status != "finished" and any(
-                s.player_id is not None and connected(s.player_id) for s in self.room.seats):
-            return False
+        room = self.room
+        if room.status in LIVE:
+            if self.services.abandon_after is not None:
+                return False  # the timer ends it once its people are absent
+            connected = self.services.presence.connected
+            if any(s.player_id is not None and connected(s.player_id) for s in room.seats):
+                return False
         # A held lock is a write in progress; a task still running would go on with a room
         # nobody can reach any more.
         return not self.lock.locked() and all(
@@ -375,9 +425,9 @@ class LiveRoom:
         room = self.room
         room.sync_presence(self.services.presence.connected)
         self._wake.set()
-        if room.status != "playing" or (
-            room.remaining is None and room.room_options.abandon_to_bot_after_ms is None
-        ):
+        timed = room.remaining is not None or room.room_options.abandon_to_bot_after_ms \
+            is not None or self.services.abandon_after is not None
+        if room.status not in LIVE or not timed:
             return
         if self.timer_task is None or self.timer_task.done():
             self.timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
@@ -386,9 +436,10 @@ class LiveRoom:
         try:
             while not self.services.closing:
                 room = self.room
-                waits = [w for w in (room.seconds_to_flag(), room.seconds_to_abandon())
-                         if w is not None]
-                if room.status != "playing" or not waits:
+                after = self.services.abandon_after
+                waits = [w for w in (room.seconds_to_flag(), room.seconds_to_abandon(),
+                                     room.seconds_to_due(after)) if w is not None]
+                if room.status not in LIVE or not waits:
                     return
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
@@ -402,7 +453,7 @@ class LiveRoom:
 
     async def _tick(self) -> None:
         room = self.room
-        if room.status != "playing":
+        if room.status not in LIVE:
             return
         flagged = room.flag_fall()
         if flagged is not None:
@@ -411,6 +462,11 @@ class LiveRoom:
         room.sync_presence(self.services.presence.connected)
         for seat in room.abandoned():
             await self._apply(room.prepare_hand_to_bot(seat, "medium", "abandoned"))
+        due = room.due(self.services.abandon_after)
+        if isinstance(due, Lapse):
+            await self._apply(due)
+        elif due is not None:
+            await self._apply(Ending(due, room.live_clocks()))
 
     def _kick_bot(self) -> None:
         if self.services.closing or self.room.bot_to_move() is None:

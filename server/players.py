@@ -2,9 +2,10 @@
 player's coming and going is told to the rooms they sit in.
 
 A token is a secret: the store keeps only its hash, and only its owner's ``welcome`` carries
-it. A returning player's seats are read from the store (their rooms may have left memory);
-their waiting rooms come back at once (they are the player's open tables in the lobby, and
-count for the cap on waiting rooms), games in play are loaded when named.
+it. A returning player's seats are read from the store (their rooms may have left memory, or
+never been loaded since a restart); their rooms waiting or in play come back at once (their
+open tables are in the lobby again and count for the cap on waiting rooms, their games are
+timed again), adjourned games when they join them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from server.connections import Conn, Player, Presence
 from server.errors import ProtocolError
 from server.hub import Hub
 from server.protocol import Hello, Welcome
+from server.room import LIVE
 from server.store import Store
 
 
@@ -41,15 +43,18 @@ class Players:
             if found[1] != msg.name:
                 await self.store.touch_player(player.id, player.name)
         held = [] if msg.token is None else await self.store.seats_held(player.id)
-        for room_id in dict.fromkeys(r for r, _, status in held if status == "waiting"):
+        opened = [] if msg.token is None else await self.store.waiting_rooms_opened_by(player.id)
+        live_ids = [r for r, _, status in held if status in LIVE]
+        for room_id in dict.fromkeys(live_ids + opened):
             await self.hub.reload(room_id)
-        held_ids = {r for r, _, _ in held}
+        held_ids = {r for r, _, _ in held} | set(opened)
         seated_in = self.hub.in_memory(held_ids)
         for live in seated_in:
             live.room.rename(player.id, player.name)
         first = self.presence.arrive(conn, player, held_ids)
         conn.send(Welcome(re=msg.id, player_id=player.id, name=player.name, token=token,
-                          seats=[{"room_id": r, "seat": seat} for r, seat, _ in held]))
+                          seats=[{"room_id": r, "seat": seat, "status": status}
+                                 for r, seat, status in held]))
         if first:
             await self.hub.presence_changed(player.id, seated_in)
 

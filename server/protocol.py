@@ -82,6 +82,7 @@ SeatSpec = Annotated[HumanSeat | BotSeat, Field(discriminator="kind")]
 
 
 MAX_CLOCK_MS = 24 * 3600 * 1000
+MIN_CLOCK_MS = 10_000  # contract section 6: a clock gives each side at least 10 seconds
 
 
 class ClockSpec(BaseModel):
@@ -116,6 +117,14 @@ class CreateRoom(ClientMessage):
     clock: ClockSpec | None = Field(default=None, description="additive: see RoomOptions")
     abandon_to_bot_after_ms: Annotated[int, Field(ge=1, le=MAX_CLOCK_MS)] | None = Field(
         default=None, description="additive: see RoomOptions")
+
+    @field_validator("clock")
+    @classmethod
+    def _clock(cls, v: ClockSpec | None) -> ClockSpec | None:
+        # On the request only: rooms stored with a shorter clock still load.
+        if v is not None and v.base_ms < MIN_CLOCK_MS:
+            raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
+        return v
 
     def room_options(self) -> RoomOptions:
         return RoomOptions(show_analysis=self.show_analysis, clock=self.clock,
@@ -280,6 +289,10 @@ def with_re(text: str, re: str | int | None) -> str:
     return '{"re":' + (str(re) if type(re) is int else json_text(re)) + "," + text[1:]
 
 
+# "adjourned" and "closed": contract section 6 (server/room.py says when).
+RoomStatus = Literal["waiting", "playing", "finished", "adjourned", "closed"]
+
+
 class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -313,9 +326,11 @@ class RoomSummary(BaseModel):
 
     room_id: str
     game: str
-    status: Literal["waiting", "playing", "finished"]
+    status: RoomStatus
     seats: list[SeatSummary]
     spectators: int
+    room_options: RoomOptions = Field(
+        default_factory=RoomOptions, description="additive: the room's options (its clock)")
 
 
 class Roll(BaseModel):
@@ -334,7 +349,8 @@ class Welcome(ServerMessage):
     token: str
     seats: list[JSONObject] = Field(
         default_factory=list,
-        description="additive: [{room_id, seat}] seats held in unfinished rooms",
+        description="additive: [{room_id, seat, status}] seats held in rooms waiting,"
+                    " playing or adjourned",
     )
 
 
@@ -349,7 +365,7 @@ class RoomSnapshot(ServerMessage):
     game: str
     options: JSONObject
     seats: list[SeatView]
-    status: Literal["waiting", "playing", "finished"]
+    status: RoomStatus
     ply: int
     to_move: Seat | None
     state: JSONObject
@@ -377,7 +393,7 @@ class Update(ServerMessage):
     state: JSONObject
     to_move: Seat | None
     legal_moves: list[JSONObject]
-    status: Literal["waiting", "playing", "finished"]
+    status: RoomStatus
     result: Result | None
     dice: list[int] | None = Field(default=None, description="additive: the roll this caused")
     clocks: list[int] | None = Field(

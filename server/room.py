@@ -17,6 +17,13 @@ Room options (:class:`~server.protocol.RoomOptions`, not the game's): a chess cl
 (each action costs the time since the previous one, then earns the increment; the seat whose
 time runs out loses on ``timeout``), and handing a seat to a bot, by its holder or after its
 player has been away ``abandon_to_bot_after_ms``. Every time is read from the injected clock.
+
+Rooms end (contract section 6): a person is *absent* once they have had no connection for the
+server's ``abandon_after`` seconds. :meth:`Room.due` says what that makes of the room: a game
+whose absent player faces a present person is won by that person (``abandoned``); a game with
+no person present is ``adjourned`` (resumed when one of its players joins, :meth:`resume`); a
+waiting room whose creator is absent is ``closed``. A :class:`Lapse` carries such a change of
+status, prepared and committed like the others.
 """
 
 from __future__ import annotations
@@ -37,12 +44,16 @@ from server.errors import ErrorCode, RoomError
 from server.protocol import (
     RoomOptions,
     RoomSnapshot,
+    RoomStatus,
     RoomSummary,
     SeatSummary,
     Update,
 )
 
-Status = Literal["waiting", "playing", "finished"]
+Status = RoomStatus
+# The statuses of a room people can still join or watch play: the lobby lists these, and a
+# room in one of them stays in memory until the absence of its people ends it.
+LIVE: frozenset[Status] = frozenset({"waiting", "playing"})
 Dice = tuple[int, int]
 Clock = Callable[[], float]
 
@@ -113,6 +124,15 @@ class SeatChange:
     state: Any
     started_at: float | None  # when the game started, if this starts it
     handover: Handover | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lapse:
+    """A change of status without a move: ``adjourned`` or ``playing`` again (a game), or
+    ``closed`` (a waiting room), at ``at``. Persist it, then :meth:`Room.commit_lapse`."""
+
+    status: Status
+    at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +210,8 @@ class Room:
         seed: bytes | None = None,
         created_at: float | None = None,
         room_options: RoomOptions | None = None,
+        created_by: str | None = None,
+        status_at: float | None = None,
     ) -> None:
         if len(seats) != 2:
             raise RoomError("bad_request", "a room has exactly two seats")
@@ -227,8 +249,14 @@ class Room:
             None if clock_spec is None else [clock_spec.base_ms, clock_spec.base_ms]
         )
         self.turn_started: float | None = None
-        # Since when each seat's player has been disconnected (while the game is played).
+        # Since when each seat's player has been disconnected (while the game is played),
+        # and the creator (while the room waits).
         self.away_since: list[float | None] = [None, None]
+        self.creator_away_since: float | None = None
+        # Who opened the room (a waiting room lives while they are around), and when it was
+        # adjourned or closed.
+        self.created_by = created_by
+        self.status_at = status_at
 
     # --- reading -------------------------------------------------------------------------
 
@@ -392,6 +420,7 @@ class Room:
                 for i, s in enumerate(self.seats)
             ],
             spectators=spectators,
+            room_options=self.room_options,
         )
 
     # --- seats ---------------------------------------------------------------------------
@@ -400,6 +429,8 @@ class Room:
                      ) -> SeatChange | None:
         """Taking ``seat`` (or the first open one), and the start of the game if it fills the
         last; None when the player holds it already (or any seat, when none is named)."""
+        if self.status == "closed":
+            self._check_not_over()
         held = self.seats_of(player_id)
         if seat is None:
             if held:
@@ -435,8 +466,18 @@ class Room:
             raise RoomError("bad_request", f"seat must be 0 or 1, got {seat}")
         if player_id is None or self.seats[seat].player_id != player_id:
             raise RoomError("not_seated", f"you do not hold seat {seat} of room {self.room_id}")
+        self._check_not_over()
+
+    def _check_not_over(self) -> None:
+        """Refuses an act in a room whose game is over or closed (``game_over``), or
+        adjourned (it is resumed by joining it)."""
         if self.status == "finished":
             raise RoomError("game_over", f"the game in room {self.room_id} is over")
+        if self.status == "closed":
+            raise RoomError("game_over", f"room {self.room_id} is closed: its creator left")
+        if self.status == "adjourned":
+            raise RoomError("bad_request", f"the game in room {self.room_id} is adjourned:"
+                            " join the room to resume it")
 
     def prepare_hand_to_bot(self, seat: int, level: Level, reason: str) -> SeatChange:
         """Seat ``seat`` becoming a bot's (a waiting room whose seats are all filled then
@@ -559,7 +600,8 @@ class Room:
     # --- presence and bots taking over ---------------------------------------------------
 
     def sync_presence(self, connected: Callable[[str], bool], now: float | None = None) -> None:
-        """Notes since when each seated player has been away (only while the game is played)."""
+        """Notes since when each seated player has been away (while the game is played) and
+        the creator (while the room waits; a room without a known creator counts as left)."""
         now = self.clock() if now is None else now
         for i, s in enumerate(self.seats):
             away = (self.status == "playing" and s.kind == "human" and s.player_id is not None
@@ -568,6 +610,79 @@ class Room:
                 self.away_since[i] = None
             elif self.away_since[i] is None:
                 self.away_since[i] = now
+        creator_away = self.status == "waiting" and (
+            self.created_by is None or not connected(self.created_by))
+        if not creator_away:
+            self.creator_away_since = None
+        elif self.creator_away_since is None:
+            self.creator_away_since = now
+
+    def due(self, abandon_after: float | None, now: float | None = None) -> Outcome | Lapse | None:
+        """What the absence of people makes of the room at ``now`` (contract section 6), from
+        the presence last noted by :meth:`sync_presence`: a win for the present person over an
+        absent one, the game adjourned (no person present), the waiting room closed (its
+        creator absent); None: nothing yet, or ``abandon_after`` is None (rooms never end).
+        A room with ``abandon_to_bot_after_ms`` hands absent seats to bots instead."""
+        if abandon_after is None:
+            return None
+        now = self.clock() if now is None else now
+        if self.status == "waiting":
+            since = self.creator_away_since
+            return Lapse("closed", now) if since is not None and now - since >= abandon_after \
+                else None
+        if self.status != "playing" or self.room_options.abandon_to_bot_after_ms is not None:
+            return None
+        people = [i for i, s in enumerate(self.seats) if s.kind == "human"]
+        absent = [i for i in people if (t := self.away_since[i]) is not None
+                  and now - t >= abandon_after]
+        if not absent:
+            return None
+        present = [i for i in people if self.away_since[i] is None]
+        if present:
+            winner = present[0]
+            return Outcome(winner=winner, points=self.stake(), reason="abandoned")
+        if len(absent) == len(people):
+            return Lapse("adjourned", now)
+        return None  # the other person is away, not yet absent: their time decides
+
+    def seconds_to_due(self, abandon_after: float | None, now: float | None = None
+                       ) -> float | None:
+        """How long until :meth:`due` may have something to say (0: now; None: never, as
+        long as nobody comes or goes)."""
+        if abandon_after is None:
+            return None
+        now = self.clock() if now is None else now
+        if self.due(abandon_after, now) is not None:
+            return 0.0
+        if self.status == "waiting":
+            since = [self.creator_away_since]
+        elif self.status == "playing" and self.room_options.abandon_to_bot_after_ms is None:
+            since = self.away_since
+        else:
+            return None
+        waits = [t + abandon_after - now for t in since
+                 if t is not None and t + abandon_after > now]
+        return min(waits) if waits else None
+
+    def prepare_resume(self, player_id: str) -> Lapse | None:
+        """The adjourned game played again, when ``player_id`` holds a seat in it; None when
+        the room is not adjourned or they hold none (a join then goes on as usual)."""
+        if self.status != "adjourned" or not self.seats_of(player_id):
+            return None
+        return Lapse("playing", self.clock())
+
+    def commit_lapse(self, lapse: Lapse) -> None:
+        """Makes a prepared change of status part of the room. The clocks stop while a game is
+        adjourned and run again from its resumption."""
+        if lapse.status == "playing":
+            self.turn_started = lapse.at
+            self.away_since = [None, None]
+        elif self.remaining is not None and self.status == "playing":
+            live = self.live_clocks(lapse.at)
+            assert live is not None
+            self.remaining = live
+        self.status = lapse.status
+        self.status_at = lapse.at
 
     def seconds_to_abandon(self, now: float | None = None) -> float | None:
         """How long until an away player's seat goes to a bot (None: nobody will)."""
@@ -595,8 +710,7 @@ class Room:
         and resignations answer it differently)."""
         if not seats:
             raise RoomError("not_seated", f"you hold no seat in room {self.room_id}")
-        if self.status == "finished":
-            raise RoomError("game_over", f"the game in room {self.room_id} is over")
+        self._check_not_over()
         if self.status == "waiting":
             raise RoomError(code, not_started)
 
@@ -744,12 +858,15 @@ class RoomRecord:
     result: Outcome | None = None
     room_options: RoomOptions = field(default_factory=RoomOptions)
     final_clocks: list[int] | None = None
+    created_by: str | None = None
+    status_at: float | None = None
 
     def to_room(self, clock: Clock = time.time) -> Room:
         room = Room(
             self.room_id, self.game_id, self.options, self.seats,
             clock=clock, seed=self.seed, created_at=self.created_at,
-            room_options=self.room_options,
+            room_options=self.room_options, created_by=self.created_by,
+            status_at=self.status_at,
         )
         room.restore(self.status, self.opening_rolls, self.actions, self.result,
                      self.final_clocks)

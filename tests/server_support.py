@@ -36,6 +36,18 @@ async def running(db: Path, workers: int = 2, **kw: Any) -> AsyncIterator[tuple[
         await srv.close()
 
 
+class FakeClock:
+    """The time rooms see (``TablasServer(clock=...)``), moved by the test: ``t += 10``. A
+    room's timer sleeps in real time, so after moving the clock, poke the room (any command
+    to it) to have it look again."""
+
+    def __init__(self, t: float = 1_000_000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
 class Client:
     def __init__(self, url: str) -> None:
         self.url = url

@@ -233,4 +233,6 @@ async def test_http_endpoints(tmp_path: Path) -> None:
         assert rooms == [{"room_id": room, "game": "grundy", "status": "waiting",
                           "seats": [{"seat": 0, "kind": "human", "name": "Ana", "level": None},
                                     {"seat": 1, "kind": "human", "name": None, "level": None}],
-                          "spectators": 0}]
+                          "spectators": 0,
+                          "room_options": {"show_analysis": False, "clock": None,
+                                           "abandon_to_bot_after_ms": None}}]

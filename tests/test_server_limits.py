@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 import websockets
-from server_support import Client, connected, create, running
+from server_support import Client, FakeClock, connected, create, running
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from server.app import TablasServer
@@ -29,14 +29,6 @@ HUMAN = {"kind": "human"}
 BOT = {"kind": "bot", "level": "random"}
 GRACE = EVICT_IDLE_AFTER
 NO_SWEEP = 3600.0  # the tests that call evict_idle_rooms themselves: no sweep in between
-
-
-class FakeClock:
-    def __init__(self, t: float = 1_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
 
 
 async def _until(check: Callable[[], bool], timeout: float = 20) -> None:
@@ -91,7 +83,8 @@ async def test_finished_room_is_evicted_after_the_grace_period(tmp_path: Path) -
             await a.request({"type": "leave", "room_id": r}, "left")
         await b.request({"type": "leave", "room_id": room}, "left")
         await asyncio.sleep(0.1)  # several sweeps: the clock has not moved
-        assert {room, bots} <= set(srv.hub.rooms) and {room, bots} <= _lobby_ids(srv)
+        assert {room, bots} <= set(srv.hub.rooms)
+        assert not {room, bots} & _lobby_ids(srv)  # the lobby lists only live rooms
         now.t += GRACE - 1
         await asyncio.sleep(0.1)
         assert {room, bots} <= set(srv.hub.rooms)
@@ -225,10 +218,11 @@ async def test_idle_finished_rooms_past_the_cap_leave_memory_at_once(tmp_path: P
         assert snap["status"] == "finished" and snap["result"]["reason"] == "resign"
 
 
-async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path) -> None:
-    """A waiting room nobody sits in (its player left, or its creator never sat and went
-    away) leaves memory and the lobby like a finished one; one whose player is still online
-    stays, though nobody follows it. Named later, it is loaded again and can still start."""
+async def test_a_vacant_waiting_room_closes_when_its_creator_leaves_it(tmp_path: Path) -> None:
+    """A creator who leaves their own empty table (their seat, or the room they opened
+    without one) closes it: it leaves the lobby at once and memory after the grace period,
+    and a join is refused. One whose creator is still online stays, though nobody follows
+    it."""
     now = FakeClock()
     async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP) as (srv, url):
         a, c = await connected(url, "Ana", "Cy")
@@ -238,6 +232,7 @@ async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path)
         await a.request({"type": "leave", "room_id": vacant}, "left")
         hosted, _ = await create(a, "tictactoe", [HUMAN, BOT], join_seat=None)
         await a.request({"type": "leave", "room_id": hosted}, "left")
+        assert not {vacant, hosted} & _lobby_ids(srv)
         kept, _ = await create(b, "tictactoe", [HUMAN, HUMAN])
         b_elsewhere = Client(url)  # b, online on another connection
         await b_elsewhere.connect("Bo", token)
@@ -248,12 +243,12 @@ async def test_a_vacant_waiting_room_leaves_memory_and_the_lobby(tmp_path: Path)
         now.t += 1
         assert sorted(srv.hub.evict_idle_rooms()) == sorted([vacant, hosted])
         assert kept in srv.hub.rooms and kept in _lobby_ids(srv)
-        assert not {vacant, hosted} & _lobby_ids(srv)
         now.t += 10 * GRACE
         assert srv.hub.evict_idle_rooms() == []  # b is online: the table stays open for b
-        await c.request({"type": "join", "room_id": vacant, "seat": 0}, "room")
-        started = await a.request({"type": "join", "room_id": vacant, "seat": 1}, "room")
-        assert started["status"] == "playing" and vacant in srv.hub.rooms
+        e = await c.error({"type": "join", "room_id": vacant, "seat": 0})
+        assert e["code"] == "game_over" and "closed" in e["message"]
+        snap = await c.request({"type": "spectate", "room_id": hosted}, "room")
+        assert snap["status"] == "closed"
         await b_elsewhere.close()
 
 
@@ -262,11 +257,12 @@ async def test_rooms_whose_players_are_all_away_leave_memory_until_they_return(
 ) -> None:
     """A waiting table and a game in play whose seated players have all gone offline leave
     memory (and the lobby) after the grace period: abandoned games must not pile up in a
-    server that runs for months. Their seats stay their players' on disk: the next
-    ``hello`` lists them and brings the waiting table back to the lobby, and the game, once
-    named, resumes where it was."""
+    server that runs for months (here rooms never end: ``abandon_after`` None). Their seats
+    stay their players' on disk: the next ``hello`` lists them and brings them back, the
+    waiting table to the lobby, and the game resumes where it was."""
     now = FakeClock()
-    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP) as (srv, url):
+    async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP,
+                       abandon_after=None) as (srv, url):
         a, b = Client(url), Client(url)
         tokens = [(await a.connect("Ana"))["token"], (await b.connect("Bo"))["token"]]
         table, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
@@ -291,11 +287,13 @@ async def test_rooms_whose_players_are_all_away_leave_memory_until_they_return(
 
         a = Client(url)
         welcome = await a.connect("Ana", tokens[0])
-        assert welcome["seats"] == [{"room_id": table, "seat": 0}, {"room_id": game, "seat": 0}]
+        assert welcome["seats"] == [{"room_id": table, "seat": 0, "status": "waiting"},
+                                    {"room_id": game, "seat": 0, "status": "playing"}]
         assert table in srv.hub.rooms and table in _lobby_ids(srv)  # the open table is back
-        assert game not in srv.hub.rooms  # the game waits on disk until named
+        assert game in srv.hub.rooms  # and the game, timed again
         b = Client(url)
-        assert (await b.connect("Bo", tokens[1]))["seats"] == [{"room_id": game, "seat": 1}]
+        assert (await b.connect("Bo", tokens[1]))["seats"] == [
+            {"room_id": game, "seat": 1, "status": "playing"}]
         view = await b.request({"type": "join", "room_id": game}, "room")
         assert srv.hub.rooms[game].room.snapshot(None) == before
         assert view["ply"] == 3 and view["your_seats"] == [1] and view["legal_moves"]
@@ -314,6 +312,7 @@ async def test_waiting_rooms_left_memory_still_count_when_their_player_returns(
     their player was away are back (and counted) by the time the player can ask for more."""
     now = FakeClock()
     async with running(tmp_path / "t.db", clock=now, sweep_every=NO_SWEEP,
+                       abandon_after=None,
                        max_waiting_rooms=2) as (srv, url):
         a = Client(url)
         token = (await a.connect("Ana"))["token"]
@@ -337,7 +336,8 @@ async def test_a_room_that_cannot_be_rebuilt_does_not_stop_its_players_hello(
     listed and the other rooms back."""
     now = FakeClock()
     db = tmp_path / "t.db"
-    async with running(db, clock=now, sweep_every=NO_SWEEP) as (srv, url):
+    async with running(db, clock=now, sweep_every=NO_SWEEP,
+                       abandon_after=None) as (srv, url):
         a = Client(url)
         token = (await a.connect("Ana"))["token"]
         broken, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
@@ -357,24 +357,27 @@ async def test_a_room_that_cannot_be_rebuilt_does_not_stop_its_players_hello(
         assert any(broken in r.getMessage() for r in caplog.records)
 
 
-async def test_a_starting_server_leaves_vacant_rooms_on_disk(tmp_path: Path) -> None:
-    """A restart loads the games in play and the waiting rooms someone sits in, not the
-    vacant ones (they would pile up from every create-and-leave ever made); those are
-    loaded when named."""
+async def test_a_starting_server_loads_rooms_when_they_are_named(tmp_path: Path) -> None:
+    """A restart loads no room of people before it answers: a room comes back when its
+    player says ``hello`` with their token, or when someone names it (join, spectate)."""
     db = tmp_path / "t.db"
     async with running(db) as (srv, url):
-        a, b = await connected(url, "Ana", "Bo")
-        vacant, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
-        await a.request({"type": "leave", "room_id": vacant}, "left")
+        a, b = Client(url), Client(url)
+        token_a = (await a.connect("Ana"))["token"]
+        token_b = (await b.connect("Bo"))["token"]
         waiting, _ = await create(a, "connect4", [HUMAN, HUMAN])
         playing, _ = await create(b, "tictactoe", [HUMAN, BOT])
+        other, _ = await create(b, "tictactoe", [HUMAN, HUMAN])
     async with running(db) as (srv, url):
-        assert {waiting, playing} <= set(srv.hub.rooms) and vacant not in srv.hub.rooms
-        assert vacant not in _lobby_ids(srv)
+        assert not srv.hub.rooms and not _lobby_ids(srv)
+        a, b = Client(url), Client(url)
+        await b.connect("Bo", token_b)
+        assert {playing, other} == set(srv.hub.rooms) == _lobby_ids(srv)
         (c,) = await connected(url, "Cy")
-        snap = await c.request({"type": "join", "room_id": vacant, "seat": 0}, "room")
-        assert snap["status"] == "waiting" and snap["your_seats"] == [0]
-        assert vacant in _lobby_ids(srv)
+        snap = await c.request({"type": "join", "room_id": waiting, "seat": 1}, "room")
+        assert snap["status"] == "playing" and snap["your_seats"] == [1]
+        await a.connect("Ana", token_a)
+        assert srv.hub.rooms[waiting].room.seats_of(snap["seats"][0]["player_id"]) == [0]
 
 
 async def test_no_eviction_while_someone_watches(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from server_support import Client, create, running
+from server_support import Client, FakeClock, create, running
 
 HUMAN = {"kind": "human"}
 
@@ -111,25 +111,42 @@ async def test_room_options_are_validated(tmp_path: Path) -> None:
 
 
 async def test_clock_flags_and_a_late_move_is_refused(tmp_path: Path) -> None:
-    async with running(tmp_path / "t.db") as (_srv, url):
-        a, b = Client(url), Client(url)
+    now = FakeClock()
+    async with running(tmp_path / "t.db", clock=now) as (_srv, url):
+        a, b, s = Client(url), Client(url), Client(url)
         await a.connect("Ana")
         await b.connect("Bo")
+        await s.connect("Spec")
+        too_short = await a.error({"type": "create_room", "game": "tictactoe",
+                                   "seats": [HUMAN, HUMAN], "clock": {"base_ms": 9_999}})
+        assert too_short["code"] == "bad_request" and "10000 ms" in too_short["message"]
         room, snap = await _create_with(a, "tictactoe", [HUMAN, HUMAN],
-                                        clock={"base_ms": 400, "increment_ms": 0})
-        assert snap["clocks"] == [400, 400] and snap["clock_running"] is None
+                                        clock={"base_ms": 10_000, "increment_ms": 0})
+        assert snap["clocks"] == [10_000, 10_000] and snap["clock_running"] is None
         joined = await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
-        assert joined["clock_running"] == 0 and joined["clocks"][1] == 400
-        assert joined["room_options"]["clock"] == {"base_ms": 400, "increment_ms": 0}
+        assert joined["clock_running"] == 0 and joined["clocks"][1] == 10_000
+        assert joined["room_options"]["clock"] == {"base_ms": 10_000, "increment_ms": 0}
+        now.t += 3
         u = await a.request({"type": "move", "room_id": room, "ply": 0, "move": {"cell": 4}},
                             "update")
-        assert u["clock_running"] == 1 and 300 <= u["clocks"][1] <= 400 and u["clocks"][0] <= 400
-        end = await _until(b, "room", lambda m: m["status"] == "finished", timeout=10)
-        assert end["result"] == {"winner": 0, "points": 1, "reason": "timeout"}
-        assert end["clocks"][1] == 0 and end["clock_running"] is None
+        assert u["clock_running"] == 1 and u["clocks"] == [7_000, 10_000]
+        now.t += 10.001
+        # The move comes too late: refused, and the game is lost on time.
         err = await b.error({"type": "move", "room_id": room, "ply": 1, "move": {"cell": 0}})
         assert err["code"] == "game_over"
-        for c in (a, b):
+        end = await _until(a, "room", lambda m: m["status"] == "finished", timeout=10)
+        assert end["result"] == {"winner": 0, "points": 1, "reason": "timeout"}
+        assert end["clocks"] == [7_000, 0] and end["clock_running"] is None
+
+        # Nobody moves: the room's timer flags the seat to move.
+        room2, _ = await _create_with(a, "tictactoe", [HUMAN, HUMAN],
+                                      clock={"base_ms": 10_000, "increment_ms": 0})
+        await b.request({"type": "join", "room_id": room2, "seat": 1}, "room")
+        now.t += 10.5
+        await s.request({"type": "spectate", "room_id": room2}, "room")  # pokes the timer
+        flagged = await _until(s, "room", lambda m: m["status"] == "finished", timeout=10)
+        assert flagged["result"] == {"winner": 1, "points": 1, "reason": "timeout"}
+        for c in (a, b, s):
             await c.close()
     async with running(tmp_path / "t.db") as (_srv, url):  # the end and its clocks persist
         c = Client(url)

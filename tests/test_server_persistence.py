@@ -32,7 +32,7 @@ async def test_restart_resumes_the_same_game(tmp_path: Path) -> None:
         a2, b2 = Client(url), Client(url)
         w2 = await a2.connect("Ana", token=wa["token"])
         assert w2["player_id"] == wa["player_id"]
-        assert w2["seats"] == [{"room_id": room, "seat": 0}]
+        assert w2["seats"] == [{"room_id": room, "seat": 0, "status": "playing"}]
         await b2.connect("Bo", token=wb["token"])
         await b2.request({"type": "join", "room_id": room}, "room")
         after = await a2.request({"type": "join", "room_id": room, "seat": 0}, "room")

@@ -31,6 +31,11 @@ async def test_tictactoe_people_and_spectator(tmp_path: Path) -> None:
         assert [x["connected"] for x in fresh["seats"]] == [True, True]
         watched = await s.request({"type": "spectate", "room_id": room}, "room")
         assert watched["legal_moves"] == [] and watched["spectators"] == 1
+        lobby = await s.request({"type": "list_rooms"}, "rooms")
+        mine = [r for r in lobby["rooms"] if r["room_id"] == room]
+        assert mine and mine[0]["status"] == "playing" and mine[0]["spectators"] == 1
+        assert set(mine[0]["seats"][0]) == {"seat", "kind", "name", "level"}
+        assert mine[0]["room_options"]["clock"] is None
         rng = random.Random(1)
         views = {0: fresh, 1: joined}
         players = {0: a, 1: b}
@@ -53,9 +58,7 @@ async def test_tictactoe_people_and_spectator(tmp_path: Path) -> None:
         assert final["status"] == "finished" and final["result"] == views[0]["result"]
         assert final["history"] == sent and final["ply"] == len(sent)
         lobby = await s.request({"type": "list_rooms"}, "rooms")
-        mine = [r for r in lobby["rooms"] if r["room_id"] == room]
-        assert mine and mine[0]["status"] == "finished" and mine[0]["spectators"] == 1
-        assert set(mine[0]["seats"][0]) == {"seat", "kind", "name", "level"}
+        assert room not in [r["room_id"] for r in lobby["rooms"]]  # only live rooms listed
         for c in (a, b, s):
             await c.close()
 
@@ -85,7 +88,7 @@ async def test_a_player_going_away_and_coming_back_is_seen_by_the_room(tmp_path:
             await _room_with(c, connected=[True, False])
         b = Client(url)
         welcome = await b.connect("Bo", token)
-        assert welcome["seats"] == [{"room_id": room, "seat": 1}]
+        assert welcome["seats"] == [{"room_id": room, "seat": 1, "status": "playing"}]
         for c in (a, s):
             await _room_with(c, connected=[True, True])
         await b.close()  # away again, without having named the room this time

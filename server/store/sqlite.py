@@ -235,9 +235,17 @@ class Store:
         for version, name, sql in migration_files():
             if version <= current or (upto is not None and version > upto):
                 continue
-            # The script runs inside our own transaction, recorded in the same commit.
+            # The script runs inside our own transaction, recorded in the same commit. Foreign
+            # keys are off meanwhile (they can only be switched outside a transaction), so a
+            # migration may rebuild a table others refer to, as SQLite's documentation says
+            # to; they are checked before the commit instead.
+            await self.db.execute("PRAGMA foreign_keys=OFF")
             try:
                 await self.db.executescript("BEGIN IMMEDIATE;\n" + sql)
+                async with self.db.execute("PRAGMA foreign_key_check") as cur:
+                    broken = list(await cur.fetchall())
+                if broken:
+                    raise RuntimeError(f"migration {name} breaks foreign keys: {broken[:5]}")
                 await self.db.execute(
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     (version, name, time.time()),
@@ -247,6 +255,8 @@ class Store:
                 if self.db.in_transaction:
                     await self.db.execute("ROLLBACK")
                 raise
+            finally:
+                await self.db.execute("PRAGMA foreign_keys=ON")
             current = version
         return current
 
@@ -280,8 +290,9 @@ class Store:
         opening_rolls: Sequence[Dice],
         created_at: float,
         room_options: RoomOptions | None = None,
+        created_by: str | None = None,
     ) -> None:
-        """The room with its seats, in one transaction."""
+        """The room with its seats and its creator, in one transaction."""
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
         await self._write(
             _row("room", room_id, game_id, json_text(options), status,
@@ -289,7 +300,23 @@ class Store:
                  json_text(ropts)),
             *(_row("seat", room_id, i, s.kind, s.level, s.player_id)
               for i, s in enumerate(seats)),
+            *([] if created_by is None else [_row("room_creator", room_id, created_by)]),
         )
+
+    async def set_status(self, room_id: str, status: Status, at: float) -> None:
+        """A change of status without a move (adjourned, closed, playing again)."""
+        await self._write(_row("room_lapse", room_id, status, at))
+
+    async def set_statuses(self, changes: Sequence[tuple[str, Status]], at: float) -> None:
+        """:meth:`set_status` for many rooms in one transaction (rooms not in memory)."""
+        if changes:
+            await self._write(*(_row("room_lapse", r, status, at) for r, status in changes))
+
+    async def expire(self, room_ids: Sequence[str], at: float) -> None:
+        """Adjourned games nobody resumed end in one transaction, without a winner."""
+        outcome = Outcome(winner=None, points=0, reason="expired")
+        if room_ids:
+            await self._write(*(row for r in room_ids for row in _finish(r, outcome, at, None)))
 
     async def save_seats(
         self,
@@ -425,41 +452,63 @@ class Store:
     # --- loading -------------------------------------------------------------------------
 
     @_serialised
-    async def rooms_to_resume(self) -> list[str]:
-        """The rooms a starting server loads: every game being played, and every waiting
-        room a person holds a seat in (the vacant ones wait on disk until named)."""
+    async def live_rooms(self) -> list[tuple[str, Status, bool]]:
+        """Every room waiting or being played: (id, status, whether it plays on by itself:
+        no person sits in it, or absent people's seats go to bots), oldest first. Read
+        through the index on status: as long as the live rooms, whatever the history."""
         async with self.db.execute(
-            "SELECT id FROM rooms r WHERE status = 'playing' OR (status = 'waiting' AND EXISTS"
-            " (SELECT 1 FROM seats s WHERE s.room_id = r.id AND s.player_id IS NOT NULL))"
-            " ORDER BY created_at"
+            "SELECT r.id, r.status, NOT EXISTS (SELECT 1 FROM seats s WHERE s.room_id = r.id"
+            " AND s.kind = 'human') OR (room_options ->> 'abandon_to_bot_after_ms') IS NOT NULL"
+            " FROM rooms r WHERE r.status IN ('waiting', 'playing') ORDER BY r.created_at"
+        ) as cur:
+            return [(str(r), status, bool(alone)) for r, status, alone in await cur.fetchall()]
+
+    @_serialised
+    async def adjourned_before(self, before: float, limit: int) -> list[str]:
+        """Up to ``limit`` rooms adjourned before ``before``, oldest first."""
+        async with self.db.execute(
+            "SELECT id FROM rooms WHERE status = 'adjourned' AND status_at < ?"
+            " ORDER BY status_at LIMIT ?",
+            (before, limit),
         ) as cur:
             return [str(r[0]) for r in await cur.fetchall()]
 
     @_serialised
     async def seats_held(self, player_id: str) -> list[tuple[str, int, Status]]:
-        """Every seat ``player_id`` holds in a room not finished: (room id, seat, the room's
-        status), oldest room first. Rooms left idle are on disk only, so this, not memory,
-        is the list of a returning player's seats."""
+        """Every seat ``player_id`` holds in a room that may still be played (waiting,
+        playing or adjourned): (room id, seat, the room's status), oldest room first. Rooms
+        left idle are on disk only, so this, not memory, is the list of a returning player's
+        seats."""
         async with self.db.execute(
             "SELECT s.room_id, s.seat, r.status FROM seats s JOIN rooms r ON r.id = s.room_id"
-            " WHERE s.player_id = ? AND r.status != 'finished'"
+            " WHERE s.player_id = ? AND r.status IN ('waiting', 'playing', 'adjourned')"
             " ORDER BY r.created_at, r.rowid, s.seat",
             (player_id,),
         ) as cur:
             return [(str(r), int(seat), status) for r, seat, status in await cur.fetchall()]
 
     @_serialised
+    async def waiting_rooms_opened_by(self, player_id: str) -> list[str]:
+        """The waiting rooms ``player_id`` opened (seated in them or not)."""
+        async with self.db.execute(
+            "SELECT id FROM rooms WHERE created_by = ? AND status = 'waiting'"
+            " ORDER BY created_at",
+            (player_id,),
+        ) as cur:
+            return [str(r[0]) for r in await cur.fetchall()]
+
+    @_serialised
     async def load_room(self, room_id: str) -> RoomRecord | None:
         db = self.db
         async with db.execute(
-            "SELECT game, options, status, dice_seed, opening_dice, created_at, room_options"
-            " FROM rooms WHERE id = ?",
+            "SELECT game, options, status, dice_seed, opening_dice, created_at, room_options,"
+            " created_by, status_at FROM rooms WHERE id = ?",
             (room_id,),
         ) as cur:
             row = await cur.fetchone()
         if row is None:
             return None
-        game_id, options, status, seed, opening, created_at, ropts = row
+        game_id, options, status, seed, opening, created_at, ropts, created_by, status_at = row
         async with db.execute(
             "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
             " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ? ORDER BY s.seat",
@@ -505,4 +554,6 @@ class Store:
             result=result,
             room_options=RoomOptions.model_validate(json.loads(ropts or "{}")),
             final_clocks=final_clocks,
+            created_by=created_by,
+            status_at=status_at,
         )

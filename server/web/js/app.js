@@ -165,6 +165,9 @@ class App {
     this.me = { player_id: m.player_id, name: m.name };
     document.getElementById("name-input").value = m.name;
     for (const s of m.seats || []) this.rememberRoom(s.room_id);
+    // Adjourned games are not in the lobby: the player finds them here, and opening one
+    // (a join) resumes it.
+    this.adjourned = (m.seats || []).filter((s) => s.status === "adjourned").map((s) => s.room_id);
     this.sentPly = null;
     this.subscribe();
     this.poll();
@@ -245,6 +248,7 @@ class App {
       this.rememberRoom(m.room_id);
       this.current.mode = "join";
     }
+    if (m.status !== "adjourned" && this.adjourned) this.adjourned = this.adjourned.filter((id) => id !== m.room_id);
     if (this.sentPly !== null && m.ply !== this.sentPly) this.sentPly = null;
     if (old && old.ply !== m.ply && this.ui[m.room_id]) this.ui[m.room_id] = {};
     renderRoom(this, !!fresh);

@@ -116,10 +116,18 @@ export function renderLobby(app, root) {
 export function renderRooms(app, rooms, force = false) {
   const box = document.getElementById("rooms-list");
   if (!box || !rooms) return;
-  const sig = JSON.stringify(rooms) + "|" + [...app.myRooms].join(",");
+  const adjourned = app.adjourned || [];
+  const sig = JSON.stringify(rooms) + "|" + [...app.myRooms].join(",") + "|" + adjourned.join(",");
   if (!force && box.dataset.sig === sig) return;
   box.dataset.sig = sig;
   clear(box);
+  if (adjourned.length) {
+    box.append(h("div", { id: "adjourned", class: "notice" },
+      h("p", { class: "small" }, "Your adjourned games (everyone had left; they wait for you):"),
+      h("ul", { class: "room-items" }, ...adjourned.map((id) => h("li", { class: "room-item st-adjourned" },
+        h("span", { class: "room-info" }, `Room ${id}`),
+        h("a", { class: "btn primary small", href: `#/room/${id}` }, "Resume"))))));
+  }
   const count = document.getElementById("rooms-count");
   if (count) count.textContent = `${rooms.length} room${rooms.length === 1 ? "" : "s"}`;
   if (!rooms.length) {

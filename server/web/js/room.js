@@ -121,6 +121,10 @@ function turnText(app, room) {
     return mine.length ? "Waiting for an opponent to join — share the link." : "Waiting for players.";
   }
   if (room.status === "finished") return resultText(room);
+  if (room.status === "adjourned") {
+    return mine.length ? "Adjourned: everyone had left. Join to resume." : "Adjourned: its players have left.";
+  }
+  if (room.status === "closed") return "Closed: this table's creator left before anyone joined.";
   const t = room.to_move;
   if (t === null || t === undefined) return "…";
   if (mine.includes(t)) {
@@ -206,9 +210,10 @@ function renderActions(app, room) {
     el.append(hand);
   }
   if (mine.length && room.status === "waiting") {
-    // Nothing is lost by leaving before the game starts, so one click; it also frees one of
-    // the player's places under the server's cap on waiting rooms.
-    el.append(h("button", { class: "btn", id: "leave-seat-btn", title: "free your seat and go back to the lobby",
+    // Nothing is lost by leaving before the game starts, so one click. A table the player
+    // opened and nobody else sits at is closed by it, which frees one of their places under
+    // the server's cap on waiting rooms.
+    el.append(h("button", { class: "btn", id: "leave-seat-btn", title: "free your seat and go back to the lobby (an empty table you opened closes)",
       on: { click: () => app.leaveSeat() } }, "Give up my seat"));
   }
   if (mine.length && room.status === "finished") {
