@@ -16,6 +16,14 @@ token, and a ``None`` when it is done. One thread
 of the server blocks on that queue and hands each item to the event loop
 (``call_soon_threadsafe``); :meth:`BotPool.decide` waits for the ``None`` before it returns,
 so every progress report comes before the decision.
+
+The server's death ends every process it started, whatever killed it (kill -9 included):
+the workers and the manager each watch the server's pid from a daemon thread
+(:func:`_watch_owner`, started by their initializers) and exit when it ends. They are
+children of the forkserver, not of the server, so no parent-death signal reaches them, and
+each holds the write ends of the pipes (the forkserver's "alive" pipe, the resource
+tracker's) whose end-of-file tells the forkserver and the resource tracker to stop: those
+two end by themselves once the workers and the manager have gone.
 """
 
 from __future__ import annotations
@@ -29,8 +37,10 @@ import multiprocessing
 import os
 import queue as queue_mod
 import random
+import select
 import signal
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -114,10 +124,69 @@ def _ignore_interrupt() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _worker_init(progress: Any) -> None:
+# How often a process without pidfds (not Linux ≥ 5.3) looks whether the server still runs.
+OWNER_POLL_S = 0.5
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has ended: reaped, or a zombie its parent has not reaped yet."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process has the pid now: ours has ended
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            # the state follows the command's name, which may hold spaces and parentheses
+            return f.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        # no /proc (not Linux): a zombie passes for alive until it is reaped; or the process
+        # went between the two looks, which the next look tells
+        return False
+
+
+def _wait_gone(pid: int, poll_s: float = OWNER_POLL_S) -> None:
+    """Returns once process ``pid`` has ended."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    except (AttributeError, OSError):  # no pidfd here (platform, kernel or seccomp)
+        while not _gone(pid):
+            time.sleep(poll_s)
+        return
+    try:
+        # a pidfd is readable once its process has ended, reaped or still a zombie
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.poll()
+    finally:
+        os.close(fd)
+
+
+def _exit_after(owner: int) -> None:
+    _wait_gone(owner)
+    # No clean-up worth waiting for: nobody is left to hear from this process, and the
+    # resource tracker unlinks what the dead server leaked once every holder has gone.
+    os._exit(0)
+
+
+def _watch_owner(owner: int) -> None:
+    """Ends this process, from a daemon thread, as soon as process ``owner`` ends."""
+    threading.Thread(target=_exit_after, args=(owner,), name="watch-owner", daemon=True).start()
+
+
+def _manager_init(owner: int) -> None:
+    _ignore_interrupt()
+    _watch_owner(owner)
+
+
+def _worker_init(progress: Any, owner: int) -> None:
     global _PROGRESS
     _PROGRESS = progress
     _ignore_interrupt()
+    _watch_owner(owner)
     with contextlib.suppress(OSError, AttributeError):
         os.nice(WORKER_NICE)
 
@@ -152,7 +221,7 @@ class BotPool:
             ctx = multiprocessing.get_context("forkserver")
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers, mp_context=ctx, initializer=_worker_init,
-                initargs=(self._queue,),
+                initargs=(self._queue, os.getpid()),
             )
         return self._pool
 
@@ -181,7 +250,7 @@ class BotPool:
             self._loop = asyncio.get_running_loop()
             ctx = multiprocessing.get_context("forkserver")
             manager = SyncManager(ctx=ctx)
-            await asyncio.to_thread(manager.start, _ignore_interrupt)
+            await asyncio.to_thread(manager.start, _manager_init, (os.getpid(),))
             if self._queue is None:
                 self._manager = manager
                 self._queue = manager.Queue()
