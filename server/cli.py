@@ -33,7 +33,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def list_moves(game: Game[Any, Any], position: str, dice: str | None) -> JSON:
-    """The contract's ``tablas moves --json`` object for one position."""
+    """The contract's ``tablas moves --json`` object for one position, plus ``outcome``: the
+    game's result once it is over (no moves then), else null."""
     state = position_state(game, position, dice)
     moves = [
         {
@@ -43,12 +44,24 @@ def list_moves(game: Game[Any, Any], position: str, dice: str | None) -> JSON:
         }
         for m in game.legal_moves(state)
     ]
-    return {"game": game.id, "position": position, "moves": moves}
+    outcome = game.outcome(state)
+    return {"game": game.id, "position": position, "moves": moves,
+            "outcome": None if outcome is None else outcome.to_json()}
+
+
+def outcome_text(outcome: JSON) -> str:
+    """A finished game's result (an ``outcome`` of the JSON output) for a person."""
+    if outcome["winner"] is None:
+        return f"the game is over: a draw ({outcome['reason']})"
+    points = outcome["points"]
+    return (f"the game is over: seat {outcome['winner']} won ({outcome['reason']}, "
+            f"{points} point{'' if points == 1 else 's'})")
 
 
 def _print_moves_text(out: JSON, stream: TextIO) -> None:
     moves = out["moves"]
-    print(f"{out['game']} {out['position']}: {len(moves)} legal move(s)", file=stream)
+    over = "" if out["outcome"] is None else f"; {outcome_text(out['outcome'])}"
+    print(f"{out['game']} {out['position']}: {len(moves)} legal move(s){over}", file=stream)
     width = max((len(m["move_text"]) for m in moves), default=0)
     for m in moves:
         print(f"  {m['move_text']:<{width}}  -> {m['result']}", file=stream)
@@ -128,6 +141,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     out = one(args.position, args.dice)
     if args.json:
         print(json.dumps(out))
+    elif out["outcome"] is not None:
+        _print_game_over(out)
     else:
         proof = f" ({out['proven']} in {out['distance']})" if out["proven"] else ""
         print(f"best {out['best_move_text']}  score {out['score']}{proof}")
@@ -136,6 +151,20 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         for t in out["top"]:
             print(f"  {t['move_text']:<16} {t['score']}")
     return 0
+
+
+def _print_game_over(out: JSON) -> None:
+    """``tablas analyze`` on a finished position, in words: who won, and what that is for
+    the side whose turn it would be."""
+    outcome, proven = out["outcome"], out["proven"]
+    print(f"{out['game']} {out['position']}: {outcome_text(outcome)}")
+    if proven == "draw":
+        side = "for both sides"
+    else:  # the winner's seat, or the other one when the side to move has lost
+        seat = outcome["winner"] if proven == "win" else 1 - outcome["winner"]
+        side = f"for seat {seat}, whose turn it would be"
+    print(f"no move: {proven} {side}  score {out['score']}  distance 0")
+    print(f"depth {out['depth']}  nodes {out['nodes']}  time {out['time_ms']} ms")
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -18,13 +18,13 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import JSON, Game
+from engine.core import JSON, Game, Outcome
 from engine.errors import InvalidInputError
 from engine.games import profile
 from engine.search.alphabeta import AlphaBeta, Limits, SearchResult
 from engine.search.decision import Decision, Level, SearchInfo, check_level
 from engine.search.exact import ExactSolver, exact_pv, exact_scores
-from engine.search.scores import distance_of, proven_of
+from engine.search.scores import WIN, distance_of, proven_of
 
 Evaluation = Callable[[Any], int]
 MoveOrder = Callable[[Any, list[Any]], list[Any]]
@@ -135,7 +135,7 @@ class AlphaBetaBots:
         level: str | None,
     ) -> JSON:
         """``tablas analyze``: best move, score, proof, PV and every root move scored (the
-        contract's JSON). Without a depth, time or level the budget is
+        contract's JSON) of a position in play. Without a depth, time or level the budget is
         :data:`DEFAULT_ANALYSIS_MS`; the search stops earlier once it has proved the result."""
         if level is not None:
             spec = self.levels.get(check_level(level))
@@ -145,8 +145,8 @@ class AlphaBetaBots:
         if depth is None and time_ms is None:
             time_ms = DEFAULT_ANALYSIS_MS
         if not game.legal_moves(state):
-            raise InvalidInputError(
-                f"{game.id}: position {position!r} is over; nothing to analyze")
+            raise InvalidInputError(f"{game.id}: position {position!r} has no move to search; "
+                                    "engine.search.analysis.analyze answers finished positions")
         t0 = time.perf_counter()
         solved = None if depth is not None else self._solve(game, state, time_ms)
         if solved is not None:
@@ -169,6 +169,13 @@ class AlphaBetaBots:
             "nodes": r.nodes,
             "time_ms": round(r.time_ms, 3),
         }
+
+    def end_score(self, state: Any, outcome: Outcome, seat: int) -> int:
+        """A finished position's score for ``seat``: the proof the search gives an end at
+        distance 0 (``WIN``, ``-WIN``, or 0 for a draw)."""
+        if outcome.winner is None:
+            return 0
+        return WIN if outcome.winner == seat else -WIN
 
     def _solve(self, game: Game[Any, Any], state: Any, time_ms: float | None) -> JSON | None:
         """The verdict from the exact solver, or None when there is none or time ran out.

@@ -224,6 +224,11 @@ class BackgammonBots:
         text = game.move_text(state, m)
         return Decision(game.move_to_json(m), text, round(score, 4), depth, nodes, pv=[text])
 
+    def end_score(self, state: BGState, outcome: Outcome, seat: int) -> float:
+        """A finished game's score for ``seat`` as the cubeless search scores an end: the
+        points won (negative: lost) per unit of the cube, e.g. -2.0 for a gammon lost."""
+        return round(_signed(seat, points_from_seat0(outcome)) / state.cube, 4)
+
     def analyze(
         self,
         game: Any,
@@ -233,7 +238,8 @@ class BackgammonBots:
         time_ms: float | None,
         level: str | None,
     ) -> JSON:
-        """``tablas analyze`` for backgammon: each play's cubeless equity for the mover."""
+        """``tablas analyze`` for backgammon, a position in play with its dice: each play's
+        cubeless equity for the mover."""
         if state.phase != "move":
             raise ValueError("backgammon analysis needs the dice (--dice AB)")
         lvl = level or ("max" if (depth or 2) >= 2 else "medium")

@@ -3,8 +3,9 @@
 :func:`engine.games.profile` hands it out).
 
 A profile gives the game's bots and analysis (:class:`Bots`: every level's decision and
-``tablas analyze``), and how to read its scores (:class:`ScoreScale`), which the server sends
-with every analysis so that no client needs to know the engine's numbers.
+``tablas analyze``), how to read its scores (:class:`ScoreScale`), which the server sends
+with every analysis so that no client needs to know the engine's numbers, and whose turn it
+would be once the game is over (``turn_at_end``, for the analysis of a finished position).
 
 Levels, per game (depth in plies, or a time budget; ± is the noise added to each root move's
 score before the best is taken):
@@ -32,13 +33,15 @@ hard all equal). They still see a won or lost end inside their depth. Tic-tac-to
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from engine.core import JSON, Game
-from engine.games.boom import Boom
-from engine.games.connect4 import Connect4
-from engine.games.grundy import Grundy
+from engine.core import JSON, Game, Outcome
+from engine.games.backgammon import BGState
+from engine.games.boom import Boom, seat_to_act
+from engine.games.connect4 import C4State, Connect4
+from engine.games.grundy import Grundy, GrundyState
+from engine.games.tictactoe import TTTState
 from engine.search import evals
 from engine.search.alphabeta_bots import AlphaBetaBots, LevelSpec
 from engine.search.backgammon_bot import BackgammonBots, skip_cube
@@ -71,7 +74,13 @@ class Bots(Protocol):
         time_ms: float | None,
         level: str | None,
     ) -> JSON:
-        """``tablas analyze``'s verdict in the contract's shape."""
+        """``tablas analyze``'s verdict in the contract's shape, for a position in play
+        (:func:`engine.search.analysis.analyze` answers finished ones itself)."""
+        ...
+
+    def end_score(self, state: Any, outcome: Outcome, seat: int) -> float:
+        """The score of the finished ``state`` for ``seat``, as this game's search scores an
+        end it reaches (a proof at distance 0, or the points won)."""
         ...
 
 
@@ -98,6 +107,9 @@ class GameProfile:
     # What a searched tree does after every move, if anything: backgammon leaves the cube out
     # (after a play the opponent simply rolls), as its bots' cubeless search does.
     normalize: Callable[[Any], Any] | None = None
+    # The seat whose turn it would be in a finished position (the rules' ``to_move`` is None
+    # there): ``tablas analyze`` reports the result for that side. Required of every game.
+    turn_at_end: Callable[[Any], int] = field(kw_only=True)
 
 
 def _seat0(game: Game[Any, Any], evaluate: Callable[[Any], int]) -> Callable[[Any], float]:
@@ -118,6 +130,25 @@ _SEARCH_DEFAULT: Mapping[Level, LevelSpec] = {
 }
 _POINTS = ScoreScale("points", 150.0)
 
+
+def _ttt_turn(s: TTTState) -> int:
+    return 0 if s.xs.bit_count() == s.os.bit_count() else 1
+
+
+def _grundy_turn(s: GrundyState) -> int:
+    # The player who cannot split any heap: the rules make the other one the winner.
+    return s.turn
+
+
+def _connect4_turn(s: C4State) -> int:
+    return s.moves & 1
+
+
+def _backgammon_turn(s: BGState) -> int:
+    # The player on roll of the state's Position ID: after a bear-off, the loser.
+    return s.turn
+
+
 PROFILES: dict[str, GameProfile] = {
     "tictactoe": GameProfile(
         AlphaBetaBots(
@@ -130,6 +161,7 @@ PROFILES: dict[str, GameProfile] = {
             key_for=evals.tictactoe_key_for,
         ),
         _POINTS,
+        turn_at_end=_ttt_turn,
     ),
     "grundy": GameProfile(
         AlphaBetaBots(
@@ -143,6 +175,7 @@ PROFILES: dict[str, GameProfile] = {
         ),
         _POINTS,
         _seat0(Grundy(), evals.grundy_eval),
+        turn_at_end=_grundy_turn,
     ),
     "connect4": GameProfile(
         AlphaBetaBots(
@@ -154,13 +187,16 @@ PROFILES: dict[str, GameProfile] = {
         ),
         _POINTS,
         _seat0(Connect4(), evals.connect4_eval),
+        turn_at_end=_connect4_turn,
     ),
     "boom": GameProfile(
         AlphaBetaBots(levels=_SEARCH_DEFAULT, evaluate=evals.boom_eval),
         _POINTS,
         _seat0(Boom(), evals.boom_eval),
+        turn_at_end=seat_to_act,
     ),
     "backgammon": GameProfile(
         BackgammonBots(), ScoreScale("equity", 1.0), evaluate_for_seat0, skip_cube,
+        turn_at_end=_backgammon_turn,
     ),
 }
