@@ -225,16 +225,20 @@ class Hub:
                              msg.room_options())
 
     async def rematch(self, conn: Conn, msg: Rematch) -> None:
-        """A new room with the same game, options and seat kinds, the seats swapped."""
-        old = (await self.find(msg.room_id)).room
+        """A new room with the same game, options and seat kinds, the seats swapped; everyone
+        following the old room is told of it (``rematch_offer``)."""
+        live = await self.find(msg.room_id)
+        old = live.room
         held = old.seats_of(conn.player_id)
         if not held:
             raise RoomError("not_seated", "only a player of the room can ask for a rematch")
         if old.status != "finished":
             raise RoomError("bad_request", "the game is not over yet")
         seats = [SeatState(s.kind, s.level) for s in reversed(old.seats)]
-        await self.open_room(conn, old.game_id, old.options, seats, 1 - held[0], msg.id,
-                             old.room_options)
+        new_id = await self.open_room(conn, old.game_id, old.options, seats, 1 - held[0],
+                                      msg.id, old.room_options)
+        assert conn.player is not None
+        live.offer_rematch(conn.player.id, conn.player.name, new_id)
 
     async def open_room(
         self,
@@ -245,8 +249,8 @@ class Hub:
         join_seat: int | None,
         re: str | int | None,
         room_options: RoomOptions,
-    ) -> None:
-        """A new room: made in private, written, then added to memory and announced."""
+    ) -> str:
+        """A new room: made in private, written, then added to memory and announced; its id."""
         assert conn.player is not None
         game_for(game_id)  # unknown_game before anything else
         room_id = self._new_room_id()
@@ -273,6 +277,7 @@ class Hub:
         conn.send(RoomCreated(re=re, room_id=room_id))
         conn.send(live.snapshot_for(conn, re))
         live.reschedule()
+        return room_id
 
     def _new_room_id(self) -> str:
         """The second it is made (8 hex digits), then 32 random bits from :mod:`secrets`.

@@ -47,6 +47,7 @@ from server.protocol import (
     Leave,
     Left,
     Move,
+    RematchOffer,
     Resign,
     Spectate,
     json_text,
@@ -303,6 +304,14 @@ class LiveRoom:
         for c in self.conns:
             line.re = msg.id if c is conn else None
             c.send(line.to_json())
+
+    def offer_rematch(self, player_id: str, name: str, new_room_id: str) -> None:
+        """Tells everyone following this room that ``player_id`` opened ``new_room_id`` as
+        its rematch: the server's word, which no chat line can imitate."""
+        offer = RematchOffer(room_id=self.room_id, new_room_id=new_room_id,
+                             player_id=player_id, name=name).to_json()
+        for c in self.conns:
+            c.send(offer)
 
     # --- followers -------------------------------------------------------------------------
 

@@ -29,20 +29,80 @@ RoomId = Annotated[str, Field(min_length=1, max_length=64)]
 Seat = Annotated[int, Field(ge=0, le=1)]
 JSONObject = dict[str, Any]
 
-MAX_NAME = 32
+MAX_NAME = 24
 MAX_CHAT = 500
+
+# What a name may not hold, by Unicode general category, with how the refusal names it.
+# Co (private use) is refused too: its glyphs are whatever a font puts there, so nobody can
+# tell what others see. Cn is judged by the running Python's Unicode database.
+_NAME_REFUSED = {
+    "Cc": "a control character",
+    "Cf": "a format character (bidi control, zero-width character)",
+    "Cn": "an unassigned code point",
+    "Co": "a private-use character",
+    "Cs": "a lone surrogate",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
+# Letters and symbols that draw nothing (fonts leave them blank), so a name of only these
+# (with spaces) would look empty. U+3164 and U+FFA0 become U+1160 under NFKC, and U+180E (Cf)
+# and U+17B4/U+17B5 (Mn) never count anyway: they are listed so the set reads as the list of
+# known blanks it is.
+INVISIBLE_FILLERS = frozenset(
+    "\u115f\u1160\u3164\uffa0"  # Hangul choseong, jungseong, compatibility, halfwidth fillers
+    "\u2800"  # braille pattern blank
+    "\u180e"  # Mongolian vowel separator
+    "\u17b4\u17b5"  # Khmer inherent vowels
+    "\U0001d159"  # musical symbol null notehead
+)
+# Marks draw on the character before them, never by themselves (and some, the variation
+# selectors, draw nothing): they do not make a name visible.
+_NOT_VISIBLE_CATEGORIES = frozenset({"Zs", "Mn", "Me"})
 
 
 def clean_name(name: str) -> str:
-    """A display name: 1–32 characters after stripping, no control characters."""
-    name = name.strip()
-    if not 1 <= len(name) <= MAX_NAME:
-        raise ValueError(f"name must be 1 to {MAX_NAME} characters after stripping spaces")
-    # Cs: a lone surrogate (sent as a \udXXX escape in the JSON) cannot be encoded to
-    # UTF-8, so SQLite and every other client would choke on it.
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in name):
-        raise ValueError("name must not contain control characters or lone surrogates")
+    """A display name as stored and shown: the NFKC form, runs of spaces made one space and
+    the ends stripped, 1–24 characters, with no control, format, unassigned, private-use or
+    surrogate character and at least one visible character; else ``ValueError`` saying
+    what is wrong."""
+    _refuse(name, _NAME_REFUSED, "name")
+    # NFKC first: it turns the other spaces (no-break, ideographic, en…) into U+0020.
+    name = " ".join(unicodedata.normalize("NFKC", name).split())
+    if not name:
+        raise ValueError("name is empty (or only spaces)")
+    if len(name) > MAX_NAME:
+        raise ValueError(f"name is {len(name)} characters after NFKC normalisation;"
+                         f" at most {MAX_NAME}")
+    if not any(unicodedata.category(c) not in _NOT_VISIBLE_CATEGORIES
+               and c not in INVISIBLE_FILLERS for c in name):
+        raise ValueError("name has no visible character (only spaces, fillers such as"
+                         " U+3164 or combining marks)")
     return name
+
+
+# What a chat line may not hold: a newline is the one control character it keeps.
+_CHAT_REFUSED = {
+    "Cc": "a control character other than a newline",
+    "Cf": "a format character (bidi control, zero-width character)",
+    "Cs": "a lone surrogate",
+    "Zl": "a line separator (use a newline)",
+    "Zp": "a paragraph separator (use a newline)",
+}
+
+
+def clean_chat(text: str) -> str:
+    """A chat line as stored and sent: ``\\r\\n`` and a lone ``\\r`` become ``\\n``; any other
+    control character, a format character or a lone surrogate is a ``ValueError``."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    _refuse(text.replace("\n", ""), _CHAT_REFUSED, "chat text")
+    return text
+
+
+def _refuse(text: str, refused: dict[str, str], what: str) -> None:
+    for c in text:
+        reason = refused.get(unicodedata.category(c))
+        if reason is not None:
+            raise ValueError(f"{what} must not contain {reason}: U+{ord(c):04X}")
 
 
 # --- client → server ----------------------------------------------------------------------
@@ -170,6 +230,11 @@ class Chat(ClientMessage):
     room_id: RoomId
     text: Annotated[str, Field(min_length=1, max_length=MAX_CHAT)]
 
+    @field_validator("text")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return clean_chat(v)
+
 
 class Rematch(ClientMessage):
     """Additive: a new room with the same game, options and seat kinds, the seats swapped."""
@@ -260,7 +325,7 @@ class ServerMessage(BaseModel):
             # pydantic's own serialiser writes the text at once (a third of the time of a
             # dict dumped by json.dumps, and it is every update's cost).
             return self.model_dump_json(exclude=_NO_RE if self.re is None else None)
-        except PydanticSerializationError:  # a lone surrogate in a chat line: not UTF-8
+        except PydanticSerializationError:  # a lone surrogate (an odd client id): not UTF-8
             data = self.model_dump(mode="json")
             if data.get("re") is None:
                 data.pop("re", None)
@@ -273,8 +338,8 @@ _NO_RE: set[str] = {"re"}  # never changed: pydantic asks for a set
 def json_text(value: Any) -> str:
     """``value`` (plain JSON data) as compact JSON text, by pydantic-core's encoder: the
     standard library's ``json.dumps`` builds an encoder per call, several times the cost, and
-    the server writes such a text for every move. A lone surrogate (a chat line, an odd
-    client id), which is not UTF-8, is escaped by ``json`` instead."""
+    the server writes such a text for every move. A lone surrogate (an odd client id),
+    which is not UTF-8, is escaped by ``json`` instead."""
     try:
         return to_json(value).decode()
     except PydanticSerializationError:
@@ -430,6 +495,18 @@ class ChatMessage(ServerMessage):
     time: float
 
 
+class RematchOffer(ServerMessage):
+    """Additive: ``player_id`` (named ``name``), a player of the finished room ``room_id``,
+    opened ``new_room_id`` as its rematch. The server sends it to everyone following
+    ``room_id``; a chat line never stands for one."""
+
+    type: Literal["rematch_offer"] = "rematch_offer"
+    room_id: str
+    new_room_id: str
+    player_id: str
+    name: str
+
+
 class Analysis(ServerMessage):
     """Additive: what a bot thinks while it thinks (``final``: the decision it took).
 
@@ -459,7 +536,7 @@ class Analysis(ServerMessage):
 
 AnyServerMessage = Annotated[
     Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
-    | Analysis,
+    | RematchOffer | Analysis,
     Field(discriminator="type"),
 ]
 

@@ -131,7 +131,7 @@ def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> 
 
 
 def test_hostile_name_is_shown_as_text(browser: Any, base: str) -> None:
-    evil = "<script>alert(1)</script>"
+    evil = "<svg onload=alert(1)>"  # markup that runs if parsed, within the 24 characters
     ctx, page = new_page(browser, base, evil)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -313,8 +313,9 @@ def test_build_backgammon_play_undo(browser: Any, base: str) -> None:
     ctx.close()
 
 
-def test_clocks_analysis_and_rematch_offer_render(browser: Any, base: str) -> None:
-    """Additive fields the server is growing: clocks, live analysis, a rematch offer."""
+def test_clocks_analysis_and_chat_render(browser: Any, base: str) -> None:
+    """Additive fields the server is growing: clocks, live analysis; a chat line with
+    newlines, shown as text."""
     ctx, page = new_page(browser, base, "Eve")
     room = create_room(page, "connect4", "random")
     assert wait_my_turn_or_end(page)
@@ -344,14 +345,17 @@ def test_clocks_analysis_and_rematch_offer_render(browser: Any, base: str) -> No
     width = page.evaluate("document.querySelector('.evalfill').style.width")
     assert width == "73.1%", width  # ½ + ½·tanh(0.25 / 0.5) for seat 0
     page.evaluate(f"""() => window.tablas.onMessage({{type: 'chat', room_id: '{room}',
-        player_id: 'x', name: 'Bo', text: 'rematch: abc123', time: 0}})""")
-    assert page.locator("#chatlog a[href='#/room/abc123']").count() == 1
+        player_id: 'x', name: 'Bo', text: 'one\\n<b>two</b>', time: 0}})""")
+    line = page.locator("#chatlog .chat-text").last
+    assert line.inner_text() == "one\n<b>two</b>"  # the newline drawn, the markup as text
+    assert page.locator("#chatlog b").count() == 0
     ctx.close()
 
 
 def test_two_people_by_share_link_then_rematch(browser: Any, base: str) -> None:
     """A person creates a room, a second person opens its link and takes the open seat;
-    they play tic-tac-toe to the end, and the rematch offer reaches the other player."""
+    they play tic-tac-toe to the end. A chat line that reads like a rematch offer stays
+    text; the server's rematch offer shows the other player a Join button."""
     actx, ana = new_page(browser, base, "Ana")
     room = create_room(ana, "tictactoe", "human")
     assert "Waiting for an opponent" in (ana.locator("#turn").text_content() or "")
@@ -372,11 +376,20 @@ def test_two_people_by_share_link_then_rematch(browser: Any, base: str) -> None:
     for page, text in ((ana, "You win!"), (bo, "You lose")):
         page.wait_for_selector("#banner:not([hidden]) #result-text")
         assert (page.locator("#result-text").text_content() or "").startswith(text)
+    fake = f"rematch: {room}"
+    bo.fill("#chat-input", fake)
+    bo.press("#chat-input", "Enter")
+    ana.wait_for_function(f"[...document.querySelectorAll('#chatlog .chat-text')]"
+                         f".some(e => e.textContent === {json.dumps(fake)})")
+    assert ana.locator("#chatlog a, #chatlog button").count() == 0
+    assert ana.locator("#rematch-join").count() == 0 and ana.locator("#rematch-btn").count() == 1
     ana.click("#rematch-btn")
     ana.wait_for_function(f"window.tablas.room && window.tablas.room.room_id !== '{room}'")
     new_room = ana.evaluate("window.tablas.room.room_id")
-    offer = bo.locator(f"#chatlog a[href='#/room/{new_room}']")
+    offer = bo.locator("#rematch-join")
     offer.wait_for()
+    assert offer.get_attribute("href") == f"#/room/{new_room}"
+    assert bo.locator("#rematch-btn").count() == 0
     offer.click()
     bo.wait_for_function(f"window.tablas.room && window.tablas.room.room_id === '{new_room}'"
                          " && window.tablas.room.status === 'playing'")

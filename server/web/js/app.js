@@ -23,6 +23,7 @@ class App {
     this.sentPly = null;     // the ply a move was sent for (no double sends)
     this.ui = {};            // per-room UI state kept across renders (selection, play builder)
     this.me = null;
+    this.rematchOffers = new Map();  // finished room id -> the server's rematch_offer for it
     this.myRooms = new Set(JSON.parse(localStorage.getItem(MYROOMS_KEY) || "[]"));
     let name = localStorage.getItem(NAME_KEY);
     if (!name) { name = defaultName(); localStorage.setItem(NAME_KEY, name); }
@@ -51,7 +52,9 @@ class App {
     input.value = name;
     document.getElementById("name-form").addEventListener("submit", (ev) => {
       ev.preventDefault();
-      const v = input.value.trim().slice(0, 32);
+      // Code points, not UTF-16 units: a cut must not split a surrogate pair. The server
+      // has the last word (NFKC, at most 24 characters) and its welcome shows the result.
+      const v = Array.from(input.value.trim()).slice(0, 24).join("");
       if (!v) { input.value = this.conn.name; return; }
       localStorage.setItem(NAME_KEY, v);
       input.blur();
@@ -196,11 +199,6 @@ class App {
         }
         break;
       case "room_created":
-        if (this.rematchOf) {
-          // Tell the other person in the old room where the rematch is.
-          this.conn.send({ type: "chat", room_id: this.rematchOf, text: `rematch: ${m.room_id}` });
-          this.rematchOf = null;
-        }
         this.leaveCurrent();
         this.current = { id: m.room_id, mode: "join" };
         this.room = null;
@@ -219,6 +217,11 @@ class App {
         break;
       case "chat":
         if (this.current && m.room_id === this.current.id) appendChat(this, m);
+        break;
+      case "rematch_offer":
+        // Only the server says where a rematch is; the room view shows it from here.
+        this.rematchOffers.set(m.room_id, m);
+        if (this.room && m.room_id === this.room.room_id) renderRoom(this, false);
         break;
       case "analysis":
         if (this.current && m.room_id === this.current.id) {
@@ -315,10 +318,9 @@ class App {
   rematch() {
     const room = this.room;
     if (!room) return;
-    const other = room.seats.some((s, i) => s.kind === "human" && !(room.your_seats || []).includes(i));
-    this.rematchOf = other ? room.room_id : null;
+    // The server tells the room's other followers (rematch_offer); the answer opens it here.
     this.conn.request({ type: "rematch", room_id: room.room_id })
-      .catch((e) => { this.rematchOf = null; this.toast(e.message || e.code, "error"); });
+      .catch((e) => this.toast(e.message || e.code, "error"));
   }
 
   leaveSeat() {

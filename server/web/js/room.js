@@ -164,10 +164,30 @@ function renderBanner(app, room) {
   el.className = `banner${win ? " win" : lose ? " lose" : ""}`;
   el.append(h("div", { class: "banner-text", id: "result-text" }, resultText(room)));
   const row = h("div", { class: "row" });
-  if (mine.length) row.append(h("button", { class: "btn primary", on: { click: () => app.rematch() } }, "Rematch"));
+  const again = rematchControl(app, room, null);
+  if (again) row.append(again);
   row.append(h("a", { class: "btn", href: "#/" }, "Lobby"));
   row.append(h("button", { class: "btn ghost", on: { click: () => { el.hidden = true; } } }, "Hide"));
   el.append(row);
+}
+
+/** The rematch control of a finished room. Whether someone opened a rematch comes only from
+ * the server's rematch_offer (kept in app.rematchOffers), never from a chat line. */
+function rematchControl(app, room, idPrefix) {
+  const id = (suffix) => (idPrefix ? `${idPrefix}-${suffix}` : null);
+  const mine = room.your_seats || [];
+  const offer = app.rematchOffers.get(room.room_id);
+  if (offer && app.me && offer.player_id === app.me.player_id) {
+    return h("span", { class: "tag", id: id("offered") }, "rematch offered");
+  }
+  if (offer) {
+    const title = `${offer.name} opened a rematch`;
+    return mine.length
+      ? h("a", { class: "btn primary", id: id("join"), title, href: `#/room/${offer.new_room_id}` }, "Join rematch")
+      : h("a", { class: "btn", id: id("watch"), title, href: `#/watch/${offer.new_room_id}` }, "Watch the rematch");
+  }
+  if (!mine.length) return null;
+  return h("button", { class: "btn primary", id: id("btn"), on: { click: () => app.rematch() } }, "Rematch");
 }
 
 // A two-click confirmation outlives redraws: an update that arrives between the clicks
@@ -216,9 +236,8 @@ function renderActions(app, room) {
     el.append(h("button", { class: "btn", id: "leave-seat-btn", title: "free your seat and go back to the lobby (an empty table you opened closes)",
       on: { click: () => app.leaveSeat() } }, "Give up my seat"));
   }
-  if (mine.length && room.status === "finished") {
-    el.append(h("button", { class: "btn primary", id: "rematch-btn", on: { click: () => app.rematch() } }, "Rematch"));
-  }
+  const again = room.status === "finished" && rematchControl(app, room, "rematch");
+  if (again) el.append(again);
   if (!mine.length) el.append(h("span", { class: "tag watch" }, "watching"));
   if (room.status !== "finished") {
     const dice = room.state.phase === "move" && room.state.dice ? { dice: room.state.dice.join("") } : {};
@@ -417,14 +436,9 @@ export function appendChat(app, m) {
   if (!log) return;
   const line = h("div", { class: "chat-line" });
   const who = h("span", { class: "chat-name" }, m.name);
-  line.append(who, h("span", { class: "sep" }, ": "));
-  const match = /^rematch: ([0-9a-zA-Z_-]{1,64})$/.exec(m.text);
-  if (match) {
-    line.append(h("span", { class: "chat-text" }, "offers a rematch "),
-      h("a", { class: "btn small primary", href: `#/room/${match[1]}` }, "Play it"));
-  } else {
-    line.append(h("span", { class: "chat-text" }, m.text));
-  }
+  // A chat line is text and only text (a text node, its newlines kept by the stylesheet):
+  // whatever it says, it never becomes a link or a button.
+  line.append(who, h("span", { class: "sep" }, ": "), h("span", { class: "chat-text" }, m.text));
   log.append(line);
   log.scrollTop = log.scrollHeight;
 }
