@@ -31,7 +31,7 @@ from server.connections import Presence
 from server.dice import SeedFactory
 from server.edge import Edge, Http
 from server.edge.http import web_folder
-from server.edge.websocket import BURST, MAX_CONNS_PER_ADDRESS, RATE, Handler
+from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, Handler
 from server.errors import StartupError
 from server.hub import (
     EVICT_IDLE_AFTER,
@@ -75,8 +75,6 @@ class TablasServer:
         seed_factory: SeedFactory | None = None,
         web: Path | None = None,
         bot_pause: float = 0.0,
-        rate: float = RATE,
-        burst: float = BURST,
         allow_origins: Sequence[str] | None = None,
         evict_idle_after: float = EVICT_IDLE_AFTER,
         sweep_every: float = SWEEP_EVERY,
@@ -84,10 +82,12 @@ class TablasServer:
         max_finished_followed: int = MAX_FINISHED_FOLLOWED,
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
         max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
+        max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
     ) -> None:
         """``clock``: the time rooms see (seconds); ``web``: the page's files (default: the
         package's own, :class:`~server.edge.http.MissingFiles` if they are missing). The
-        limits are the parts' own (None lifts the cap on waiting rooms or connections)."""
+        limits are the parts' own (None lifts the cap on waiting rooms, connections or
+        messages per address)."""
         self.store = store
         self.port = 0  # bound by start()
         self.bots = BotPool(bot_workers)
@@ -109,10 +109,11 @@ class TablasServer:
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot),
                             self.hub.command),
         }
-        http = Http(web if web is not None else web_folder(), self.lobby.rooms, self.bots)
-        self.edge = Edge(handlers, self.presence, self.players.goodbye, http, rate=rate,
-                         burst=burst, allow_origins=allow_origins,
-                         max_conns_per_address=max_conns_per_address)
+        http = Http(web if web is not None else web_folder(), self.lobby.http_body, self.bots)
+        self.edge = Edge(handlers, self.presence, self.players.goodbye, http,
+                         allow_origins=allow_origins,
+                         max_conns_per_address=max_conns_per_address,
+                         max_msgs_per_address=max_msgs_per_address)
 
     async def start(self, host: str, port: int) -> int:
         """Loads the rooms to resume and listens on ``host:port`` (0: any free port); the
@@ -135,7 +136,8 @@ class TablasServer:
 
 async def run(host: str, port: int, db: str, bot_workers: int | None,
               allow_origins: Sequence[str] | None = None,
-              max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS) -> None:
+              max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
+              max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS) -> None:
     """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully (with the
     garbage collector as :func:`server.loop.quiet_collector` sets it for serving)."""
     import signal
@@ -144,7 +146,8 @@ async def run(host: str, port: int, db: str, bot_workers: int | None,
         web = web_folder()  # a broken install stops here, before anything starts
         store = await Store.open(db)
         server = TablasServer(store, bot_workers, web=web, allow_origins=allow_origins,
-                              max_conns_per_address=max_conns_per_address)
+                              max_conns_per_address=max_conns_per_address,
+                              max_msgs_per_address=max_msgs_per_address)
         try:
             await server.start(host, port)
         except OSError as e:

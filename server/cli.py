@@ -171,7 +171,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
     from server.app import run
-    from server.edge.websocket import MAX_CONNS_PER_ADDRESS
+    from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS
 
     if args.bot_workers is not None and args.bot_workers < 1:
         raise CliError("--bot-workers must be at least 1")
@@ -182,6 +182,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         per_address = MAX_CONNS_PER_ADDRESS
     elif per_address < 0:
         raise CliError("--max-conns-per-address must be 0 (no limit) or more")
+    msgs = args.max_msgs_per_address
+    if msgs is None:
+        msgs = MAX_MSGS_PER_ADDRESS
+    elif not 0 <= msgs < float("inf"):  # NaN fails this too
+        raise CliError("--max-msgs-per-address must be 0 (no limit) or a positive number")
     try:
         loop = loop_in_use(args.loop)
     except ImportError:
@@ -198,7 +203,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.getLogger("tablas.server").info("event loop: %s", loop)
     try:
         run_on_loop(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin,
-                        per_address or None), loop)
+                        per_address or None, max_msgs_per_address=msgs or None), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except StartupError as e:
@@ -263,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-conns-per-address", type=int, default=None, metavar="N",
                    help="open WebSockets allowed per client address (default: 64; "
                         "0: no limit, e.g. behind a proxy that connects for everyone)")
+    p.add_argument("--max-msgs-per-address", type=float, default=None, metavar="R",
+                   help="WebSocket messages a second per client address, over all of its "
+                        "connections, handshakes included (default: 100; 0: no limit)")
     p.add_argument("--loop", choices=LOOPS, default="auto",
                    help="the event loop (default auto: uvloop when installed, else asyncio)")
     p.set_defaults(run=cmd_serve)
