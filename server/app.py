@@ -31,7 +31,7 @@ from server.connections import Presence
 from server.dice import SeedFactory
 from server.edge import Edge, Http
 from server.edge.http import web_folder
-from server.edge.websocket import BURST, MAX_CONNS_PER_ADDRESS, RATE, Handler
+from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, Handler
 from server.errors import StartupError
 from server.hub import (
     ABANDON_AFTER,
@@ -77,8 +77,6 @@ class TablasServer:
         seed_factory: SeedFactory | None = None,
         web: Path | None = None,
         bot_pause: float = 0.0,
-        rate: float = RATE,
-        burst: float = BURST,
         allow_origins: Sequence[str] | None = None,
         evict_idle_after: float = EVICT_IDLE_AFTER,
         sweep_every: float = SWEEP_EVERY,
@@ -86,14 +84,15 @@ class TablasServer:
         max_finished_followed: int = MAX_FINISHED_FOLLOWED,
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
         max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
+        max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
         abandon_after: float | None = ABANDON_AFTER,
         keep_adjourned: float | None = KEEP_ADJOURNED,
     ) -> None:
         """``clock``: the time rooms see (seconds); ``web``: the page's files (default: the
         package's own, :class:`~server.edge.http.MissingFiles` if they are missing). The
-        limits are the parts' own (None lifts the cap on waiting rooms or connections);
-        ``abandon_after`` and ``keep_adjourned`` (seconds; None: never) say when rooms end
-        (contract section 6)."""
+        limits are the parts' own (None lifts the cap on waiting rooms, connections or
+        messages per address); ``abandon_after`` and ``keep_adjourned`` (seconds; None:
+        never) say when rooms end (contract section 6)."""
         self.store = store
         self.port = 0  # bound by start()
         self.bots = BotPool(bot_workers)
@@ -115,10 +114,11 @@ class TablasServer:
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot),
                             self.hub.command),
         }
-        http = Http(web if web is not None else web_folder(), self.lobby.rooms, self.bots)
-        self.edge = Edge(handlers, self.presence, self.players.goodbye, http, rate=rate,
-                         burst=burst, allow_origins=allow_origins,
-                         max_conns_per_address=max_conns_per_address)
+        http = Http(web if web is not None else web_folder(), self.lobby.http_body, self.bots)
+        self.edge = Edge(handlers, self.presence, self.players.goodbye, http,
+                         allow_origins=allow_origins,
+                         max_conns_per_address=max_conns_per_address,
+                         max_msgs_per_address=max_msgs_per_address)
 
     async def start(self, host: str, port: int) -> int:
         """Listens on ``host:port`` (0: any free port) and starts the hub's background work
@@ -141,6 +141,7 @@ class TablasServer:
 async def run(host: str, port: int, db: str, bot_workers: int | None,
               allow_origins: Sequence[str] | None = None,
               max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
+              max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
               abandon_after: float | None = ABANDON_AFTER,
               keep_adjourned: float | None = KEEP_ADJOURNED) -> None:
     """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully (with the
@@ -152,6 +153,7 @@ async def run(host: str, port: int, db: str, bot_workers: int | None,
         store = await Store.open(db)
         server = TablasServer(store, bot_workers, web=web, allow_origins=allow_origins,
                               max_conns_per_address=max_conns_per_address,
+                              max_msgs_per_address=max_msgs_per_address,
                               abandon_after=abandon_after, keep_adjourned=keep_adjourned)
         try:
             await server.start(host, port)

@@ -106,7 +106,7 @@ async def _bench(quick: bool) -> list[Figure]:
     bot_rooms = 2 if quick else 4
     with tempfile.TemporaryDirectory(prefix="tablas-bench-") as tmp:
         store = await Store.open(Path(tmp) / "bench.db")
-        srv = TablasServer(store, 2, rate=1e9, burst=1e9, max_conns_per_address=None)
+        srv = TablasServer(store, 2, max_msgs_per_address=None, max_conns_per_address=None)
         port = await srv.start("127.0.0.1", 0)
         url = f"ws://127.0.0.1:{port}/ws"
         try:

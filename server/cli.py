@@ -200,7 +200,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
     from server.app import run
-    from server.edge.websocket import MAX_CONNS_PER_ADDRESS
+    from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS
 
     if args.bot_workers is not None and args.bot_workers < 1:
         raise CliError("--bot-workers must be at least 1")
@@ -211,9 +211,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         per_address = MAX_CONNS_PER_ADDRESS
     elif per_address < 0:
         raise CliError("--max-conns-per-address must be 0 (no limit) or more")
-    if not args.abandon_after >= 0:  # also refuses nan
+    msgs = args.max_msgs_per_address
+    if msgs is None:
+        msgs = MAX_MSGS_PER_ADDRESS
+    elif not 0 <= msgs < float("inf"):  # NaN fails this too
+        raise CliError("--max-msgs-per-address must be 0 (no limit) or a positive number")
+    if not 0 <= args.abandon_after < float("inf"):
         raise CliError("--abandon-after must be 0 (rooms never end) or more seconds")
-    if not args.keep_adjourned >= 0:
+    if not 0 <= args.keep_adjourned < float("inf"):
         raise CliError("--keep-adjourned must be 0 (kept for ever) or more days")
     try:
         loop = loop_in_use(args.loop)
@@ -231,7 +236,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logging.getLogger("tablas.server").info("event loop: %s", loop)
     try:
         run_on_loop(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin,
-                        per_address or None, abandon_after=args.abandon_after or None,
+                        per_address or None, max_msgs_per_address=msgs or None,
+                        abandon_after=args.abandon_after or None,
                         keep_adjourned=args.keep_adjourned * 86400 or None), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
@@ -297,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-conns-per-address", type=int, default=None, metavar="N",
                    help="open WebSockets allowed per client address (default: 64; "
                         "0: no limit, e.g. behind a proxy that connects for everyone)")
+    p.add_argument("--max-msgs-per-address", type=float, default=None, metavar="R",
+                   help="WebSocket messages a second per client address, over all of its "
+                        "connections, handshakes included (default: 100; 0: no limit)")
     p.add_argument("--abandon-after", type=float, default=120.0, metavar="S",
                    help="seconds without a connection after which a person is absent: their "
                         "game is won by the present player or adjourned, their waiting room "

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -143,6 +143,36 @@ async def play_vs_bot(c: Client, room: str, view: dict[str, Any], seat: int = 0,
     raise AssertionError("game did not finish")
 
 
+async def connect_from(url: str, address: str, **kw: Any) -> Any:
+    """A WebSocket whose client end is bound to ``address`` (127.0.0.0/8 is all loopback on
+    Linux, so each of its addresses is a client address of its own to the server)."""
+    port = int(url.split(":")[2].split("/")[0])
+    sock = socket.socket()
+    sock.bind((address, 0))
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+    return await websockets.connect(url, sock=sock, **kw)
+
+
+async def http_exchange(port: int, raw: bytes, timeout: float = 10) -> tuple[bytes, bytes]:
+    """Sends ``raw`` as it is on a fresh TCP connection to the server: the answer's head (the
+    status line and headers, b"" if the server closed without one) and whatever followed it
+    until the server closed (b"" after a 101, which keeps the connection)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(raw)
+        await writer.drain()
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
+        except asyncio.IncompleteReadError as e:
+            return e.partial, b""
+        if head.startswith(b"HTTP/1.1 101 "):
+            return head, b""
+        return head, await asyncio.wait_for(reader.read(), timeout)
+    finally:
+        writer.close()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -153,8 +183,9 @@ def free_port() -> int:
 class Subprocess:
     """``tablas serve`` as a real process (for kill -9)."""
 
-    def __init__(self, db: Path, log: Path, workers: int = 1) -> None:
-        self.db, self.log, self.workers = db, log, workers
+    def __init__(self, db: Path, log: Path, workers: int = 1, args: Sequence[str] = ()) -> None:
+        """``args``: more options for ``tablas serve``."""
+        self.db, self.log, self.workers, self.args = db, log, workers, list(args)
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -166,7 +197,7 @@ class Subprocess:
         out = open(self.log, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--port", str(self.port),
-             "--db", str(self.db), "--bot-workers", str(self.workers)],
+             "--db", str(self.db), "--bot-workers", str(self.workers), *self.args],
             cwd=ROOT, stdout=out, stderr=out, start_new_session=True,
         )
         deadline = time.time() + 30

@@ -6,6 +6,7 @@ player name, a server killed and restarted mid-game, and a screenshot of every b
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -407,6 +408,7 @@ def test_giving_up_a_seat_in_a_waiting_room(browser: Any, base: str) -> None:
     ana.wait_for_function("window.tablas.room && window.tablas.room.your_seats.length === 1")
     ana.click("#leave-seat-btn")
     ana.wait_for_function("location.hash === '#/' && !document.getElementById('room-view')")
+    time.sleep(1.1)  # the lobby's answers may be a second old (docs/server.md)
     with urllib.request.urlopen(f"{base}/api/rooms", timeout=10) as r:
         rooms = {x["room_id"]: x for x in json.load(r)["rooms"]}
     assert room not in rooms

@@ -161,7 +161,8 @@ async def test_both_players_gone_adjourns_and_a_late_return_wins(tmp_path: Path)
 
 async def test_a_waiting_room_whose_creator_is_absent_closes(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
-    async with running(db, abandon_after=AWAY) as (_srv, url):
+    async with running(db, abandon_after=AWAY) as (srv, url):
+        srv.lobby.max_age = 0  # the lobby is read right after each change
         a, c = await connected(url, "Ana", "Cy")
         seated, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
         hosted, _ = await create(a, "connect4", [HUMAN, HUMAN], join_seat=None)

@@ -8,7 +8,6 @@ import asyncio
 import gc
 import json
 import logging
-import socket
 import sqlite3
 import weakref
 from collections.abc import Callable
@@ -16,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import websockets
-from server_support import Client, FakeClock, connected, create, running
+from server_support import Client, FakeClock, connect_from, connected, create, running
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from server.app import TablasServer
@@ -486,19 +484,9 @@ async def test_waiting_rooms_still_count_after_a_restart(tmp_path: Path) -> None
 # --- the cap on connections per address -----------------------------------------------------
 
 
-async def _connect_from(url: str, address: str) -> Any:
-    """A WebSocket whose client end is bound to ``address`` (127.0.0.0/8 is all loopback)."""
-    port = int(url.split(":")[2].split("/")[0])
-    sock = socket.socket()
-    sock.bind((address, 0))
-    sock.setblocking(False)
-    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
-    return await websockets.connect(url, sock=sock)
-
-
 async def _refused_status(url: str, address: str) -> int:
     with pytest.raises(InvalidStatus) as refused:
-        await _connect_from(url, address)
+        await connect_from(url, address)
     return refused.value.response.status_code
 
 
@@ -507,9 +495,9 @@ async def test_connections_per_address_are_capped(tmp_path: Path) -> None:
     HTTP 429; handshakes that passed that check together are closed with 1008 and a
     reason. Other addresses, and HTTP, are not concerned; a closed socket frees its place."""
     async with running(tmp_path / "t.db", max_conns_per_address=3) as (srv, url):
-        held = [await _connect_from(url, "127.0.0.1") for _ in range(3)]
+        held = [await connect_from(url, "127.0.0.1") for _ in range(3)]
         assert await _refused_status(url, "127.0.0.1") == 429
-        other = await _connect_from(url, "127.0.0.2")
+        other = await connect_from(url, "127.0.0.2")
         await other.send(json.dumps({"type": "hello", "name": "Other", "token": None}))
         assert json.loads(await other.recv())["type"] == "welcome"
         port = int(url.split(":")[2].split("/")[0])
@@ -519,7 +507,7 @@ async def test_connections_per_address_are_capped(tmp_path: Path) -> None:
         writer.close()
         await held.pop().close()
         await _until(lambda: srv.edge.per_address.get("127.0.0.1") == 2)
-        held.append(await _connect_from(url, "127.0.0.1"))
+        held.append(await connect_from(url, "127.0.0.1"))
         assert await _refused_status(url, "127.0.0.1") == 429
         # Two handshakes passing the HTTP check before either is counted: the handler
         # closes the one past the cap. Simulated: the check at the handshake says yes.
@@ -527,7 +515,7 @@ async def test_connections_per_address_are_capped(tmp_path: Path) -> None:
         srv.edge._too_many_from = lambda address, extra: (  # type: ignore[method-assign]
             False if extra else real(address, extra))
         try:
-            late = await _connect_from(url, "127.0.0.1")
+            late = await connect_from(url, "127.0.0.1")
             with pytest.raises(ConnectionClosed) as closed:
                 await asyncio.wait_for(late.recv(), 10)
         finally:
@@ -537,7 +525,7 @@ async def test_connections_per_address_are_capped(tmp_path: Path) -> None:
         for ws in held:
             await ws.ping()  # the three held sockets are still fine
         # many at once from a fresh address: never more than the cap stay open
-        results = await asyncio.gather(*(_connect_from(url, "127.0.0.3") for _ in range(12)),
+        results = await asyncio.gather(*(connect_from(url, "127.0.0.3") for _ in range(12)),
                                        return_exceptions=True)
         opened = [r for r in results if not isinstance(r, BaseException)]
         assert all(isinstance(r, InvalidStatus) and r.response.status_code == 429
@@ -560,3 +548,14 @@ def test_max_conns_per_address_option() -> None:
     parse = build_parser().parse_args
     assert parse(["serve"]).max_conns_per_address is None  # the server's default, 64
     assert parse(["serve", "--max-conns-per-address", "0"]).max_conns_per_address == 0
+
+
+async def test_max_conns_per_address_zero_is_no_cap(tmp_path: Path) -> None:
+    """``max_conns_per_address=0`` (what ``--max-conns-per-address 0`` means) lifts the cap
+    rather than refusing every handshake."""
+    async with running(tmp_path / "t.db", max_conns_per_address=0) as (srv, url):
+        held = [await connect_from(url, "127.0.0.1") for _ in range(5)]
+        await _until(lambda: srv.edge.per_address.get("127.0.0.1") == 5)
+        for ws in held:
+            await ws.ping()
+            await ws.close()

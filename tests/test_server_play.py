@@ -14,7 +14,8 @@ HUMAN = {"kind": "human"}
 
 
 async def test_tictactoe_people_and_spectator(tmp_path: Path) -> None:
-    async with running(tmp_path / "t.db") as (_srv, url):
+    async with running(tmp_path / "t.db") as (srv, url):
+        srv.lobby.max_age = 0  # the lobby is read right after each change
         a, b, s = Client(url), Client(url), Client(url)
         wa = await a.connect("Ana")
         wb = await b.connect("Bo")
@@ -134,7 +135,7 @@ async def test_bot_against_bot(tmp_path: Path, game: str) -> None:
 
 
 async def test_backgammon_against_bot_with_reordered_play(tmp_path: Path) -> None:
-    async with running(tmp_path / "t.db", rate=1000, burst=1000) as (_srv, url):
+    async with running(tmp_path / "t.db", max_msgs_per_address=None) as (_srv, url):
         a = Client(url)
         await a.connect("Bea")
         room, view = await create(a, "backgammon", [HUMAN, {"kind": "bot", "level": "random"}])

@@ -36,7 +36,7 @@ async def test_token_never_broadcast_nor_logged(
     # INFO everywhere, as ``tablas serve`` logs; DEBUG for the server's own logger.
     caplog.set_level(logging.INFO)
     caplog.set_level(logging.DEBUG, logger="tablas")
-    async with running(tmp_path / "t.db", rate=1e9, burst=1e9) as (srv, url):
+    async with running(tmp_path / "t.db", max_msgs_per_address=None) as (srv, url):
         a, b, s = Client(url), Client(url), Client(url)
         wa = await a.connect("Ana")
         wb = await b.connect("Bo")
@@ -130,7 +130,7 @@ async def test_room_ids_sort_by_time_and_are_not_guessable(tmp_path: Path) -> No
 
 async def test_spectators_are_read_only(tmp_path: Path) -> None:
     """A spectator (and a player acting on the other's seat) changes nothing."""
-    async with running(tmp_path / "t.db", rate=1e9, burst=1e9) as (srv, url):
+    async with running(tmp_path / "t.db", max_msgs_per_address=None) as (srv, url):
         a, b, s = Client(url), Client(url), Client(url)
         await a.connect("Ana")
         await b.connect("Bo")
@@ -288,7 +288,7 @@ async def test_slow_spectator_is_dropped_without_delaying_anyone(tmp_path: Path)
     message, the kernel's send buffer is fixed (SEND_BUFFER), so it is closed with 1008
     after some hundreds of lines, and a game in another room keeps its move round trips
     short."""
-    async with running(tmp_path / "t.db", rate=1e9, burst=1e9) as (srv, url):
+    async with running(tmp_path / "t.db", max_msgs_per_address=None) as (srv, url):
         port = int(url.split(":")[2].split("/")[0])
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)

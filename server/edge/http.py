@@ -4,6 +4,12 @@ health check, the explain tree.
 Static files are served from the package's own ``server/web/`` (found through
 :mod:`importlib.resources`, so an installed wheel serves them from wherever it is installed):
 a path is URL-decoded, resolved and must stay inside that folder; anything else is 404.
+
+A request HTTP itself tells a server to refuse gets a 4xx and nothing else happens
+(:func:`malformed`; RFC 9112 §3.2): no ``Host``, two ``Host`` or ``Origin`` headers, a target
+that is neither a path nor an absolute URL; a method other than GET and HEAD is 405, a path
+whose percent-encoding is broken or not UTF-8 is 400. HEAD answers as GET would, without the
+body.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import functools
 import json
 import logging
 import mimetypes
+import re
 from collections.abc import Callable
 from http import HTTPStatus
 from importlib import resources
@@ -45,6 +52,9 @@ _TYPES = {
 }
 # Pages whose address has no file extension.
 _PAGES = {"/explain": "/explain.html"}
+_METHODS = ("GET", "HEAD")
+# A ``%`` not followed by two hex digits: ``unquote`` would leave it as it is.
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def web_folder() -> Path:
@@ -73,6 +83,44 @@ def json_response(status: HTTPStatus, obj: Any) -> Response:
     return response(status, json.dumps(obj).encode(), "application/json")
 
 
+def bad_request(why: str) -> Response:
+    """A 400 whose body says what was wrong, in a line."""
+    return response(HTTPStatus.BAD_REQUEST, why.encode() + b"\n", "text/plain")
+
+
+def split_target(target: str) -> tuple[str, str] | None:
+    """The path and query of a request target in origin form (``/path?query``) or absolute
+    form (``http://host/path?query``, which a server must accept too); None for any other
+    form (``*``, a bare name)."""
+    if target.startswith("/"):
+        path, _, query = target.partition("?")
+        return path, query
+    try:
+        url = urlsplit(target)
+    except ValueError:  # a broken authority, such as "http://[::1"
+        return None
+    if url.scheme.lower() in ("http", "https", "ws", "wss") and url.netloc:
+        return url.path or "/", url.query
+    return None
+
+
+def malformed(request: Request) -> Response | None:
+    """The 400 a request gets when HTTP says to refuse it, whatever its path (``/ws``
+    included): an HTTP/1.1 request without ``Host``, two ``Host`` headers, two ``Origin``
+    headers (a browser sends one at most), or a target :func:`split_target` does not read.
+    None when the request is well formed."""
+    hosts = request.headers.get_all("Host")
+    if len(hosts) > 1:
+        return bad_request("more than one Host header")
+    if not hosts and request.protocol == "HTTP/1.1":
+        return bad_request("no Host header")
+    if len(request.headers.get_all("Origin")) > 1:
+        return bad_request("more than one Origin header")
+    if split_target(request.path) is None:
+        return bad_request("the request target must be a path starting with /")
+    return None
+
+
 @functools.cache
 def games_info() -> dict[str, Any]:
     """``GET /api/games`` (additive): every game with its title and how to read its scores,
@@ -99,23 +147,36 @@ def explain_answer(query: dict[str, str]) -> tuple[HTTPStatus, dict[str, Any]]:
 class Http:
     """Answers every HTTP request but the WebSocket's upgrade."""
 
-    def __init__(self, web: Path, lobby_rooms: Callable[[], list[dict[str, Any]]],
-                 bots: BotPool) -> None:
+    def __init__(self, web: Path, lobby_body: Callable[[], bytes], bots: BotPool) -> None:
+        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text."""
         self.web = web.resolve()
-        self.lobby_rooms = lobby_rooms
+        self.lobby_body = lobby_body
         self.bots = bots
 
     async def answer(self, request: Request) -> Response:
-        url = urlsplit(request.path)
-        path = url.path
+        """The response to a request :func:`malformed` let through (400 otherwise)."""
+        target = split_target(request.path)
+        if target is None:
+            return bad_request("the request target must be a path starting with /")
+        if request.method not in _METHODS:
+            refused = response(HTTPStatus.METHOD_NOT_ALLOWED, b"only GET and HEAD\n",
+                               "text/plain")
+            refused.headers["Allow"] = ", ".join(_METHODS)
+            return refused
+        answer = await self._get(*target)
+        if request.method == "HEAD":
+            return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
+        return answer
+
+    async def _get(self, path: str, query: str) -> Response:
         if path == "/healthz":
             return json_response(HTTPStatus.OK, {"status": "ok"})
         if path == "/api/rooms":
-            return json_response(HTTPStatus.OK, {"rooms": self.lobby_rooms()})
+            return response(HTTPStatus.OK, self.lobby_body(), "application/json")
         if path == "/api/games":
             return json_response(HTTPStatus.OK, games_info())
         if path == "/api/explain":
-            return await self._explain(dict(parse_qsl(url.query)))
+            return await self._explain(dict(parse_qsl(query)))
         return await self._static(_PAGES.get(path, path))
 
     async def _explain(self, query: dict[str, str]) -> Response:
@@ -123,7 +184,12 @@ class Http:
         return json_response(status, body)
 
     async def _static(self, path: str) -> Response:
-        rel = unquote(path).lstrip("/") or "index.html"
+        if _BAD_ESCAPE.search(path):
+            return bad_request("a % in the path must start an escape such as %2F")
+        try:
+            rel = unquote(path, errors="strict").lstrip("/") or "index.html"
+        except UnicodeDecodeError:
+            return bad_request("the path's escapes must spell UTF-8")
         not_found = response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain")
         try:
             target = (self.web / rel).resolve()

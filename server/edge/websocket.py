@@ -1,7 +1,8 @@
 """The WebSocket at ``/ws`` (websockets ≥ 13), and the HTTP requests on the same port.
 
-What happens here and nowhere else: the handshake's checks (``--allow-origin``, connections
-per address), each connection's message rate, parsing a frame into a message
+What happens here and nowhere else: the handshake's checks (a well-formed request,
+``--allow-origin``, connections per address), each address's message budget (handshakes
+included, :class:`AddressBudget`), parsing a frame into a message
 (:func:`server.protocol.parse_client`), the ``hello``-first rule, handing the message to its
 handler, and turning a refusal into the contract's ``error`` answer. What a message does is
 the handler's business (``server.app`` wires the table of handlers).
@@ -15,18 +16,18 @@ import json
 import logging
 import socket
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidMessage
 from websockets.http11 import Request, Response
 
 from server.connections import Conn, Presence
-from server.edge.http import Http, response
+from server.edge.http import Http, bad_request, malformed, response, split_target
 from server.errors import ProtocolError, Refused
 from server.protocol import (
     AnyClientMessage,
@@ -44,10 +45,10 @@ MAX_FRAME = 64 * 1024
 # stay connected long after Conn's OUT_BUFFER should have dropped it. Fixed, it bounds a
 # connection to about 2 × SEND_BUFFER in the kernel + OUT_BUFFER + one message.
 SEND_BUFFER = 64 * 1024
-RATE = 20.0  # messages a second, per connection
-BURST = 40.0
+MAX_MSGS_PER_ADDRESS = 100.0  # messages a second, handshakes included, per client address
 MAX_CONNS_PER_ADDRESS = 64
 TOO_MANY_CONNS = "too many connections from this address"
+TOO_MANY_MSGS = "too many messages from this address"
 
 Handler = Callable[[Conn, Any], Awaitable[None]]
 
@@ -66,33 +67,56 @@ def _loggable(raw: str | bytes) -> str | bytes:
 
 
 def _peer(ws: ServerConnection) -> str:
-    """The peer's address without its port: the unit of the cap on connections."""
+    """The peer's address without its port: the unit of the caps on connections and
+    messages."""
     address = ws.remote_address
     return str(address[0]) if address else ""
 
 
-class TokenBucket:
-    def __init__(self, rate: float = RATE, burst: float = BURST,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.rate, self.burst, self.clock = rate, burst, clock
-        self.tokens = burst
-        self.at = clock()
+class AddressBudget:
+    """One token bucket per client address, shared by all of its connections: it holds
+    ``rate`` tokens (at least one) and refills at ``rate`` a second; a handshake or a frame
+    takes one. A bucket that has had time to fill up again is the same as none, so it is
+    forgotten: the table holds the addresses seen in the last ``refill`` seconds, however
+    many addresses a scan uses, and forgetting costs O(1) a call (oldest first)."""
 
-    def take(self) -> bool:
+    def __init__(self, rate: float, clock: Callable[[], float] = time.monotonic) -> None:
+        """``rate``: tokens a second, positive and finite."""
+        if not 0 < rate < float("inf"):
+            raise ValueError(f"a message budget must be positive and finite, not {rate!r}")
+        self.rate = rate
+        self.burst = max(rate, 1.0)
+        self.refill = self.burst / rate  # seconds for an empty bucket to fill up
+        self.clock = clock
+        # address -> (tokens, when counted), the least recently charged first
+        self.buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, address: str) -> bool:
+        """Charges ``address`` one token; False (and nothing charged) if it has none."""
         now = self.clock()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return True
-        return False
+        buckets = self.buckets
+        while buckets:
+            oldest, (_, at) = next(iter(buckets.items()))
+            if now - at < self.refill:
+                break
+            del buckets[oldest]
+        tokens, at = buckets.pop(address, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - at) * self.rate)
+        ok = tokens >= 1.0
+        buckets[address] = (tokens - 1.0 if ok else tokens, now)
+        return ok
+
+
+def _too_many(why: str) -> Response:
+    return response(HTTPStatus.TOO_MANY_REQUESTS, why.encode() + b"\n", "text/plain")
 
 
 class _Connection(ServerConnection):
-    """websockets' server connection, which also breaks the reference cycles its protocol is
-    left in once the connection is lost. The sans-I/O protocol's parser is a generator of
-    its own that stays suspended after its last step, its frame holding the protocol: a
-    cycle for every connection, cleanly closed or not. And it keeps the exception that broke
+    """websockets' server connection, which answers 400 to a request it cannot parse, and
+    breaks the reference cycles its protocol is left in once the connection is lost. The
+    sans-I/O protocol's parser is a generator of its own that stays suspended after its last
+    step, its frame holding the protocol: a cycle for every connection, cleanly closed or
+    not. And it keeps the exception that broke
     its handshake or its parser (for ``close_exc`` and for inspection), whose traceback holds
     the parser's frames: more cycles for every connection that ends badly (a reset, a
     handshake refused or broken off, a frame too large). Only a pass over the older
@@ -100,6 +124,20 @@ class _Connection(ServerConnection):
     one every hour, or once memory has grown by half (``server.loop.quiet_collector``):
     until then a client could pile them up by the hundred thousand (docs/server.md, "The
     garbage collector")."""
+
+    answered_bad_request = False
+
+    def send_data(self) -> None:
+        # A request websockets cannot parse as HTTP (a junk request line, a body, a header
+        # without a colon, a target that is not ASCII) ends its parser with no answer but
+        # the end of the stream. HTTP (and the contract, section 6) want a 400 first.
+        if (self.request is None and not self.answered_bad_request
+                and type(self.protocol.handshake_exc) is InvalidMessage):
+            self.answered_bad_request = True
+            bad = bad_request("not an HTTP/1.1 request this server reads")
+            bad.headers["Connection"] = "close"
+            self.transport.write(bad.serialize())
+        super().send_data()
 
     def connection_lost(self, exc: Exception | None) -> None:
         # Whatever broke the connection has been parsed by now (the end of the stream
@@ -136,25 +174,24 @@ class Edge:
         goodbye: Callable[[Conn], Awaitable[None]],
         http: Http,
         *,
-        rate: float = RATE,
-        burst: float = BURST,
         allow_origins: Sequence[str] | None = None,
         max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
+        max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
     ) -> None:
         """``handlers``: per message type, what it does; ``goodbye``: what a closed
         connection leaves behind. ``allow_origins`` None: any; ``max_conns_per_address``
-        None: no cap."""
+        and ``max_msgs_per_address`` (a second) None or 0: no cap."""
         self.handlers = handlers
         self.presence = presence
         self.goodbye = goodbye
         self.http = http
-        self.rate, self.burst = rate, burst
+        self.budget = AddressBudget(max_msgs_per_address) if max_msgs_per_address else None
         # Stored without a trailing slash and in lower case, as browsers send it.
         self.allow_origins = (
             None if allow_origins is None
             else frozenset(o.rstrip("/").lower() for o in allow_origins)
         )
-        self.max_conns_per_address = max_conns_per_address
+        self.max_conns_per_address = max_conns_per_address or None
         self.per_address: dict[str, int] = {}  # open WebSockets per peer address
         self.server: Server | None = None
 
@@ -204,28 +241,35 @@ class Edge:
     async def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
-        if urlsplit(request.path).path != "/ws":
+        refused = malformed(request)
+        if refused is not None:
+            return refused
+        target = split_target(request.path)
+        if target is None or target[0] != "/ws":
             return await self.http.answer(request)
+        address = _peer(connection)
+        if self.budget is not None and not self.budget.take(address):
+            refused = _too_many(TOO_MANY_MSGS)
+            refused.headers["Retry-After"] = "1"  # a token comes back within the second
+            return refused
         if not self._origin_allowed(request.headers):
             log.warning("refused a WebSocket from origin %r", request.headers.get("Origin"))
             return response(HTTPStatus.FORBIDDEN, b"origin not allowed\n", "text/plain")
-        if self._too_many_from(_peer(connection), 1):
-            return response(HTTPStatus.TOO_MANY_REQUESTS, TOO_MANY_CONNS.encode() + b"\n",
-                            "text/plain")
+        if self._too_many_from(address, 1):
+            return _too_many(TOO_MANY_CONNS)
         return None
 
     def _origin_allowed(self, headers: Headers) -> bool:
         """The ``--allow-origin`` check (cross-site WebSocket hijacking): a browser always
         sends ``Origin``; a request without one is not from a web page (a bot, a script) and
-        is let through, and so is a page served by this very server (same host)."""
+        is let through, and so is a page served by this very server (same host). Two
+        ``Origin`` or ``Host`` headers were refused before (:func:`malformed`)."""
         if self.allow_origins is None:
             return True
-        origins = headers.get_all("Origin")
-        if not origins:
+        origin = headers.get("Origin")
+        if origin is None:
             return True
-        if len(origins) > 1:
-            return False
-        origin = origins[0].rstrip("/").lower()
+        origin = origin.rstrip("/").lower()
         host = headers.get("Host", "").lower()
         return origin in self.allow_origins or origin in (f"http://{host}", f"https://{host}")
 
@@ -247,7 +291,7 @@ class Edge:
                 log.warning("closing a WebSocket from %s: %s", address, TOO_MANY_CONNS)
                 await ws.close(1008, TOO_MANY_CONNS)
                 return
-            await self._serve(ws)
+            await self._serve(ws, address)
         finally:
             left = self.per_address[address] - 1
             if left:
@@ -255,21 +299,22 @@ class Edge:
             else:
                 del self.per_address[address]
 
-    async def _serve(self, ws: ServerConnection) -> None:
+    async def _serve(self, ws: ServerConnection, address: str) -> None:
         sock = ws.transport.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         conn = Conn(ws)
-        bucket = TokenBucket(self.rate, self.burst)
+        budget = self.budget
         self.presence.conns.add(conn)
         try:
             async for raw in ws:
-                if bucket.take():
+                if budget is None or budget.take(address):
                     await self._on_frame(conn, raw)
                 else:
                     conn.send(Error(re=peek_id(raw), code="rate_limited",
-                                    message=f"more than {self.rate:g} messages a second"))
+                                    message=f"more than {budget.rate:g} messages a second "
+                                            "from your address"))
         except ConnectionClosed:
             pass
         finally:
