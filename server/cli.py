@@ -224,9 +224,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         loop = loop_in_use(args.loop)
     except ImportError:
         raise CliError("--loop uvloop: uvloop is not installed (pip install uvloop)") from None
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from server import logs
+
+    logs.configure(args.log_level, args.log_json)
     import sqlite3
 
     try:  # a database that cannot be opened is a bad argument, said before anything starts
@@ -315,6 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "expired (default: 30; 0: for ever)")
     p.add_argument("--loop", choices=LOOPS, default="auto",
                    help="the event loop (default auto: uvloop when installed, else asyncio)")
+    # server.logs is not imported for every command: its LEVELS, spelled out.
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                   default="info", help="the least severe log lines written (default: info: "
+                   "games and errors; debug adds every connection and HTTP answer)")
+    p.add_argument("--log-json", action="store_true",
+                   help="write the log as JSON lines (time, level, logger, message, room_id…)")
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("bench", help="run the benchmarks")

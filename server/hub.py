@@ -277,6 +277,9 @@ class Hub:
         conn.send(RoomCreated(re=re, room_id=room_id))
         conn.send(live.snapshot_for(conn, re))
         live.reschedule()
+        log.info("room %s (%s) opened, %s", room_id, room.game_id, room.status,
+                 extra={"room_id": room_id, "event": "opened", "game": room.game_id,
+                        "status": room.status})
         return room_id
 
     def _new_room_id(self) -> str:

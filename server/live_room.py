@@ -251,6 +251,16 @@ class LiveRoom:
                 re: str | int | None = None) -> None:
         """Makes a persisted change part of the room and tells its followers."""
         room = self.room
+        before = room.status
+        try:
+            self._commit_change(change, answer, re)
+        finally:
+            if room.status != before:
+                self._log_status(before)
+
+    def _commit_change(self, change: Change, answer: Conn | None,
+                       re: str | int | None) -> None:
+        room = self.room
         match change:
             case Pending():
                 action = room.commit(change)
@@ -280,6 +290,20 @@ class LiveRoom:
         if answer is not None and answer not in self.conns:
             answer.send(self.snapshot_for(answer, re))
         self._send_snapshot(answer, re)
+
+    def _log_status(self, before: str) -> None:
+        """One line of the server's log per change of status (docs/server.md, "Logs")."""
+        room = self.room
+        event = ("started" if before == "waiting" else "resumed") if room.status == "playing" \
+            else room.status
+        result = room.result_data()
+        outcome = ""
+        if result is not None:
+            who = "no winner" if result["winner"] is None else f"seat {result['winner']} won"
+            outcome = f": {who} ({result['reason']}, {result['points']} point(s))"
+        log.info("room %s (%s) %s%s", room.room_id, room.game_id, event, outcome,
+                 extra={"room_id": room.room_id, "event": event, "game": room.game_id,
+                        "status": room.status, "result": result})
 
     def _game_over(self) -> None:
         """The game has just ended, been adjourned or closed: the grace period before the room

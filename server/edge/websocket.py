@@ -212,7 +212,7 @@ class Edge:
         )
         sock = next(iter(self.server.sockets))
         bound: int = sock.getsockname()[1]
-        log.info("tablas listening on ws://%s:%d/ws", host, bound)
+        log.info("serving http://%s:%d/ (the WebSocket at /ws)", host, bound)
         return bound
 
     async def close(self) -> None:
