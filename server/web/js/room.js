@@ -143,7 +143,10 @@ export function resultText(room) {
   const r = room.result;
   if (!r) return "Game over.";
   const mine = room.your_seats || [];
-  const pts = r.points ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
+  // Points mean something where a game can be worth more than one: backgammon's cube and
+  // gammons, or any game that scored more than the usual single point.
+  const pts = r.points && (room.game === "backgammon" || r.points > 1)
+    ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
   if (r.winner === null || r.winner === undefined) return `Draw — ${reasonText(r.reason)}${pts}`;
   const name = (room.seats[r.winner] && room.seats[r.winner].name) || pieceName(room.game, r.winner);
   let head;

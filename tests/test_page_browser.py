@@ -1,0 +1,127 @@
+"""The room page's layout and what it tells the player, in Debian's Chromium against a real
+``tablas serve``: games played against bots (and between two pages) by clicks, then the page
+measured the way a person sees it: inside the viewport, not covered, clickable."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_support import (
+    chromium,
+    create_room,
+    new_page,
+    ply,
+    served,
+    wait_my_turn_or_end,
+    wait_ply_above,
+)
+
+# Where an element is, how opaque it is with its ancestors, and whether a click at its centre
+# reaches it (elementFromPoint: nothing drawn over it, pointer events on).
+SEEN = """(el) => {
+  const r = el.getBoundingClientRect();
+  let opacity = 1;
+  for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+    opacity *= Number(getComputedStyle(e).opacity);
+  }
+  const x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const hit = document.elementFromPoint(x, y);
+  return {left: r.left, top: r.top, right: r.right, bottom: r.bottom, width: r.width,
+          height: r.height, vw: innerWidth, vh: innerHeight, opacity,
+          reached: !!hit && (hit === el || el.contains(hit)),
+          under: hit ? (hit.id || hit.getAttribute('class') || hit.tagName) : null};
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with served(tmp_path_factory.mktemp("page"), workers=2) as url:
+        yield url
+
+
+def seen(page: Any, selector: str) -> dict[str, Any]:
+    info: dict[str, Any] = page.locator(selector).first.evaluate(SEEN)
+    return info
+
+
+def assert_usable(page: Any, selector: str, *, scroll: bool = True) -> dict[str, Any]:
+    """The element is inside the viewport, visible (opaque enough to see) and a click at its
+    centre reaches it. ``scroll``: brought into view first (False: the page as it is)."""
+    if scroll:
+        page.locator(selector).first.evaluate("el => el.scrollIntoView({block: 'nearest'})")
+    info = seen(page, selector)
+    assert info["width"] > 0 and info["height"] > 0, (selector, info)
+    assert info["left"] >= 0 and info["top"] >= 0, (selector, info)
+    assert info["right"] <= info["vw"] and info["bottom"] <= info["vh"], (selector, info)
+    assert info["opacity"] >= 0.5, (selector, info)
+    assert info["reached"], (selector, info)
+    return info
+
+
+def cell_owner(page: Any, cell: int) -> str:
+    """What a click at the centre of tic-tac-toe cell ``cell`` lands on: 'board' when it is
+    the board itself (the cell, its mark or the winning line), else what covers it."""
+    out: str = page.evaluate("""(cell) => {
+        const sq = document.querySelector(`svg.board g.ttt-cell[data-cell='${cell}'] .ttt-sq`);
+        sq.scrollIntoView({block: 'nearest'});
+        const r = sq.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        if (hit && hit.closest('svg.board')) return 'board';
+        return hit ? (hit.id || hit.className || hit.tagName) : 'nothing';
+    }""", cell)
+    return out
+
+
+def play_tictactoe_to_the_end(page: Any) -> None:
+    while wait_my_turn_or_end(page):
+        n = ply(page)
+        page.locator("svg.board g.ttt-cell.hot").first.click()
+        wait_ply_above(page, n)
+    page.wait_for_selector("#banner:not([hidden]) #result-text")
+
+
+def test_result_box_leaves_the_final_board_visible_and_hides(browser: Any, base: str) -> None:
+    """After the last move the result box is beside the board, not over it: every cell, the
+    last move and the winning line included, still takes a click; its buttons can be seen and
+    clicked, and Hide leaves the whole board."""
+    ctx, page = new_page(browser, base, "Rosa")
+    create_room(page, "tictactoe", "random")
+    play_tictactoe_to_the_end(page)
+    room = page.evaluate("window.tablas.room")
+    line = room["state"].get("winning_line") or []
+    last = room["history"][-1]["cell"]
+    for cell in [*line, last, *range(9)]:
+        assert cell_owner(page, cell) == "board", (cell, cell_owner(page, cell))
+    text = page.locator("#result-text").text_content() or ""
+    assert "point" not in text, text  # one point is what every such game is worth
+    for label in ("Lobby", "Hide"):
+        assert_usable(page, f"#banner >> text={label}")
+    assert_usable(page, "#banner button.primary")  # Rematch
+    page.click("#banner >> text=Hide", timeout=3000)
+    assert page.locator("#banner").is_hidden()
+    for cell in range(9):
+        assert cell_owner(page, cell) == "board"
+    assert page.errors == []
+    ctx.close()
+
+
+def test_grundy_cancel_is_seen_and_clears_the_choice(browser: Any, base: str) -> None:
+    ctx, page = new_page(browser, base, "Gus")
+    create_room(page, "grundy", "random", heap=9)
+    assert wait_my_turn_or_end(page)
+    page.locator("svg.board g.heap.hot").first.click()
+    page.wait_for_selector("svg.board g.heap.selected")
+    assert_usable(page, "#controls button:has-text('Cancel')")
+    page.click("#controls button:has-text('Cancel')", timeout=3000)
+    assert page.locator("svg.board g.heap.selected").count() == 0
+    assert page.errors == []
+    ctx.close()
+
