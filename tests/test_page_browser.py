@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from browser_support import (
+    build_backgammon_play,
     chromium,
     create_room,
     new_page,
@@ -125,3 +126,120 @@ def test_grundy_cancel_is_seen_and_clears_the_choice(browser: Any, base: str) ->
     assert page.errors == []
     ctx.close()
 
+
+
+SIZES = [(1366, 768), (1280, 900)]
+
+
+def fits_unscrolled(page: Any, selector: str) -> None:
+    """At both laptop sizes, with the page scrolled to the top, the element is in sight and
+    takes a click: no scrolling needed to find it."""
+    for width, height in SIZES:
+        page.set_viewport_size({"width": width, "height": height})
+        page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_function("window.scrollY === 0")
+        assert_usable(page, selector, scroll=False)
+
+
+def test_backgammon_roll_double_and_play_need_no_scrolling(browser: Any, base: str) -> None:
+    ctx, page = new_page(browser, base, "Lia", width=1366, height=768)
+    create_room(page, "backgammon", "random", cube=True)
+    seen_roll = seen_play = False
+    fits_unscrolled(page, "#rules")
+    for _ in range(12):
+        assert wait_my_turn_or_end(page)
+        n = ply(page)
+        if page.locator("#roll-btn").count():
+            if page.locator("#double-btn").count():
+                fits_unscrolled(page, "#roll-btn")
+                fits_unscrolled(page, "#double-btn")
+                seen_roll = True
+            page.click("#roll-btn")
+        elif page.locator("#take-btn").count():
+            page.click("#take-btn")
+        else:
+            page.wait_for_selector("#play-btn")
+            if page.locator("rect.hit.src").count():
+                build_backgammon_play(page)
+                fits_unscrolled(page, "#undo-btn")
+                fits_unscrolled(page, "#play-btn")
+                seen_play = True
+            page.click("#play-btn")
+        wait_ply_above(page, n)
+        if seen_roll and seen_play:
+            break
+    assert seen_roll and seen_play
+    assert page.errors == []
+    ctx.close()
+
+
+def safe_boom_column(page: Any) -> int:
+    """A legal column where this page's piece makes no four of its own in a line (which
+    would lose BOOM), the columns taken in turn."""
+    room = page.evaluate("window.tablas.room")
+    board = [row[:] for row in room["state"]["board"]]
+    me = room["to_move"]
+    legal = [m["column"] for m in room["legal_moves"] if "column" in m]
+    rows, cols = len(board), len(board[0])
+
+    def four(b: list[list[int]]) -> bool:
+        for r in range(rows):
+            for c in range(cols):
+                for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                    cells = [(r + k * dr, c + k * dc) for k in range(4)]
+                    if all(0 <= y < rows and 0 <= x < cols and b[y][x] == me for y, x in cells):
+                        return True
+        return False
+
+    start = room["ply"] % cols
+    for c in sorted(legal, key=lambda c: (c - start) % cols):
+        r = max(y for y in range(rows) if board[y][c] < 0)
+        board[r][c] = me
+        lost = four(board)
+        board[r][c] = -1
+        if not lost:
+            return c
+    return legal[0]
+
+
+def test_boom_button_and_rules_need_no_scrolling(browser: Any, base: str) -> None:
+    ctx, page = new_page(browser, base, "Bo", width=1366, height=768)
+    for _attempt in range(3):  # the bot may lose (four of its own) before our bomb is down
+        create_room(page, "boom", "random")
+        fits_unscrolled(page, "#rules")
+        assert "LOSES" in (page.locator("#rules").text_content() or "")
+        while wait_my_turn_or_end(page) and not page.locator("#boom-btn").count():
+            n = ply(page)
+            page.click(f"svg.board g.col[data-col='{safe_boom_column(page)}']")
+            wait_ply_above(page, n)
+        if page.locator("#boom-btn").count():
+            break
+    fits_unscrolled(page, "#boom-btn")
+    fits_unscrolled(page, "#rules")
+    n = ply(page)
+    page.click("#boom-btn")
+    wait_ply_above(page, n)
+    assert page.errors == []
+    ctx.close()
+
+
+RULES = {
+    "tictactoe": ["three", "wins"],
+    "grundy": ["two unequal heaps", "cannot move loses"],
+    "connect4": ["four", "wins"],
+    "boom": ["four of your own in a line LOSES", "5th piece is a bomb", "BOOM!"],
+    "backgammon": ["bear", "double"],
+}
+
+
+def test_each_game_states_its_rules(browser: Any, base: str) -> None:
+    ctx, page = new_page(browser, base, "Ria")
+    for game, phrases in RULES.items():
+        create_room(page, game, "random")
+        page.wait_for_selector("#rules:not([hidden])")
+        text = page.locator("#rules").text_content() or ""
+        for phrase in phrases:
+            assert phrase in text, (game, phrase, text)
+        assert_usable(page, "#rules")
+    assert page.errors == []
+    ctx.close()

@@ -1,6 +1,6 @@
 // The room view: board, players, turn, moves, result, chat, analysis, dice verification.
 import { h, clear, fmtClock } from "./dom.js";
-import { gameTitle, moveText, pieceName, reasonText, historySeats } from "./notation.js";
+import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats } from "./notation.js";
 import { verifyDice } from "./dice.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
@@ -45,6 +45,7 @@ export function mountRoom(app, root, roomId) {
         h("div", { id: "turn", class: "turn", role: "status", "aria-live": "polite" }),
         h("div", { id: "room-actions", class: "row" }),
         h("div", { id: "share", class: "share" })),
+      h("div", { class: "panel rules", id: "rules", hidden: true }),
       h("div", { class: "panel", id: "analysis-panel", hidden: true }),
       h("div", { class: "panel moves-panel" }, h("h3", {}, "Moves"),
         h("ol", { id: "movelist", class: "movelist" })),
@@ -379,6 +380,7 @@ export function renderRoom(app, fresh = false) {
   document.getElementById("room-game").textContent = gameTitle(room.game) +
     (room.game === "grundy" && room.options && room.options.heap ? ` · heap ${room.options.heap}` : "");
   document.getElementById("room-spectators").textContent = `${room.spectators || 0} watching`;
+  renderRules(room);
   const v = viewSeat(room);
   seatCard(app, room, 1 - v, document.getElementById("card-top"));
   seatCard(app, room, v, document.getElementById("card-bottom"));
@@ -395,6 +397,16 @@ export function renderRoom(app, fresh = false) {
   renderAnalysis(app, room);
   renderDicePanel(app, room);
   document.title = `${canMove(app, room) ? "● " : ""}${gameTitle(room.game)} · Tablas`;
+}
+
+function renderRules(room) {
+  const el = document.getElementById("rules");
+  const text = gameRules(room.game);
+  el.hidden = !text;
+  if (el.dataset.game === room.game) return;
+  el.dataset.game = room.game;
+  clear(el);
+  el.append(h("h3", {}, "How to play"), h("p", { class: "rules-text" }, text));
 }
 
 export function boardCtx(app, fresh) {
@@ -429,6 +441,9 @@ export function renderBoard(app, fresh = false) {
   const ctx = boardCtx(app, fresh);
   const out = mod.render(ctx);
   out.svg.classList.add(ctx.canMove ? "can-move" : "idle");
+  // The stylesheet sizes a board to the window's height from its proportions.
+  const vb = out.svg.viewBox && out.svg.viewBox.baseVal;
+  if (vb && vb.height) out.svg.style.setProperty("--ar", (vb.width / vb.height).toFixed(4));
   holder.append(out.svg);
   if (out.controls && out.controls.childNodes.length) controls.append(out.controls);
   hint.textContent = out.hint || "";
