@@ -13,6 +13,7 @@ from browser_support import (
     chromium,
     create_room,
     new_page,
+    play_backgammon_turn,
     ply,
     served,
     wait_my_turn_or_end,
@@ -129,6 +130,7 @@ def test_grundy_cancel_is_seen_and_clears_the_choice(browser: Any, base: str) ->
 
 
 SIZES = [(1366, 768), (1280, 900)]
+MOVES_SHOWN = "document.querySelectorAll('#movelist li.mv').length"
 
 
 def fits_unscrolled(page: Any, selector: str) -> None:
@@ -241,5 +243,191 @@ def test_each_game_states_its_rules(browser: Any, base: str) -> None:
         for phrase in phrases:
             assert phrase in text, (game, phrase, text)
         assert_usable(page, "#rules")
+    assert page.errors == []
+    ctx.close()
+
+
+# --- backgammon -------------------------------------------------------------------------------
+
+def play_dice(room: dict[str, Any], index: int) -> list[int]:
+    """The roll history entry ``index`` (a play) was made with: the latest roll before it."""
+    dice = [r["dice"] for r in room["rolls"] if r["ply"] <= index]
+    assert dice, room["rolls"]
+    out: list[int] = dice[-1]
+    return out
+
+
+def shown_dice(page: Any, selector: str) -> list[int]:
+    values: list[int] = page.eval_on_selector_all(
+        selector, "els => els.map(e => Number(e.dataset.die))")
+    return sorted(values)
+
+
+def as_drawn(dice: list[int]) -> list[int]:
+    return sorted(dice * 2 if dice[0] == dice[1] else dice)
+
+
+# Notes, from the moment it is installed, every animation of a checker on the board and where
+# it starts from (its first keyframe).
+WATCH_MOVES = """() => {
+  window.__moves = [];
+  const seen = new Set();
+  const look = () => {
+    for (const a of document.getAnimations()) {
+      const el = a.effect && a.effect.target;
+      if (!el || !el.closest || !el.closest('svg.board .checker') || seen.has(a)) continue;
+      seen.add(a);
+      window.__moves.push(String(a.effect.getKeyframes()[0].transform));
+    }
+    requestAnimationFrame(look);
+  };
+  look();
+}"""
+
+
+def take_or_roll(page: Any) -> bool:
+    """On this page's turn, answers a double or rolls; True when it is then to play."""
+    assert wait_my_turn_or_end(page)
+    for sel in ("#take-btn", "#roll-btn"):
+        if page.locator(sel).count():
+            n = ply(page)
+            page.click(sel)
+            wait_ply_above(page, n)
+            assert wait_my_turn_or_end(page)
+    page.wait_for_selector("#play-btn")
+    return True
+
+
+def test_backgammon_shows_the_bots_roll_and_moves_its_checkers(browser: Any, base: str) -> None:
+    """The bot rolls and plays within milliseconds: its dice stay on its half of the board
+    until it rolls again, and its checkers slide from where they were."""
+    ctx, page = new_page(browser, base, "Ines")
+    create_room(page, "backgammon", "random", cube=True)
+    me = page.evaluate("window.tablas.room.your_seats[0]")
+    bot = 1 - me
+    animated = 0
+    for _turn in range(6):
+        take_or_roll(page)
+        build_backgammon_play(page)
+        page.evaluate(WATCH_MOVES)
+        n = ply(page)
+        page.click("#play-btn")
+        # The bot's play arrives (after its roll, and a cube action maybe).
+        page.wait_for_function(
+            f"window.tablas.room.history.slice({n + 1}).some(m => m.play) ||"
+            " window.tablas.room.status === 'finished'")
+        if not wait_my_turn_or_end(page):
+            break
+        room = page.evaluate("window.tablas.room")
+        index = max(i for i, m in enumerate(room["history"]) if "play" in m)
+        dice = play_dice(room, index)
+        assert shown_dice(page, f"svg.board g.die.last-roll.d{bot}") == as_drawn(dice), dice
+        if room["history"][index]["play"]:
+            page.wait_for_function("window.__moves.length > 0", timeout=5000)
+            starts = page.evaluate("window.__moves")
+            assert any(t not in ("none", "translate(0px, 0px)") for t in starts), starts
+            animated += 1
+        if animated >= 2:
+            break
+    assert animated >= 1
+    assert page.errors == []
+    ctx.close()
+
+
+def test_backgammon_move_list_writes_each_play_after_its_dice(browser: Any, base: str) -> None:
+    """Without the cube a play brings the next roll: that roll belongs to the next line."""
+    ctx, page = new_page(browser, base, "Theo")
+    create_room(page, "backgammon", "random", cube=False)
+    me = page.evaluate("window.tablas.room.your_seats[0]")
+    for _turn in range(3):
+        take_or_roll(page)
+        # The roll the bot last played with stays in sight next to this page's own.
+        room = page.evaluate("window.tablas.room")
+        plays = [i for i, m in enumerate(room["history"]) if "play" in m]
+        if plays:
+            assert shown_dice(page, f"svg.board g.die.last-roll.d{1 - me}") == \
+                as_drawn(play_dice(room, plays[-1]))
+        assert shown_dice(page, f"svg.board g.die.d{me}:not(.last-roll)") == \
+            as_drawn(room["state"]["dice"])
+        build_backgammon_play(page)
+        n = ply(page)
+        page.click("#play-btn")
+        wait_ply_above(page, n)
+    page.wait_for_function(f"{MOVES_SHOWN} === window.tablas.room.ply")
+    room = page.evaluate("window.tablas.room")
+    for i, mv in enumerate(room["history"]):
+        if "play" not in mv:
+            continue
+        text = page.locator(f"#movelist li[data-ply='{i + 1}'] .mv-dice").text_content() or ""
+        assert text.startswith("-".join(map(str, play_dice(room, i)))), (i, text, room["rolls"])
+    assert page.errors == []
+    ctx.close()
+
+
+def test_backgammon_double_offer_take_and_last_play(browser: Any, base: str) -> None:
+    """Two people: the second to play doubles at once. While the offer waits, the cube still
+    shows the stake as it is and the offer shows the stake asked for, on the board and in the
+    moves; after the take the cube moves, and the last play stays marked."""
+    actx, ana = new_page(browser, base, "Ana")
+    room = create_room(ana, "backgammon", "human", cube=True)
+    bctx, bob = new_page(browser, base, "Bob", path=f"/#/room/{room}")
+    for p in (ana, bob):
+        p.wait_for_function("window.tablas.room && window.tablas.room.status === 'playing'")
+    first, second = (ana, bob) if ana.evaluate(
+        "window.tablas.room.your_seats.includes(window.tablas.room.to_move)") else (bob, ana)
+    play_backgammon_turn(first)
+    for p in (ana, bob):
+        p.wait_for_selector("svg.board polygon.point.last-to")
+    assert wait_my_turn_or_end(second)
+    n = ply(second)
+    second.click("#double-btn")
+    for p in (ana, bob):
+        wait_ply_above(p, n)
+        assert p.locator("svg.board .cube .cube-text").text_content() == "64"  # still 1
+        assert p.locator("svg.board .cube-offer").get_attribute("data-value") == "2"
+        assert "2" in (p.locator("svg.board .cube-offer").text_content() or "")
+        assert p.locator("svg.board polygon.point.last-to").count() > 0
+        assert "double to 2" in (p.locator(f"#movelist li[data-ply='{n + 1}']").text_content()
+                                 or "")
+    first.wait_for_selector("#take-btn")
+    assert "2" in (first.locator("#controls").text_content() or "")
+    n = ply(first)
+    first.click("#take-btn")
+    for p in (ana, bob):
+        wait_ply_above(p, n)
+        assert p.locator("svg.board .cube .cube-text").text_content() == "2"
+        assert p.locator("svg.board .cube-offer").count() == 0
+        assert p.locator("svg.board polygon.point.last-to").count() > 0
+        assert "cube at 2" in (p.locator(f"#movelist li[data-ply='{n + 1}']").text_content()
+                               or "")
+    assert ana.errors == [] and bob.errors == []
+    actx.close()
+    bctx.close()
+
+
+def test_backgammon_points_are_finger_sized_on_a_phone(browser: Any, base: str) -> None:
+    ctx, page = new_page(browser, base, "Pia", width=390, height=844)
+    create_room(page, "backgammon", "random", cube=False)
+    for _turn in range(4):
+        take_or_roll(page)
+        if page.locator("rect.hit.src").count():
+            break
+        n = ply(page)
+        page.click("#play-btn")  # no legal move: pass
+        wait_ply_above(page, n)
+    boxes = page.eval_on_selector_all(
+        "rect.hit.src", "els => els.map(e => { const r = e.getBoundingClientRect();"
+        " return [r.width, r.height]; })")
+    assert boxes and all(w >= 44 and hh >= 44 for w, hh in boxes), boxes
+    page.locator("rect.hit.src").first.click()
+    boxes = page.eval_on_selector_all(
+        "rect.hit.dest", "els => els.map(e => { const r = e.getBoundingClientRect();"
+        " return [r.width, r.height]; })")
+    assert boxes and all(w >= 44 and hh >= 44 for w, hh in boxes), boxes
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    build_backgammon_play(page)
+    n = ply(page)
+    page.click("#play-btn")
+    wait_ply_above(page, n)
     assert page.errors == []
     ctx.close()

@@ -98,3 +98,24 @@ export function historySeats(game, history, rolls) {
     return seat;
   });
 }
+
+/** The dice a backgammon play (history entry `index`) was made with: the latest roll before it
+ * (a roll belongs to the ply after the action that caused it: a roll, a take, or the previous
+ * play when the cube is off; the opening roll to ply 0). */
+export function playDice(rolls, index) {
+  let dice = null;
+  for (const r of rolls || []) if (r.ply <= index) dice = r.dice;
+  return dice;
+}
+
+/** What each backgammon cube action did to the stake: {index: "double to 4" | ...}. */
+export function cubeNotes(history) {
+  const notes = new Map();
+  let cube = 1;
+  history.forEach((mv, i) => {
+    if (mv.action === "double") notes.set(i, `double to ${cube * 2}`);
+    else if (mv.action === "take") { cube *= 2; notes.set(i, `take: cube at ${cube}`); }
+    else if (mv.action === "drop") notes.set(i, `drop: loses ${cube}`);
+  });
+  return notes;
+}

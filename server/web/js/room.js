@@ -1,6 +1,6 @@
 // The room view: board, players, turn, moves, result, chat, analysis, dice verification.
 import { h, clear, fmtClock } from "./dom.js";
-import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats } from "./notation.js";
+import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes } from "./notation.js";
 import { verifyDice } from "./dice.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
@@ -277,14 +277,17 @@ function renderMoves(app, room) {
     const d = rollsAt.get(0)[rollsAt.get(0).length - 1];
     ol.append(h("li", { class: "opening" }, `Opening roll: ${pieceName("backgammon", 0)} ${d[0]}, ${pieceName("backgammon", 1)} ${d[1]}`));
   }
+  // A backgammon play is written after the dice it was played with, a cube action with the
+  // stake it names.
+  const cube = room.game === "backgammon" ? cubeNotes(room.history) : new Map();
   room.history.forEach((mv, i) => {
     const seat = seats[i];
     const li = h("li", { class: `mv s${seat}${i === room.history.length - 1 ? " last" : ""}`, "data-ply": i + 1 },
       h("span", { class: "num" }, `${i + 1}.`),
-      h("span", { class: `swatch tiny g-${room.game} s${seat}`, "aria-hidden": "true" }),
-      h("span", { class: "mv-text" }, moveText(room.game, mv)));
-    const dice = rollsAt.get(i + 1);
-    if (dice) li.append(h("span", { class: "mv-dice" }, ` · ${dice[dice.length - 1].join("-")}`));
+      h("span", { class: `swatch tiny g-${room.game} s${seat}`, "aria-hidden": "true" }));
+    const dice = room.game === "backgammon" && mv.play ? playDice(room.rolls, i) : null;
+    if (dice) li.append(h("span", { class: "mv-dice" }, `${dice.join("-")}: `));
+    li.append(h("span", { class: "mv-text" }, cube.get(i) || moveText(room.game, mv)));
     ol.append(li);
   });
   if (!room.history.length && !ol.children.length) ol.append(h("li", { class: "muted empty" }, "No moves yet."));
