@@ -431,3 +431,173 @@ def test_backgammon_points_are_finger_sized_on_a_phone(browser: Any, base: str) 
     wait_ply_above(page, n)
     assert page.errors == []
     ctx.close()
+
+
+# --- analysis, Grundy, tic-tac-toe, names -----------------------------------------------------
+
+def test_analysis_says_its_units_and_leaves_at_the_end(browser: Any, base: str) -> None:
+    """The bot's analysis, shown to the players (show_analysis), says how to read its score
+    from the message's unit and scale; once the game is over it is gone."""
+    ctx, page = new_page(browser, base, "Ava")
+    create_room(page, "backgammon", "medium", cube=False, show_analysis=True)
+    take_or_roll(page)
+    build_backgammon_play(page)
+    n = ply(page)
+    page.click("#play-btn")
+    page.wait_for_function(f"window.tablas.analysis && window.tablas.analysis.ply > {n}"
+                           " && !window.tablas.analysis.proven", timeout=30_000)
+    page.wait_for_selector("#analysis-panel:not([hidden]) .score-unit")
+    unit = page.locator("#analysis-panel .score-unit").text_content() or ""
+    assert "equity" in unit and "points per game" in unit, unit
+    page.click("#resign-btn")
+    page.click("#resign-btn")
+    page.wait_for_selector("#banner:not([hidden]) #result-text")
+    assert page.locator("#analysis-panel").is_hidden()
+
+    create_room(page, "connect4", "hard", show_analysis=True)
+    while True:  # until the bot has given a score (not a proof) for one of its moves
+        assert wait_my_turn_or_end(page)
+        if page.evaluate("!!(window.tablas.analysis && !window.tablas.analysis.proven)"):
+            break
+        n = ply(page)
+        page.locator("svg.board g.col.hot").first.click()
+        wait_ply_above(page, n)
+    a = page.evaluate("window.tablas.analysis")
+    page.wait_for_selector("#analysis-panel:not([hidden]) .score-unit")
+    unit = page.locator("#analysis-panel .score-unit").text_content() or ""
+    assert "engine points" in unit and f"±{a['score_typical']:g}" in unit, (unit, a)
+    while wait_my_turn_or_end(page):  # the hard bot wins soon against the leftmost column
+        n = ply(page)
+        page.locator("svg.board g.col.hot").first.click()
+        wait_ply_above(page, n)
+    page.wait_for_selector("#banner:not([hidden]) #result-text")
+    assert page.locator("#analysis-panel").is_hidden()
+    assert page.errors == []
+    ctx.close()
+
+
+def test_grundy_heap_is_one_stack(browser: Any, base: str) -> None:
+    """A heap of 13 is one pile of 13 coins, not a pile of 12 beside a pile of 1."""
+    ctx, page = new_page(browser, base, "Gia")
+    create_room(page, "grundy", "random", heap=13)
+    page.wait_for_selector("svg.board g.heap[data-heap='0']")
+    xs = page.eval_on_selector_all("svg.board g.heap[data-heap='0'] ellipse.coin-top",
+                                   "els => els.map(e => e.getAttribute('cx'))")
+    assert len(xs) == 13 and len(set(xs)) == 1, xs
+    assert page.locator("svg.board g.heap[data-heap='0'] .heap-label").text_content() == "13"
+    ctx.close()
+
+
+def test_tictactoe_coordinates_match_the_move_list(browser: Any, base: str) -> None:
+    """Columns a–c and rows 3–1 are written round the board; a move at a cell is listed
+    under the column and row written beside that cell."""
+    ctx, page = new_page(browser, base, "Tia")
+    create_room(page, "tictactoe", "random")
+    labels = page.eval_on_selector_all("svg.board text.coord", """els => els.map(e => {
+        const r = e.getBoundingClientRect();
+        return {text: e.textContent, axis: e.dataset.axis, x: r.left + r.width / 2,
+                y: r.top + r.height / 2}; })""")
+    cols = sorted((lab for lab in labels if lab["axis"] == "col"), key=lambda lab: lab["x"])
+    rows = sorted((lab for lab in labels if lab["axis"] == "row"), key=lambda lab: lab["y"])
+    assert [lab["text"] for lab in cols] == ["a", "b", "c"], labels
+    assert [lab["text"] for lab in rows] == ["3", "2", "1"], labels
+
+    def name_of(cell: int) -> str:
+        box = page.locator(f"svg.board g.ttt-cell[data-cell='{cell}'] .ttt-sq").bounding_box()
+        col = next(lab["text"] for lab in cols if box["x"] <= lab["x"] <= box["x"] + box["width"])
+        row = next(lab["text"] for lab in rows
+                   if box["y"] <= lab["y"] <= box["y"] + box["height"])
+        return f"{col}{row}"
+
+    assert wait_my_turn_or_end(page)
+    for cell in (4, 0):  # the centre, then the top left corner (or the first free square)
+        if not wait_my_turn_or_end(page):
+            break
+        free = page.eval_on_selector_all("svg.board g.ttt-cell.hot",
+                                         "els => els.map(e => Number(e.dataset.cell))")
+        target = cell if cell in free else free[0]
+        n = ply(page)
+        page.click(f"svg.board g.ttt-cell[data-cell='{target}']")
+        wait_ply_above(page, n)
+        text = page.locator(f"#movelist li[data-ply='{n + 1}'] .mv-text").text_content()
+        assert text == name_of(target), (target, text)
+    ctx.close()
+
+
+def test_players_of_the_same_name_are_told_apart(browser: Any, base: str) -> None:
+    """Names are not unique: each person's seat card carries the start of their player id."""
+    actx, ana = new_page(browser, base, "Twin")
+    room = create_room(ana, "tictactoe", "human")
+    bctx, bob = new_page(browser, base, "Twin", path=f"/#/room/{room}")
+    for p in (ana, bob):
+        p.wait_for_function("window.tablas.room && window.tablas.room.status === 'playing'")
+    ids = {p.evaluate("window.tablas.me.player_id") for p in (ana, bob)}
+    assert len(ids) == 2
+    for p in (ana, bob):
+        shown = p.eval_on_selector_all(".seat-card .pid", "els => els.map(e => e.textContent)")
+        assert sorted(s.strip("#") for s in shown) == sorted(i[:4] for i in ids), shown
+        me = p.evaluate("window.tablas.me.player_id")
+        assert (p.locator("#card-bottom .pid").text_content() or "").strip("#") == me[:4]
+    actx.close()
+    bctx.close()
+
+
+# --- rooms that end while open ----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def brief(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server where a person is absent half a second after their last connection closed."""
+    with served(tmp_path_factory.mktemp("brief"), workers=1,
+                args=["--abandon-after", "0.5"]) as url:
+        yield url
+
+
+def assert_nothing_to_do(page: Any) -> list[str]:
+    """No turn to take and nothing to click on the board; the room's actions and controls
+    offered (their labels)."""
+    assert page.locator(".turn-flag, .seat-card.to-move").count() == 0
+    assert page.locator("svg.board .hot, svg.board.can-move").count() == 0
+    assert not (page.locator("#turn").text_content() or "").startswith("Your turn")
+    actions: list[str] = page.eval_on_selector_all(
+        "#room-actions button, #room-actions a, #controls button",
+        "els => els.map(e => e.textContent)")
+    return actions
+
+
+def test_a_room_that_ends_while_open(browser: Any, brief: str) -> None:
+    """Played by two people and watched by a third: when both leave the game is adjourned,
+    and the spectator's page says so with nothing left to click; when one leaves, the other
+    wins and is told why; a waiting table whose creator leaves is closed for its watcher."""
+    actx, ana = new_page(browser, brief, "Ana")
+    room = create_room(ana, "tictactoe", "human")
+    bctx, bob = new_page(browser, brief, "Bob", path=f"/#/room/{room}")
+    sctx, spec = new_page(browser, brief, "Sid", path=f"/#/watch/{room}")
+    for p in (ana, bob, spec):
+        p.wait_for_function("window.tablas.room && window.tablas.room.status === 'playing'")
+    actx.close()
+    bctx.close()
+    spec.wait_for_function("window.tablas.room.status === 'adjourned'", timeout=10_000)
+    assert "Adjourned" in (spec.locator("#turn").text_content() or "")
+    assert assert_nothing_to_do(spec) == []
+
+    actx, ana = new_page(browser, brief, "Ana")
+    room = create_room(ana, "connect4", "human")
+    bctx, bob = new_page(browser, brief, "Bob", path=f"/#/room/{room}")
+    ana.wait_for_selector("svg.board.can-move")  # Ana's turn, the board waiting for her
+    bctx.close()
+    ana.wait_for_function("window.tablas.room.status === 'finished'", timeout=10_000)
+    text = ana.locator("#result-text").text_content() or ""
+    assert text.startswith("You win") and "Bob left" in text, text
+    assert_nothing_to_do(ana)
+    assert ana.locator("#resign-btn, #hand-to-bot-btn").count() == 0
+
+    room = create_room(ana, "connect4", "human")
+    spec.goto(f"{brief}/#/watch/{room}")
+    spec.wait_for_function(f"window.tablas.room && window.tablas.room.room_id === '{room}'")
+    actx.close()
+    spec.wait_for_function("window.tablas.room.status === 'closed'", timeout=10_000)
+    assert "Closed" in (spec.locator("#turn").text_content() or "")
+    assert assert_nothing_to_do(spec) == []
+    assert spec.locator("#share-url, [id^=take-seat]").count() == 0
+    assert spec.errors == []
+    sctx.close()

@@ -79,6 +79,10 @@ function seatCard(app, room, seat, el) {
   if (s.kind === "human" && s.name) {
     tags.append(h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? "connected" : "away" }));
   }
+  // Anyone may take any name: the start of the player id tells two people of one name apart.
+  if (s.kind === "human" && s.player_id) {
+    tags.append(h("span", { class: "pid", title: `player id ${s.player_id}` }, `#${s.player_id.slice(0, 4)}`));
+  }
   const mod = boardModule(room.game);
   const extra = mod && mod.cardExtra ? mod.cardExtra(room, seat) : pieceName(room.game, seat);
   el.append(h("span", { class: `swatch g-${room.game} s${seat}`, "aria-hidden": "true" }),
@@ -148,12 +152,15 @@ export function resultText(room) {
   // gammons, or any game that scored more than the usual single point.
   const pts = r.points && (room.game === "backgammon" || r.points > 1)
     ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
+  if (r.reason === "expired") return "Over — adjourned too long to be resumed";
   if (r.winner === null || r.winner === undefined) return `Draw — ${reasonText(r.reason)}${pts}`;
-  const name = (room.seats[r.winner] && room.seats[r.winner].name) || pieceName(room.game, r.winner);
+  const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
   let head;
   if (mine.length === 1) head = mine[0] === r.winner ? "You win!" : "You lose";
-  else head = `${name} wins`;
-  return `${head} — ${reasonText(r.reason)}${pts}`;
+  else head = `${seatName(r.winner)} wins`;
+  // A game won because the other player stayed away: say who left.
+  const why = r.reason === "abandoned" ? `${seatName(1 - r.winner)} left` : reasonText(r.reason);
+  return `${head} — ${why}${pts}`;
 }
 
 function renderBanner(app, room) {
@@ -243,13 +250,15 @@ function renderActions(app, room) {
   const again = room.status === "finished" && rematchControl(app, room, "rematch");
   if (again) el.append(again);
   if (!mine.length) el.append(h("span", { class: "tag watch" }, "watching"));
-  if (room.status !== "finished") {
+  // An adjourned or closed room has no game going on: nothing to explain or to do.
+  if (room.status === "waiting" || room.status === "playing") {
     const dice = room.state.phase === "move" && room.state.dice ? { dice: room.state.dice.join("") } : {};
     el.append(h("a", { class: "btn small", id: "explain-position", target: "_blank", title: "the search tree of this position, step by step",
       href: `explain?${new URLSearchParams({ game: room.game, position: room.state.notation || "", ...dice })}` }, "Explain this position"));
   }
   const share = document.getElementById("share");
   clear(share);
+  if (room.status === "closed") return;  // nobody can join it any more
   const url = `${location.origin}${location.pathname}#/room/${room.room_id}`;
   const input = h("input", { readonly: true, value: url, id: "share-url", "aria-label": "link to this room" });
   input.addEventListener("focus", () => input.select());
@@ -307,10 +316,22 @@ function scoreText(a) {
   return `${score >= 0 ? "+" : ""}${Math.round(score)}`;
 }
 
+/** How to read a score, as the analysis itself says (its unit and the size of a clear edge). */
+function unitText(a) {
+  const typical = Number(a.score_typical) || 0;
+  const edge = typical ? `; ±${typical} is a clear edge` : "";
+  if (a.score_unit === "equity") return `equity (points per game)${edge}`;
+  return `engine points${edge}`;
+}
+
 function renderAnalysis(app, room) {
   const el = document.getElementById("analysis-panel");
   const a = app.analysis;
-  if (!a || a.room_id !== room.room_id || a.ply < room.ply - 1) { el.hidden = true; return; }
+  // A finished game needs no forecast (nor an adjourned or closed one).
+  if (!a || a.room_id !== room.room_id || a.ply < room.ply - 1 || room.status !== "playing") {
+    el.hidden = true;
+    return;
+  }
   el.hidden = false;
   clear(el);
   let frac;
@@ -324,6 +345,7 @@ function renderAnalysis(app, room) {
     h("div", { class: "evalrow small" },
       h("span", {}, name(0)), h("span", { class: "evalscore" }, `${name(a.seat)}: ${scoreText(a)}`),
       h("span", {}, name(1))),
+    ...(a.proven ? [] : [h("div", { class: "small muted score-unit" }, `score in ${unitText(a)}`)]),
     h("div", { class: "small muted" }, `depth ${a.depth ?? "?"} · ${Number(a.nodes || 0).toLocaleString()} nodes · ply ${a.ply}`),
     h("div", { class: "pv small" }, "PV: ",
       (a.pv || []).map((m) => (typeof m === "string" ? m : moveText(room.game, m))).join("  ")));
