@@ -601,3 +601,28 @@ def test_a_room_that_ends_while_open(browser: Any, brief: str) -> None:
     assert spec.locator("#share-url, [id^=take-seat]").count() == 0
     assert spec.errors == []
     sctx.close()
+
+
+def test_sound_is_off_until_turned_on_and_the_choice_is_kept(browser: Any, base: str) -> None:
+    ctx, page = new_page(browser, base, "Sam")
+    toggle = page.locator("#sound")
+    assert_usable(page, "#sound")
+    assert toggle.get_attribute("aria-pressed") == "false"
+    assert page.evaluate("localStorage.getItem('tablas-sound')") is None
+    toggle.click()
+    assert toggle.get_attribute("aria-pressed") == "true"
+    assert page.evaluate("localStorage.getItem('tablas-sound')") == "1"
+    page.reload()
+    page.wait_for_selector("#conn[data-status=online]")
+    assert page.locator("#sound").get_attribute("aria-pressed") == "true"
+    # With sound on, a game is played as before (the sounds play on moves and rolls).
+    create_room(page, "tictactoe", "random")
+    assert wait_my_turn_or_end(page)
+    n = ply(page)
+    page.locator("svg.board g.ttt-cell.hot").first.click()
+    wait_ply_above(page, n)
+    page.locator("#sound").click()
+    assert page.locator("#sound").get_attribute("aria-pressed") == "false"
+    assert page.evaluate("localStorage.getItem('tablas-sound')") == "0"
+    assert page.errors == []
+    ctx.close()
