@@ -37,6 +37,13 @@ SEEN = """(el) => {
 }"""
 
 
+# Whether the element has come to rest: no animation that ends (a fade-in, a slide) still
+# running on it or on what holds it; endless ones (a glow, a pulse) do not count.
+SETTLED = """(el) => document.getAnimations().every(a => a.playState !== 'running'
+  || !(a.effect && a.effect.target && a.effect.target.contains(el))
+  || a.effect.getComputedTiming().iterations === Infinity)"""
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     with chromium() as b:
@@ -59,6 +66,7 @@ def assert_usable(page: Any, selector: str, *, scroll: bool = True) -> dict[str,
     centre reaches it. ``scroll``: brought into view first (False: the page as it is)."""
     if scroll:
         page.locator(selector).first.evaluate("el => el.scrollIntoView({block: 'nearest'})")
+    page.wait_for_function(SETTLED, arg=page.locator(selector).first.element_handle())
     info = seen(page, selector)
     assert info["width"] > 0 and info["height"] > 0, (selector, info)
     assert info["left"] >= 0 and info["top"] >= 0, (selector, info)
