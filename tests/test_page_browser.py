@@ -117,6 +117,10 @@ def test_result_box_leaves_the_final_board_visible_and_hides(browser: Any, base:
     assert_usable(page, "#banner button.primary")  # Rematch
     page.click("#banner >> text=Hide", timeout=3000)
     assert page.locator("#banner").is_hidden()
+    # A redraw, as a message arriving for the room makes, keeps it put away.
+    page.evaluate("""async () => {
+        const m = await import('/js/room.js'); m.renderRoom(window.tablas, false); }""")
+    assert page.locator("#banner").is_hidden()
     for cell in range(9):
         assert cell_owner(page, cell) == "board"
     assert page.errors == []

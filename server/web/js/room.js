@@ -163,10 +163,14 @@ export function resultText(room) {
   return `${head} — ${why}${pts}`;
 }
 
+// Rooms whose result box the player put away: a later redraw (a rematch offer, a snapshot)
+// must not bring it back over their study of the final position.
+const bannerHidden = new Set();
+
 function renderBanner(app, room) {
   const el = document.getElementById("banner");
   if (room.status !== "finished") { el.hidden = true; clear(el); return; }
-  el.hidden = false;
+  el.hidden = bannerHidden.has(room.room_id);
   clear(el);
   const mine = room.your_seats || [];
   const r = room.result || {};
@@ -178,7 +182,7 @@ function renderBanner(app, room) {
   const again = rematchControl(app, room, null);
   if (again) row.append(again);
   row.append(h("a", { class: "btn", href: "#/" }, "Lobby"));
-  row.append(h("button", { class: "btn ghost", on: { click: () => { el.hidden = true; } } }, "Hide"));
+  row.append(h("button", { class: "btn ghost", on: { click: () => { bannerHidden.add(room.room_id); el.hidden = true; } } }, "Hide"));
   el.append(row);
 }
 
