@@ -61,7 +61,8 @@ export function render(ctx) {
       const coin = s("g", { class: "coin" },
         s("ellipse", { cx, cy: cy + 3, rx: COIN_W / 2, ry: 8, class: "coin-side" }),
         s("ellipse", { cx, cy, rx: COIN_W / 2, ry: 8, class: "coin-top" }));
-      if (sel && b.step >= STEP / 2) {  // a coin thin enough is no target: the buttons are
+      // Coins squeezed thin make poor targets: the split buttons then do the choosing.
+      if (sel && b.step >= STEP / 2) {
         const a = b.n - fromTop, c = fromTop;
         const m = moves.find((mv) => (mv.split[0] === a && mv.split[1] === c) ||
                                      (mv.split[0] === c && mv.split[1] === a));
