@@ -515,11 +515,20 @@ def test_tictactoe_coordinates_match_the_move_list(browser: Any, base: str) -> N
     assert [lab["text"] for lab in rows] == ["3", "2", "1"], labels
 
     def name_of(cell: int) -> str:
-        box = page.locator(f"svg.board g.ttt-cell[data-cell='{cell}'] .ttt-sq").bounding_box()
-        col = next(lab["text"] for lab in cols if box["x"] <= lab["x"] <= box["x"] + box["width"])
-        row = next(lab["text"] for lab in rows
-                   if box["y"] <= lab["y"] <= box["y"] + box["height"])
-        return f"{col}{row}"
+        """The file written under the cell's column and the rank beside its row, read in
+        one go from the board on screen (a bot's answer may redraw it any time)."""
+        name: str = page.evaluate("""(cell) => {
+            const box = document.querySelector(
+                `svg.board g.ttt-cell[data-cell='${cell}'] .ttt-sq`).getBoundingClientRect();
+            const mid = (e) => { const r = e.getBoundingClientRect();
+                                 return [r.left + r.width / 2, r.top + r.height / 2]; };
+            const coords = [...document.querySelectorAll('svg.board text.coord')];
+            const col = coords.find(e => e.dataset.axis === 'col' &&
+                box.left <= mid(e)[0] && mid(e)[0] <= box.right);
+            const row = coords.find(e => e.dataset.axis === 'row' &&
+                box.top <= mid(e)[1] && mid(e)[1] <= box.bottom);
+            return `${col.textContent}${row.textContent}`; }""", cell)
+        return name
 
     assert wait_my_turn_or_end(page)
     for cell in (4, 0):  # the centre, then the top left corner (or the first free square)
