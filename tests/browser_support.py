@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -58,9 +58,10 @@ def chromium() -> Iterator[Any]:
 
 
 @contextmanager
-def served(folder: Path, workers: int) -> Iterator[str]:
-    """``tablas serve`` as a real process, its database in ``folder``; its http:// URL."""
-    srv = Subprocess(folder / "t.db", folder / "server.log", workers=workers)
+def served(folder: Path, workers: int, args: Sequence[str] = ()) -> Iterator[str]:
+    """``tablas serve`` as a real process, its database in ``folder``; its http:// URL.
+    ``args``: more options for ``tablas serve`` (e.g. ``--abandon-after 0.5``)."""
+    srv = Subprocess(folder / "t.db", folder / "server.log", workers=workers, args=args)
     srv.start()
     try:
         yield f"http://127.0.0.1:{srv.port}"
@@ -98,7 +99,8 @@ def wait_online(page: Any, timeout: float = 20_000) -> None:
 
 
 def create_room(page: Any, game: str, opponent: str = "random", seat: str = "0",
-                heap: int | None = None, cube: bool | None = None) -> str:
+                heap: int | None = None, cube: bool | None = None,
+                show_analysis: bool | None = None) -> str:
     """Creates a room from the lobby form; returns its id once its board is shown."""
     page.goto(page.url.split("#")[0] + "#/")
     page.click(f"label[for=g-{game}]")
@@ -108,6 +110,8 @@ def create_room(page: Any, game: str, opponent: str = "random", seat: str = "0",
         page.fill("#opt-heap", str(heap))
     if cube is not None:
         page.set_checked("#opt-cube", cube)
+    if show_analysis is not None:
+        page.set_checked("#show-analysis", show_analysis)
     page.click("#create-btn")
     page.wait_for_selector("#room-view svg.board")
     room_id: str = page.evaluate("window.tablas.room.room_id")

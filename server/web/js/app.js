@@ -3,7 +3,8 @@
 import { h, clear } from "./dom.js";
 import { Connection } from "./net.js";
 import { renderLobby, renderRooms } from "./lobby.js";
-import { mountRoom, renderRoom, appendChat, boardKey, tickClocks } from "./room.js";
+import { mountRoom, renderRoom, appendChat, boardKey, tickClocks, canMove } from "./room.js";
+import { play, setupSoundToggle } from "./sound.js";
 
 const NAME_KEY = "tablas-name";
 const MYROOMS_KEY = "tablas-my-rooms";
@@ -61,6 +62,7 @@ class App {
       if (v !== this.conn.name) this.conn.restart(v);
     });
     document.getElementById("conn").addEventListener("click", () => this.conn.retryNow());
+    setupSoundToggle(document.getElementById("sound"));
   }
 
   onStatus(st) {
@@ -275,6 +277,7 @@ class App {
     this.sentPly = null;
     this.ui[m.room_id] = {};
     renderRoom(this, true);
+    play(m.dice ? "roll" : canMove(this, next) ? "turn" : "move");
   }
 
   onKey(ev) {

@@ -1,12 +1,22 @@
 // Human-readable text for moves, results and games.
 
+// Each game's rules in a sentence or two: what wins, and what loses when that is the point.
 export const GAMES = {
-  tictactoe: { title: "Tic-tac-toe", pieces: ["X", "O"] },
-  grundy: { title: "Grundy's game", pieces: ["First", "Second"] },
-  connect4: { title: "Connect-4", pieces: ["Red", "Yellow"] },
-  boom: { title: "BOOM (Desconecta-4)", pieces: ["Red", "Yellow"] },
-  backgammon: { title: "Backgammon", pieces: ["White", "Black"] },
+  tictactoe: { title: "Tic-tac-toe", pieces: ["X", "O"],
+    rules: "Take turns marking a square: three of your marks in a row, column or diagonal wins. A full board with no line is a draw." },
+  grundy: { title: "Grundy's game", pieces: ["First", "Second"],
+    rules: "On your turn, split one heap into two unequal heaps (a heap of 1 or 2 cannot be split). The player who cannot move loses." },
+  connect4: { title: "Connect-4", pieces: ["Red", "Yellow"],
+    rules: "Drop a piece into a column; it falls to the lowest free cell. The first with four of their own in a row, column or diagonal wins." },
+  boom: { title: "BOOM (Desconecta-4)", pieces: ["Red", "Yellow"],
+    rules: "Drop pieces as in Connect-4, but four of your own in a line LOSES. Every 5th piece is a bomb; BOOM! removes your bomb and your pieces in its row, and the pieces above fall." },
+  backgammon: { title: "Backgammon", pieces: ["White", "Black"],
+    rules: "Bring your 15 checkers round into your home board and bear them off: the first to bear off all wins. Before rolling you may double the stake; your opponent takes it, or drops and loses." },
 };
+
+export function gameRules(id) {
+  return (GAMES[id] && GAMES[id].rules) || "";
+}
 
 export function gameTitle(id) {
   return (GAMES[id] && GAMES[id].title) || id;
@@ -87,4 +97,25 @@ export function historySeats(game, history, rolls) {
     if (!a) turn = 1 - turn;
     return seat;
   });
+}
+
+/** The dice a backgammon play (history entry `index`) was made with: the latest roll before it
+ * (a roll belongs to the ply after the action that caused it: a roll, a take, or the previous
+ * play when the cube is off; the opening roll to ply 0). */
+export function playDice(rolls, index) {
+  let dice = null;
+  for (const r of rolls || []) if (r.ply <= index) dice = r.dice;
+  return dice;
+}
+
+/** What each backgammon cube action did to the stake: {index: "double to 4" | ...}. */
+export function cubeNotes(history) {
+  const notes = new Map();
+  let cube = 1;
+  history.forEach((mv, i) => {
+    if (mv.action === "double") notes.set(i, `double to ${cube * 2}`);
+    else if (mv.action === "take") { cube *= 2; notes.set(i, `take: cube at ${cube}`); }
+    else if (mv.action === "drop") notes.set(i, `drop: loses ${cube}`);
+  });
+  return notes;
 }

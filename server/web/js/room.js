@@ -1,6 +1,6 @@
 // The room view: board, players, turn, moves, result, chat, analysis, dice verification.
 import { h, clear, fmtClock } from "./dom.js";
-import { gameTitle, moveText, pieceName, reasonText, historySeats } from "./notation.js";
+import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes } from "./notation.js";
 import { verifyDice } from "./dice.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
@@ -45,6 +45,7 @@ export function mountRoom(app, root, roomId) {
         h("div", { id: "turn", class: "turn", role: "status", "aria-live": "polite" }),
         h("div", { id: "room-actions", class: "row" }),
         h("div", { id: "share", class: "share" })),
+      h("div", { class: "panel rules", id: "rules", hidden: true }),
       h("div", { class: "panel", id: "analysis-panel", hidden: true }),
       h("div", { class: "panel moves-panel" }, h("h3", {}, "Moves"),
         h("ol", { id: "movelist", class: "movelist" })),
@@ -77,6 +78,10 @@ function seatCard(app, room, seat, el) {
   if (s.kind === "bot") tags.append(h("span", { class: "tag bot" }, "bot"));
   if (s.kind === "human" && s.name) {
     tags.append(h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? "connected" : "away" }));
+  }
+  // Anyone may take any name: the start of the player id tells two people of one name apart.
+  if (s.kind === "human" && s.player_id) {
+    tags.append(h("span", { class: "pid", title: `player id ${s.player_id}` }, `#${s.player_id.slice(0, 4)}`));
   }
   const mod = boardModule(room.game);
   const extra = mod && mod.cardExtra ? mod.cardExtra(room, seat) : pieceName(room.game, seat);
@@ -143,19 +148,29 @@ export function resultText(room) {
   const r = room.result;
   if (!r) return "Game over.";
   const mine = room.your_seats || [];
-  const pts = r.points ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
+  // Points mean something where a game can be worth more than one: backgammon's cube and
+  // gammons, or any game that scored more than the usual single point.
+  const pts = r.points && (room.game === "backgammon" || r.points > 1)
+    ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
+  if (r.reason === "expired") return "Over — adjourned too long to be resumed";
   if (r.winner === null || r.winner === undefined) return `Draw — ${reasonText(r.reason)}${pts}`;
-  const name = (room.seats[r.winner] && room.seats[r.winner].name) || pieceName(room.game, r.winner);
+  const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
   let head;
   if (mine.length === 1) head = mine[0] === r.winner ? "You win!" : "You lose";
-  else head = `${name} wins`;
-  return `${head} — ${reasonText(r.reason)}${pts}`;
+  else head = `${seatName(r.winner)} wins`;
+  // A game won because the other player stayed away: say who left.
+  const why = r.reason === "abandoned" ? `${seatName(1 - r.winner)} left` : reasonText(r.reason);
+  return `${head} — ${why}${pts}`;
 }
+
+// Rooms whose result box the player put away: a later redraw (a rematch offer, a snapshot)
+// must not bring it back over their study of the final position.
+const bannerHidden = new Set();
 
 function renderBanner(app, room) {
   const el = document.getElementById("banner");
   if (room.status !== "finished") { el.hidden = true; clear(el); return; }
-  el.hidden = false;
+  el.hidden = bannerHidden.has(room.room_id);
   clear(el);
   const mine = room.your_seats || [];
   const r = room.result || {};
@@ -167,7 +182,7 @@ function renderBanner(app, room) {
   const again = rematchControl(app, room, null);
   if (again) row.append(again);
   row.append(h("a", { class: "btn", href: "#/" }, "Lobby"));
-  row.append(h("button", { class: "btn ghost", on: { click: () => { el.hidden = true; } } }, "Hide"));
+  row.append(h("button", { class: "btn ghost", on: { click: () => { bannerHidden.add(room.room_id); el.hidden = true; } } }, "Hide"));
   el.append(row);
 }
 
@@ -239,13 +254,15 @@ function renderActions(app, room) {
   const again = room.status === "finished" && rematchControl(app, room, "rematch");
   if (again) el.append(again);
   if (!mine.length) el.append(h("span", { class: "tag watch" }, "watching"));
-  if (room.status !== "finished") {
+  // An adjourned or closed room has no game going on: nothing to explain or to do.
+  if (room.status === "waiting" || room.status === "playing") {
     const dice = room.state.phase === "move" && room.state.dice ? { dice: room.state.dice.join("") } : {};
     el.append(h("a", { class: "btn small", id: "explain-position", target: "_blank", title: "the search tree of this position, step by step",
       href: `explain?${new URLSearchParams({ game: room.game, position: room.state.notation || "", ...dice })}` }, "Explain this position"));
   }
   const share = document.getElementById("share");
   clear(share);
+  if (room.status === "closed") return;  // nobody can join it any more
   const url = `${location.origin}${location.pathname}#/room/${room.room_id}`;
   const input = h("input", { readonly: true, value: url, id: "share-url", "aria-label": "link to this room" });
   input.addEventListener("focus", () => input.select());
@@ -273,14 +290,17 @@ function renderMoves(app, room) {
     const d = rollsAt.get(0)[rollsAt.get(0).length - 1];
     ol.append(h("li", { class: "opening" }, `Opening roll: ${pieceName("backgammon", 0)} ${d[0]}, ${pieceName("backgammon", 1)} ${d[1]}`));
   }
+  // A backgammon play is written after the dice it was played with, a cube action with the
+  // stake it names.
+  const cube = room.game === "backgammon" ? cubeNotes(room.history) : new Map();
   room.history.forEach((mv, i) => {
     const seat = seats[i];
     const li = h("li", { class: `mv s${seat}${i === room.history.length - 1 ? " last" : ""}`, "data-ply": i + 1 },
       h("span", { class: "num" }, `${i + 1}.`),
-      h("span", { class: `swatch tiny g-${room.game} s${seat}`, "aria-hidden": "true" }),
-      h("span", { class: "mv-text" }, moveText(room.game, mv)));
-    const dice = rollsAt.get(i + 1);
-    if (dice) li.append(h("span", { class: "mv-dice" }, ` · ${dice[dice.length - 1].join("-")}`));
+      h("span", { class: `swatch tiny g-${room.game} s${seat}`, "aria-hidden": "true" }));
+    const dice = room.game === "backgammon" && mv.play ? playDice(room.rolls, i) : null;
+    if (dice) li.append(h("span", { class: "mv-dice" }, `${dice.join("-")}: `));
+    li.append(h("span", { class: "mv-text" }, cube.get(i) || moveText(room.game, mv)));
     ol.append(li);
   });
   if (!room.history.length && !ol.children.length) ol.append(h("li", { class: "muted empty" }, "No moves yet."));
@@ -300,10 +320,22 @@ function scoreText(a) {
   return `${score >= 0 ? "+" : ""}${Math.round(score)}`;
 }
 
+/** How to read a score, as the analysis itself says (its unit and the size of a clear edge). */
+function unitText(a) {
+  const typical = Number(a.score_typical) || 0;
+  const edge = typical ? `; ±${typical} is a clear edge` : "";
+  if (a.score_unit === "equity") return `equity (points per game)${edge}`;
+  return `engine points${edge}`;
+}
+
 function renderAnalysis(app, room) {
   const el = document.getElementById("analysis-panel");
   const a = app.analysis;
-  if (!a || a.room_id !== room.room_id || a.ply < room.ply - 1) { el.hidden = true; return; }
+  // A finished game needs no forecast (nor an adjourned or closed one).
+  if (!a || a.room_id !== room.room_id || a.ply < room.ply - 1 || room.status !== "playing") {
+    el.hidden = true;
+    return;
+  }
   el.hidden = false;
   clear(el);
   let frac;
@@ -317,6 +349,7 @@ function renderAnalysis(app, room) {
     h("div", { class: "evalrow small" },
       h("span", {}, name(0)), h("span", { class: "evalscore" }, `${name(a.seat)}: ${scoreText(a)}`),
       h("span", {}, name(1))),
+    ...(a.proven ? [] : [h("div", { class: "small muted score-unit" }, `score in ${unitText(a)}`)]),
     h("div", { class: "small muted" }, `depth ${a.depth ?? "?"} · ${Number(a.nodes || 0).toLocaleString()} nodes · ply ${a.ply}`),
     h("div", { class: "pv small" }, "PV: ",
       (a.pv || []).map((m) => (typeof m === "string" ? m : moveText(room.game, m))).join("  ")));
@@ -376,6 +409,7 @@ export function renderRoom(app, fresh = false) {
   document.getElementById("room-game").textContent = gameTitle(room.game) +
     (room.game === "grundy" && room.options && room.options.heap ? ` · heap ${room.options.heap}` : "");
   document.getElementById("room-spectators").textContent = `${room.spectators || 0} watching`;
+  renderRules(room);
   const v = viewSeat(room);
   seatCard(app, room, 1 - v, document.getElementById("card-top"));
   seatCard(app, room, v, document.getElementById("card-bottom"));
@@ -392,6 +426,16 @@ export function renderRoom(app, fresh = false) {
   renderAnalysis(app, room);
   renderDicePanel(app, room);
   document.title = `${canMove(app, room) ? "● " : ""}${gameTitle(room.game)} · Tablas`;
+}
+
+function renderRules(room) {
+  const el = document.getElementById("rules");
+  const text = gameRules(room.game);
+  el.hidden = !text;
+  if (el.dataset.game === room.game) return;
+  el.dataset.game = room.game;
+  clear(el);
+  el.append(h("h3", {}, "How to play"), h("p", { class: "rules-text" }, text));
 }
 
 export function boardCtx(app, fresh) {
@@ -426,6 +470,9 @@ export function renderBoard(app, fresh = false) {
   const ctx = boardCtx(app, fresh);
   const out = mod.render(ctx);
   out.svg.classList.add(ctx.canMove ? "can-move" : "idle");
+  // The stylesheet sizes a board to the window's height from its proportions.
+  const vb = out.svg.viewBox && out.svg.viewBox.baseVal;
+  if (vb && vb.height) out.svg.style.setProperty("--ar", (vb.width / vb.height).toFixed(4));
   holder.append(out.svg);
   if (out.controls && out.controls.childNodes.length) controls.append(out.controls);
   hint.textContent = out.hint || "";

@@ -170,8 +170,6 @@ export function render(ctx) {
     if (mover !== null && mover !== undefined && nb[mover]) {
       controls.append(h("span", { class: "hint bomb-next" }, "The next piece dropped is a bomb."));
     }
-    controls.append(h("span", { class: "hint" },
-      "Four in a line LOSES. Every 5th piece is a bomb; BOOM clears your pieces in its row."));
   }
   const hint = canMove
     ? `Click a column or press 1–${cols}${canBoom ? " (B for BOOM)" : ""}.`

@@ -1,6 +1,8 @@
 import { h, s, clickable } from "../dom.js";
 
-const STACK = 12, STEP = 13, COIN_W = 44, MAXW = 720;
+// A heap is one pile, however big: up to TALL coins a coin's thickness apart, then closer
+// (two piles side by side would read as two heaps, in a game about splitting heaps).
+const TALL = 16, STEP = 13, COIN_W = 44, MAXW = 720;
 
 /** Moves by heap index; a heap of the same size as a listed one shares its moves. */
 function movesByHeap(heaps, legal) {
@@ -28,12 +30,11 @@ export function render(ctx) {
   let x = 20, y = 20, rowH = 0;
   for (let i = 0; i < heaps.length; i++) {
     const n = heaps[i];
-    const shown = Math.min(n, STACK * 4);
-    const stacks = Math.max(1, Math.ceil(shown / STACK));
-    const w = stacks * (COIN_W + 6) + 18;
-    const hgt = Math.min(shown, STACK) * STEP + 70;
+    const step = Math.min(STEP, (TALL * STEP) / n);
+    const w = COIN_W + 24;
+    const hgt = Math.min(n, TALL) * STEP + 70;
     if (x + w > MAXW && x > 20) { x = 20; y += rowH + 16; rowH = 0; }
-    boxes.push({ i, n, shown, stacks, x, y, w, h: hgt });
+    boxes.push({ i, n, step, x, y, w, h: hgt });
     x += w + 14;
     rowH = Math.max(rowH, hgt);
   }
@@ -53,15 +54,15 @@ export function render(ctx) {
       `${fresh.has(b.i) ? " last" : ""}`, "data-heap": b.i });
     g.append(s("rect", { x: b.x, y: b.y, width: b.w, height: b.h, rx: 12, class: "heap-box" }));
     const baseY = b.y + b.h - 40;
-    for (let k = 0; k < b.shown; k++) {
-      const stack = Math.floor(k / STACK), level = k % STACK;
-      const cx = b.x + 12 + stack * (COIN_W + 6) + COIN_W / 2;
-      const cy = baseY - level * STEP;
+    for (let k = 0; k < b.n; k++) {
+      const cx = b.x + b.w / 2;
+      const cy = baseY - k * b.step;
       const fromTop = b.n - k;  // splitting under this coin leaves fromTop coins on top
       const coin = s("g", { class: "coin" },
         s("ellipse", { cx, cy: cy + 3, rx: COIN_W / 2, ry: 8, class: "coin-side" }),
         s("ellipse", { cx, cy, rx: COIN_W / 2, ry: 8, class: "coin-top" }));
-      if (sel && b.n <= STACK * 4) {
+      // Coins squeezed thin make poor targets: the split buttons then do the choosing.
+      if (sel && b.step >= STEP / 2) {
         const a = b.n - fromTop, c = fromTop;
         const m = moves.find((mv) => (mv.split[0] === a && mv.split[1] === c) ||
                                      (mv.split[0] === c && mv.split[1] === a));

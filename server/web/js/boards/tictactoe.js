@@ -1,6 +1,9 @@
 import { s, clickable } from "../dom.js";
+import { moveText } from "../notation.js";
 
-const C = 110, PAD = 14, SIZE = C * 3 + PAD * 2;
+// M: the margin that holds the coordinates (files a–c under the board, ranks 3–1 on its
+// left), written as the move list writes a square.
+const C = 110, PAD = 14, SIZE = C * 3 + PAD * 2, M = 26;
 
 function mark(seat, cx, cy, cls) {
   const r = C * 0.28;
@@ -17,9 +20,16 @@ export function render(ctx) {
   const cells = room.state.cells || [];
   const legal = new Set(canMove ? room.legal_moves.map((m) => m.cell) : []);
   const last = room.history.length ? room.history[room.history.length - 1].cell : null;
-  const svg = s("svg", { viewBox: `0 0 ${SIZE} ${SIZE}`, class: "board ttt", role: "grid",
+  const svg = s("svg", { viewBox: `${-M} ${-M} ${SIZE + 2 * M} ${SIZE + 2 * M}`, class: "board ttt", role: "grid",
     "aria-label": "tic-tac-toe board" });
   svg.append(s("rect", { x: 0, y: 0, width: SIZE, height: SIZE, rx: 18, class: "ttt-bg" }));
+  for (let k = 0; k < 3; k++) {
+    const mid = PAD + k * C + C / 2;
+    // The square in column k of the bottom row, and in row k of the left column, name them.
+    const file = moveText("tictactoe", { cell: 6 + k })[0], rank = moveText("tictactoe", { cell: 3 * k }).slice(1);
+    svg.append(s("text", { x: mid, y: SIZE + M / 2, class: "coord", "data-axis": "col", "dominant-baseline": "central" }, file));
+    svg.append(s("text", { x: -M / 2, y: mid, class: "coord", "data-axis": "row", "dominant-baseline": "central" }, rank));
+  }
   for (let i = 0; i < 9; i++) {
     const x = PAD + (i % 3) * C, y = PAD + Math.floor(i / 3) * C;
     const g = s("g", { class: "ttt-cell", "data-cell": i });
@@ -29,7 +39,7 @@ export function render(ctx) {
       g.append(mark(cells[i], x + C / 2, y + C / 2, i === last && ctx.fresh ? "pop" : ""));
     } else if (legal.has(i)) {
       g.append(s("g", { class: "ghost" }, mark(room.to_move, x + C / 2, y + C / 2, "")));
-      clickable(g, `cell ${i + 1}`, () => ctx.send({ cell: i }));
+      clickable(g, `square ${moveText("tictactoe", { cell: i })} (key ${i + 1})`, () => ctx.send({ cell: i }));
     }
     svg.append(g);
   }
