@@ -384,6 +384,7 @@ class SeatSummary(BaseModel):
     kind: Literal["human", "bot"]
     name: str | None
     level: Level | None
+    player_id: str | None = Field(default=None, description="additive: the seated player")
 
 
 class RoomSummary(BaseModel):

@@ -416,6 +416,7 @@ class Room:
                     kind=s.kind,
                     name=s.name if s.kind == "human" else f"bot ({s.level})",
                     level=s.level,
+                    player_id=s.player_id,
                 )
                 for i, s in enumerate(self.seats)
             ],

@@ -559,8 +559,15 @@ def test_players_of_the_same_name_are_told_apart(browser: Any, base: str) -> Non
         assert sorted(s.strip("#") for s in shown) == sorted(i[:4] for i in ids), shown
         me = p.evaluate("window.tablas.me.player_id")
         assert (p.locator("#card-bottom .pid").text_content() or "").strip("#") == me[:4]
+    # and so does the lobby's line for the room
+    cctx, cy = new_page(browser, base, "Cy")
+    sel = f".room-item[data-room='{room}'] .pid"
+    cy.wait_for_function(f"document.querySelectorAll(\"{sel}\").length === 2", timeout=15000)
+    shown = cy.eval_on_selector_all(sel, "els => els.map(e => e.textContent)")
+    assert sorted(x.strip("#") for x in shown) == sorted(i[:4] for i in ids), shown
     actx.close()
     bctx.close()
+    cctx.close()
 
 
 # --- rooms that end while open ----------------------------------------------------------------

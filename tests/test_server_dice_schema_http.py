@@ -225,14 +225,16 @@ async def test_http_endpoints(tmp_path: Path) -> None:
         units = {g["game"]: (g["score_unit"], g["score_typical"]) for g in games["games"]}
         assert units["backgammon"] == ("equity", 1.0) and units["connect4"] == ("points", 150.0)
         a = Client(url)
-        await a.connect("Ana")
+        ana = (await a.connect("Ana"))["player_id"]
         room, _ = await create(a, "grundy", [{"kind": "human"}, {"kind": "human"}],
                                options={"heap": 9})
         status, _, body = await asyncio.to_thread(_get, base + "/api/rooms")
         rooms = json.loads(body)["rooms"]
         assert rooms == [{"room_id": room, "game": "grundy", "status": "waiting",
-                          "seats": [{"seat": 0, "kind": "human", "name": "Ana", "level": None},
-                                    {"seat": 1, "kind": "human", "name": None, "level": None}],
+                          "seats": [{"seat": 0, "kind": "human", "name": "Ana", "level": None,
+                                     "player_id": ana},
+                                    {"seat": 1, "kind": "human", "name": None, "level": None,
+                                     "player_id": None}],
                           "spectators": 0,
                           "room_options": {"show_analysis": False, "clock": None,
                                            "abandon_to_bot_after_ms": None}}]

@@ -35,7 +35,7 @@ async def test_tictactoe_people_and_spectator(tmp_path: Path) -> None:
         lobby = await s.request({"type": "list_rooms"}, "rooms")
         mine = [r for r in lobby["rooms"] if r["room_id"] == room]
         assert mine and mine[0]["status"] == "playing" and mine[0]["spectators"] == 1
-        assert set(mine[0]["seats"][0]) == {"seat", "kind", "name", "level"}
+        assert set(mine[0]["seats"][0]) == {"seat", "kind", "name", "level", "player_id"}
         assert mine[0]["room_options"]["clock"] is None
         rng = random.Random(1)
         views = {0: fresh, 1: joined}

@@ -143,6 +143,8 @@ export function renderRooms(app, rooms, force = false) {
       if (i) players.append(h("span", { class: "vs" }, " vs "));
       players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
         x.name || "open seat"));
+      // Names are not unique: a short id tells two players of the same name apart.
+      if (x.player_id) players.append(h("span", { class: "pid", title: `player id ${x.player_id}` }, `#${x.player_id.slice(0, 4)}`));
     });
     const actions = h("span", { class: "room-actions" });
     if (mine && r.status !== "finished") {
