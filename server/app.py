@@ -136,6 +136,7 @@ class TablasServer:
         writes."""
         self.services.closing = True
         self.hub.stop()
+        self.records.stop()
         await self.edge.close()
         await self.hub.settle()
         self.bots.shutdown()

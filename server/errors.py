@@ -9,7 +9,8 @@
     │   └── RoomError       the room said no (seat taken, not your turn, illegal move…)
     │       └── Flagged     the move came after its seat's time ran out
     ├── RecordError         a request for a room's record refused (HTTP): no such room, a
-    │                       bad parameter, a review of a game not over, the reviews all busy
+    │                       bad parameter, a review of a game not over, too many reviews at
+    │                       once, a review that failed
     └── StartupError        the server cannot start; the message says why and what to do
         └── MissingFiles    a file the package ships is not where it belongs (a broken install)
 """
@@ -60,7 +61,7 @@ class RoomError(Refused):
     """A command the room refused; the room did not change."""
 
 
-RecordRefusal = Literal["bad_request", "unknown_room", "not_finished", "busy"]
+RecordRefusal = Literal["bad_request", "unknown_room", "not_finished", "busy", "internal"]
 
 
 class RecordError(ServerError):

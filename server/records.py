@@ -6,16 +6,30 @@ other is read from the store and rebuilt as a throwaway :class:`~server.room.Roo
 added to the hub: reading records does not fill memory with old rooms. Nothing here writes a
 room, and nothing answers with what a spectator could not see (no token, no legal moves, no
 dice seed before the game is over).
+
+A finished game's review (:func:`engine.review.review_game`, seconds of CPU) is computed when
+first asked for, in the bot pool (:meth:`~server.bots.BotPool.compute`), never on the event
+loop; it is stored, then served, and served from the store from then on. Requests for a room
+whose review is being computed wait for that one computation, a few seconds at most: then
+they are told it is still being computed, and ask again. At most half the pool's
+workers compute reviews at once (the others play the bots' moves), and at most
+``MAX_REVIEWS`` reviews wait or compute: past that a request is refused (``busy``), not
+queued.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from engine.core import JSON
 from engine.errors import InvalidInputError
 from engine.games import get_game
 from engine.records import GameRecord, record_format, steps
+from engine.review import review_game
 from server.errors import RecordError
 from server.protocol import json_text
 from server.room import Room
@@ -23,7 +37,15 @@ from server.room import Room
 if TYPE_CHECKING:
     from server.hub import Hub
 
+log = logging.getLogger("tablas.server")
+
 CHAT_LINES = 100  # the chat lines a room's record carries, the last ones
+REVIEW_SECONDS_PER_MOVE = 0.5  # the search budget of each action a review judges
+MAX_REVIEWS = 16  # reviews waiting or being computed at most; past it: busy
+# Seconds a request waits for a review being computed before it is answered "computing"
+# (202): websockets gives a request 10 s to be answered (its open_timeout) before it closes
+# the connection, and a long backgammon game's review takes a minute or more.
+REVIEW_WAIT = 5.0
 # Room ids are 16 hexadecimal digits today; older rooms' may be other URL-safe text.
 ROOM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 RECORD_VERSION = 1  # of the JSON export's shape (docs/protocol.md)
@@ -92,6 +114,13 @@ def record_json(room: Room) -> dict[str, Any]:
     }
 
 
+def review_entries(game_id: str, options: JSON, opening_rolls: Sequence[Sequence[int]],
+                   actions: Sequence[tuple[JSON, Sequence[Sequence[int]]]]) -> list[JSON]:
+    """A finished game's review entries; runs in a worker process (plain data in and out)."""
+    return [m.to_json() for m in review_game(
+        game_id, options, opening_rolls, actions, seconds_per_move=REVIEW_SECONDS_PER_MOVE)]
+
+
 class Export:
     """An export's text, media type and file name."""
 
@@ -107,6 +136,11 @@ class Records:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
         self.services = hub.services
+        # Half the pool at most, so that bots still have workers to think in.
+        self._slots = asyncio.Semaphore(max(1, self.services.bots.workers // 2))
+        self._reviewing: dict[str, asyncio.Task[str]] = {}
+        self.max_reviews = MAX_REVIEWS
+        self.review_wait = REVIEW_WAIT
 
     async def _room(self, room_id: str) -> tuple[Room, int]:
         """The room (its owner's, or rebuilt from the store for this answer only) and its
@@ -146,3 +180,61 @@ class Records:
             raise RecordError("bad_request", str(e), {"formats": formats}) from None
         return Export(form.write(game_record(room)), form.media_type,
                       f"tablas-{room.room_id}.{form.extension}")
+
+    async def review(self, room_id: str) -> str | None:
+        """``GET /api/rooms/{id}/review``: the stored review of a finished game as JSON text,
+        computed (and stored) first if it has none; None if that takes more than
+        ``review_wait`` seconds (it goes on: ask again). ``unknown_room``, ``not_finished``
+        (a game not over), ``busy`` (``max_reviews`` under way), ``internal`` (it failed)."""
+        check_room_id(room_id)
+        stored = await self.services.store.review(room_id)
+        if stored is not None:
+            return stored
+        task = self._reviewing.get(room_id)
+        if task is None:
+            room, _ = await self._room(room_id)
+            if room.status != "finished":
+                raise RecordError("not_finished", (
+                    f"room {room_id} is {room.status}: only a finished game has a review"))
+            task = self._reviewing.get(room_id)  # asked for again while the room was read
+            if task is None:
+                if len(self._reviewing) >= self.max_reviews:
+                    raise RecordError("busy", (
+                        f"{len(self._reviewing)} reviews are being computed: ask again in a "
+                        "minute"))
+                task = asyncio.create_task(self._compute(room))
+                self._reviewing[room_id] = task
+                task.add_done_callback(self._done)
+        # Waiting does not cancel the computation: not on a timeout, nor when an asker goes.
+        done, _ = await asyncio.wait({task}, timeout=self.review_wait)
+        return task.result() if done else None
+
+    def _done(self, task: asyncio.Task[str]) -> None:
+        for room_id, t in list(self._reviewing.items()):
+            if t is task:
+                del self._reviewing[room_id]
+        if not task.cancelled():
+            task.exception()  # retrieved: one nobody waits for any more is not logged again
+
+    async def _compute(self, room: Room) -> str:
+        """The review of ``room``, computed in the bot pool, stored, as JSON text."""
+        actions = [(a.move, [list(r) for r in a.rolls]) for a in room.history]
+        try:
+            async with self._slots:
+                entries = await self.services.bots.compute(
+                    review_entries, room.game_id, dict(room.options),
+                    [list(r) for r in room.opening_rolls], actions)
+            text = json_text({"room_id": room.room_id, "game": room.game_id,
+                              "moves": entries})
+            await self.services.store.save_review(room.room_id, text, self.services.clock())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("the review of room %s failed", room.room_id)
+            raise RecordError("internal", "the review failed: ask again later") from None
+        return text
+
+    def stop(self) -> None:
+        """Cancels the reviews under way (the server is shutting down)."""
+        for task in list(self._reviewing.values()):
+            task.cancel()

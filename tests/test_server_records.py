@@ -280,3 +280,135 @@ async def test_nothing_private_is_in_a_record(tmp_path: Path) -> None:
     for body in bodies:
         for secret in [*tokens, *hashes]:
             assert secret.encode() not in body
+
+
+# --- reviews ------------------------------------------------------------------------------
+
+
+class Counted:
+    """Counts the calls of the bot pool's ``compute`` (and lets each through)."""
+
+    def __init__(self, srv: Any) -> None:
+        self.calls = 0
+        self.inner = srv.bots.compute
+        srv.bots.compute = self
+
+    async def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return await self.inner(fn, *args, **kwargs)
+
+
+async def review(url: str, room: str, timeout: float = 120) -> tuple[int, dict[str, str], bytes]:
+    """``GET …/review``, asked again while it answers 202 (being computed)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        code, headers, body = await get(url, f"/api/rooms/{room}/review")
+        if code != 202:
+            return code, headers, body
+        assert json.loads(body) == {"room_id": room, "status": "computing", "retry_after": 2}
+        assert headers["Retry-After"] == "2" and loop.time() < end
+        await asyncio.sleep(0.1)
+
+
+def _reviews(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as con:
+        return list(con.execute("SELECT room_id, json FROM reviews"))
+
+
+async def test_a_review_finds_the_blunder_and_is_computed_once(tmp_path: Path) -> None:
+    """Tic-tac-toe: O answers X's centre on an edge (ply 1), which loses (a corner draws):
+    the review says ``blunder`` there, proven draw before and loss after. Asked for three
+    times at once, it is computed once in the bot pool, stored, then served from the store."""
+    db = tmp_path / "t.db"
+    async with running(db) as (srv, url):
+        a, b = await connected(url, "Ana", "Bo")
+        room = await _tictactoe(a, b)
+        cells = [4, 1, 0, 8, 6, 3, 2]  # X forks with 0 and 6, and wins on 2-4-6
+        end = await _play(a, b, room, cells)
+        assert end["status"] == "finished" and end["result"]["winner"] == 0
+        counted = Counted(srv)
+        answers = await asyncio.gather(*(review(url, room) for _ in range(3)))
+        assert counted.calls == 1
+        assert [code for code, _, _ in answers] == [200] * 3
+        assert len({body for _, _, body in answers}) == 1
+        reviewed = json.loads(answers[0][2])
+        assert answers[0][1]["Content-Type"] == "application/json"
+        assert (reviewed["room_id"], reviewed["game"]) == (room, "tictactoe")
+        moves = reviewed["moves"]
+        assert [(m["ply"], m["seat"], m["move_text"]) for m in moves] == [
+            (i, i % 2, str(c)) for i, c in enumerate(cells)]
+        blunder = moves[1]
+        assert blunder["verdict"] == "blunder" and blunder["loss"] > 0
+        assert (blunder["proven_before"], blunder["proven_after"]) == ("draw", "loss")
+        assert blunder["best_move_text"] in ("0", "2", "6", "8")
+        assert moves[0]["verdict"] == "best" and moves[0]["proven_before"] == "draw"
+        assert [m["verdict"] for m in moves if m["seat"] == 0] == ["best"] * 4
+        assert {"ply", "seat", "move_text", "best_move_text", "loss", "verdict",
+                "proven_before", "proven_after"} <= set(moves[0])
+        # Stored before it was served; served from the store after.
+        assert _reviews(db) == [(room, answers[0][2].decode())]
+        again = await get(url, f"/api/rooms/{room}/review")
+        assert again[0] == 200 and again[2] == answers[0][2]
+        assert counted.calls == 1
+    # And after a restart, from the store: the pool is not asked.
+    async with running(db) as (srv, url):
+        counted = Counted(srv)
+        code, _, body = await get(url, f"/api/rooms/{room}/review")
+        assert code == 200 and body == answers[0][2] and counted.calls == 0
+        assert room not in srv.hub.rooms
+
+
+async def test_only_a_finished_game_has_a_review(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    async with running(db) as (srv, url):
+        a, b = await connected(url, "Ana", "Bo")
+        waiting, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        playing = await _tictactoe(a, b)
+        await _play(a, b, playing, [4])
+        counted = Counted(srv)
+        for room, status in ((waiting, "waiting"), (playing, "playing")):
+            err = await get_json(url, f"/api/rooms/{room}/review", 409)
+            assert status in err["error"] and "finished" in err["error"]
+        assert (await get_json(url, "/api/rooms/0123456789abcdef/review", 404))["error"]
+        assert (await get_json(url, "/api/rooms/a.b/review", 400))["error"]
+        assert counted.calls == 0 and _reviews(db) == []
+
+
+async def test_reviews_past_the_cap_are_refused_not_queued(tmp_path: Path) -> None:
+    """With ``MAX_REVIEWS`` reviews under way (none allowed here), one more is a 503 with
+    ``Retry-After``, nothing is computed nor stored; once there is room, it is."""
+    db = tmp_path / "t.db"
+    async with running(db) as (srv, url):
+        a, b = await connected(url, "Ana", "Bo")
+        room = await _tictactoe(a, b)
+        await _play(a, b, room, [0, 3, 1, 4, 2])
+        counted = Counted(srv)
+        srv.records.max_reviews = 0
+        code, headers, body = await get(url, f"/api/rooms/{room}/review")
+        assert code == 503 and headers["Retry-After"] == "60"
+        assert "reviews are being computed" in json.loads(body)["error"]
+        assert counted.calls == 0 and _reviews(db) == []
+        srv.records.max_reviews = 1
+        code, _, body = await review(url, room)
+        assert code == 200 and len(json.loads(body)["moves"]) == 5
+        assert counted.calls == 1
+
+
+async def test_a_long_review_is_answered_202_until_it_is_done(tmp_path: Path) -> None:
+    """A request does not wait for a long review (websockets gives a request 10 s): past
+    ``review_wait`` it is answered 202 "computing" with ``Retry-After``, the computation goes
+    on, and a later request gets the review, computed once."""
+    db = tmp_path / "t.db"
+    async with running(db) as (srv, url):
+        a, b = await connected(url, "Ana", "Bo")
+        room = await _tictactoe(a, b)
+        await _play(a, b, room, [0, 3, 1, 4, 2])
+        counted = Counted(srv)
+        srv.records.review_wait = 0.0
+        code, headers, body = await get(url, f"/api/rooms/{room}/review")
+        assert code == 202 and headers["Retry-After"] == "2"
+        assert json.loads(body) == {"room_id": room, "status": "computing", "retry_after": 2}
+        code, _, body = await review(url, room)
+        assert code == 200 and len(json.loads(body)["moves"]) == 5
+        assert counted.calls == 1 and _reviews(db) == [(room, body.decode())]

@@ -58,12 +58,14 @@ _METHODS = ("GET", "HEAD")
 # A ``%`` not followed by two hex digits: ``unquote`` would leave it as it is.
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # A room's record and what hangs off it; the id is checked by :mod:`server.records`.
-_ROOM_ROUTE = re.compile(r"/api/rooms/([^/]+)(?:/(export))?")
+_ROOM_ROUTE = re.compile(r"/api/rooms/([^/]+)(?:/(export|review))?")
+REVIEW_RETRY = 2  # seconds after which to ask again for a review being computed
 _RECORD_STATUS: dict[RecordRefusal, HTTPStatus] = {
     "bad_request": HTTPStatus.BAD_REQUEST,
     "unknown_room": HTTPStatus.NOT_FOUND,
     "not_finished": HTTPStatus.CONFLICT,
     "busy": HTTPStatus.SERVICE_UNAVAILABLE,
+    "internal": HTTPStatus.INTERNAL_SERVER_ERROR,
 }
 
 
@@ -200,17 +202,29 @@ class Http:
         route = _ROOM_ROUTE.fullmatch(path)
         if route is None:
             return json_response(HTTPStatus.NOT_FOUND, {
-                "error": "no such endpoint: /api/rooms/{id} or /api/rooms/{id}/export"})
+                "error": "no such endpoint: /api/rooms/{id}, /api/rooms/{id}/export or "
+                         "/api/rooms/{id}/review"})
         room_id, what = route.groups()
         try:
             if what is None:
                 return json_response(HTTPStatus.OK, await self.records.room(room_id))
+            if what == "review":
+                review = await self.records.review(room_id)
+                if review is None:  # still being computed: ask again
+                    later = json_response(HTTPStatus.ACCEPTED, {
+                        "room_id": room_id, "status": "computing", "retry_after": REVIEW_RETRY})
+                    later.headers["Retry-After"] = str(REVIEW_RETRY)
+                    return later
+                return response(HTTPStatus.OK, review.encode(), "application/json")
             formats = [v for k, v in parse_qsl(query, keep_blank_values=True) if k == "format"]
             if len(formats) > 1:
                 raise RecordError("bad_request", "give format once")
             export = await self.records.export(room_id, formats[0] if formats else "json")
         except RecordError as e:
-            return json_response(_RECORD_STATUS[e.code], {"error": e.message, **e.extra})
+            refused = json_response(_RECORD_STATUS[e.code], {"error": e.message, **e.extra})
+            if e.code == "busy":
+                refused.headers["Retry-After"] = "60"
+            return refused
         answer = response(HTTPStatus.OK, export.body.encode(), export.media_type)
         answer.headers["Content-Disposition"] = f'inline; filename="{export.filename}"'
         return answer

@@ -464,6 +464,19 @@ class Store:
         return [{"player_id": str(pid), "name": str(name), "text": str(text), "time": float(t)}
                 for pid, name, text, t in reversed(list(rows))]
 
+    async def save_review(self, room_id: str, text: str, when: float) -> None:
+        """A finished game's review, as the JSON text it is served as (the first one stays)."""
+        await self._write(_row("review", room_id, text, when))
+
+    @_serialised
+    async def review(self, room_id: str) -> str | None:
+        """The room's stored review (JSON text), None if it has none yet."""
+        async with self.db.execute(
+            "SELECT json FROM reviews WHERE room_id = ?", (room_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else str(row[0])
+
     # --- loading -------------------------------------------------------------------------
 
     @_serialised
