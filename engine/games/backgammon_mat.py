@@ -6,7 +6,9 @@ reads and replays. The layout follows gnubg's own export, since gnubg's reader s
 into its two players by that layout:
 
 * comment lines ``; [Key "value"]`` (the date, the site, and the rules played here: no
-  Jacoby rule, no beavers, the cube up to 64), then `` 0 point match`` and `` Game 1``;
+  Jacoby rule, no beavers, the cube up to 64; gnubg 1.07 reads none of them and scores a
+  money game with its own Jacoby setting, on by default: ``set jacoby off`` first), then
+  `` 0 point match`` and `` Game 1``;
 * the players, seat 0 on the left: `` Ana : 0                        Bob : 0`` (a ``:`` in a
   name, which gnubg's reader would take for the end of it, is written ``.``; a name is cut to
   31 bytes of UTF-8, gnubg's limit);
