@@ -21,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from engine.errors import (
     GameOverError,
@@ -29,6 +29,9 @@ from engine.errors import (
     InvalidDiceError,
     InvalidInputError,
 )
+
+if TYPE_CHECKING:
+    from engine.records import RecordFormat
 
 S = TypeVar("S")
 M = TypeVar("M")
@@ -174,6 +177,13 @@ class Game(ABC, Generic[S, M]):
             return json.dumps(self.move_to_json(move), separators=(",", ":"))
         except Exception:  # a malformed move must still produce a message
             return repr(move)
+
+    # --- records ---------------------------------------------------------------------------
+
+    def record_formats(self) -> Sequence[RecordFormat]:
+        """The text formats a record of this game can be written in, besides the server's
+        JSON (:mod:`engine.records`): none unless the game says."""
+        return ()
 
 
 def option_int(

@@ -8,6 +8,7 @@ part               its one job
 ``hub``            the live rooms by id: find or load, open, let idle ones go
 ``LiveRoom``       one room's owner: check → persist → commit → send → reschedule
 ``lobby``          the list of rooms to join or watch
+``records``        a room of any status as a record: snapshot and chat, exports, review
 ``store``          every write and read of the database (given, already open)
 ``bots``           the process pool where bots think
 =================  ==========================================================================
@@ -60,6 +61,7 @@ from server.protocol import (
     Resign,
     Spectate,
 )
+from server.records import Records
 from server.store import Store
 
 log = logging.getLogger("tablas.server")
@@ -114,7 +116,9 @@ class TablasServer:
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot),
                             self.hub.command),
         }
-        http = Http(web if web is not None else web_folder(), self.lobby.http_body, self.bots)
+        self.records = Records(self.hub)
+        http = Http(web if web is not None else web_folder(), self.lobby.http_body, self.bots,
+                    self.records)
         self.edge = Edge(handlers, self.presence, self.players.goodbye, http,
                          allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
@@ -132,6 +136,7 @@ class TablasServer:
         writes."""
         self.services.closing = True
         self.hub.stop()
+        self.records.stop()
         await self.edge.close()
         await self.hub.settle()
         self.bots.shutdown()

@@ -49,9 +49,10 @@ from typing import Any, ParamSpec, TypeVar
 
 from engine.core import JSON, Game
 from engine.games import get_game
+from engine.records import replay
 from engine.search import bots as search_bots
 from engine.search.decision import Decision, Level, SearchInfo
-from server.room import BotJob, replay
+from server.room import BotJob
 
 log = logging.getLogger("tablas.bots")
 

@@ -8,6 +8,9 @@
     │   ├── ProtocolError   the frame itself (not JSON, unknown type, wrong fields, no hello)
     │   └── RoomError       the room said no (seat taken, not your turn, illegal move…)
     │       └── Flagged     the move came after its seat's time ran out
+    ├── RecordError         a request for a room's record refused (HTTP): no such room, a
+    │                       bad parameter, a review of a game not over, too many reviews at
+    │                       once, a review that failed
     └── StartupError        the server cannot start; the message says why and what to do
         └── MissingFiles    a file the package ships is not where it belongs (a broken install)
 """
@@ -56,6 +59,22 @@ class ProtocolError(Refused):
 
 class RoomError(Refused):
     """A command the room refused; the room did not change."""
+
+
+RecordRefusal = Literal["bad_request", "unknown_room", "not_finished", "busy", "internal"]
+
+
+class RecordError(ServerError):
+    """A request for a room's record (``/api/rooms/{id}…``) refused, nothing changed:
+    ``code`` says why (the HTTP edge answers it with its status), ``extra`` more fields for
+    the answer."""
+
+    def __init__(self, code: RecordRefusal, message: str,
+                 extra: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.code: RecordRefusal = code
+        self.message = message
+        self.extra = extra or {}
 
 
 class StartupError(ServerError):

@@ -38,6 +38,7 @@ from typing import Any, Literal
 from engine.core import JSON, Game, Outcome
 from engine.errors import IllegalMoveError, InvalidDiceError, InvalidInputError, UnknownGameError
 from engine.games import get_game
+from engine.records import replay
 from engine.search.decision import Level
 from server.dice import CommitRevealDice, DiceSource
 from server.errors import ErrorCode, RoomError
@@ -155,23 +156,6 @@ def game_for(game_id: str) -> Game[Any, Any]:
         return get_game(game_id)
     except UnknownGameError as e:
         raise RoomError("unknown_game", str(e)) from None
-
-
-def replay(
-    game: Game[Any, Any],
-    options: Mapping[str, Any],
-    opening_rolls: Sequence[Sequence[int]],
-    actions: Sequence[tuple[JSON, Sequence[Sequence[int]]]],
-) -> Any:
-    """The state after the opening rolls and ``actions`` (trusted: moves in listed form)."""
-    state = game.initial(dict(options))
-    for roll in opening_rolls:
-        state = game.apply_chance(state, tuple(roll))
-    for move, rolls in actions:
-        state = game.apply(state, game.move_from_json(state, move))
-        for roll in rolls:
-            state = game.apply_chance(state, tuple(roll))
-    return state
 
 
 def resolve_chance(

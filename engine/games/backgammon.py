@@ -52,7 +52,7 @@ import base64
 import itertools
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.core import JSON, Game, Outcome, check_options
 from engine.errors import (
@@ -63,6 +63,9 @@ from engine.errors import (
     InvalidMoveError,
     InvalidPositionError,
 )
+
+if TYPE_CHECKING:
+    from engine.records import RecordFormat
 
 Board = tuple[int, ...]  # 26 counts from the owner's side: 0 off, 1..24 points, 25 bar
 Step = tuple[int, int]
@@ -612,6 +615,12 @@ class Backgammon(Game[BGState, Move]):
 
     def position_text(self, state: BGState) -> str:
         return position_id(state)
+
+    def record_formats(self) -> Sequence[RecordFormat]:
+        """``mat``: GNU Backgammon's match file (:mod:`engine.games.backgammon_mat`)."""
+        from engine.games.backgammon_mat import MAT  # it builds on this module
+
+        return (MAT,)
 
     def key(self, state: BGState) -> Hashable:
         return state.key()

@@ -31,12 +31,13 @@ count. The module-level helpers are the fast path for search and evaluation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from engine.core import JSON, Game, Outcome, check_options
 from engine.errors import InvalidMoveError, InvalidPositionError
 from engine.games.bitboard import geometry
+from engine.records import MOVES, RecordFormat
 
 GEOMETRY = geometry(7, 7)
 WIDTH = GEOMETRY.width
@@ -354,6 +355,10 @@ class Boom(Game[BoomState, int]):
 
     def position_text(self, state: BoomState) -> str:
         return state.history
+
+    def record_formats(self) -> Sequence[RecordFormat]:
+        """``moves``: the POSITION text spells the whole game."""
+        return (MOVES,)
 
     def key(self, state: BoomState) -> int:
         return key(state)

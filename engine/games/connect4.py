@@ -22,12 +22,13 @@ bitboards, the state helpers (:func:`can_play`, :func:`play`, :func:`is_winning_
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from engine.core import JSON, Game, Outcome, check_options
 from engine.errors import InvalidMoveError, InvalidPositionError
 from engine.games.bitboard import geometry
+from engine.records import MOVES, RecordFormat
 
 GEOMETRY = geometry(7, 6)
 WIDTH = GEOMETRY.width
@@ -284,6 +285,10 @@ class Connect4(Game[C4State, int]):
 
     def position_text(self, state: C4State) -> str:
         return state.history
+
+    def record_formats(self) -> Sequence[RecordFormat]:
+        """``moves``: the POSITION text spells the whole game."""
+        return (MOVES,)
 
     def key(self, state: C4State) -> int:
         return state.current + state.mask

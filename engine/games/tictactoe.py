@@ -6,11 +6,12 @@ Position notation: 9 characters of ``X``, ``O`` and ``.``, row-major. A move is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.core import JSON, Game, Outcome, check_options
 from engine.errors import InvalidMoveError, InvalidPositionError
+from engine.records import MOVES, RecordFormat
 
 LINES: tuple[tuple[int, int, int], ...] = (
     (0, 1, 2),
@@ -127,6 +128,10 @@ class TicTacToe(Game[TTTState, int]):
         return "".join(
             "X" if state.xs >> i & 1 else "O" if state.os >> i & 1 else "." for i in range(9)
         )
+
+    def record_formats(self) -> Sequence[RecordFormat]:
+        """``moves``: the POSITION text spells the whole game."""
+        return (MOVES,)
 
     def key(self, state: TTTState) -> int:
         return state.xs | (state.os << 9)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.core import JSON, Outcome
@@ -104,12 +104,16 @@ def _signed(seat: int, v: float) -> float:
 
 
 def rank_plays(
-    game: Backgammon, state: BGState, level: str, budget_ms: float | None, rng: random.Random
+    game: Backgammon, state: BGState, level: str, budget_ms: float | None, rng: random.Random,
+    exact_for: Sequence[Any] = (),
 ) -> tuple[list[tuple[Any, float]], int, int]:
     """Every play with its equity for the mover (best first), the plies searched, nodes.
 
     Only the best play's equity is exact at the deepest level: the others are searched
-    against it (that is what lets Star1/Star2 prune), so theirs are bounds."""
+    against it (that is what lets Star1/Star2 prune), so theirs are bounds, or 1-ply values
+    for the plays no deeper pass reached. The plays in ``exact_for`` (a review's played play)
+    are searched again to the same depth with a full window, past the budget, so that their
+    equity and the best's come from the same search; the ranking is sorted again after."""
     search = cubeless(game, None, state.cube, EVALUATION[level])
     seat = state.turn
     children = search.children(state)
@@ -124,6 +128,7 @@ def rank_plays(
         return ranked, plies_done, search.stats.nodes
     child_of = dict(children)
     deadline = None if budget_ms is None else search.clock() + budget_ms / 1000
+    beam_done: int | None = None
     for n, (width, plies, beam) in enumerate(PASSES.get(level, ())):
         search.beam = beam
         # The first pass always finishes its first play; later ones may be cut anywhere.
@@ -139,7 +144,13 @@ def rank_plays(
         deeper.sort(key=lambda mv: -mv[1])
         searched = {m for m, _ in deeper}
         ranked = deeper + [mv for mv in ranked if mv[0] not in searched]
-        plies_done = plies
+        plies_done, beam_done = plies, beam
+    redo = {m for m in exact_for if m != ranked[0][0]} if plies_done > 1 else set()
+    if redo:
+        search.beam, search.deadline = beam_done, None
+        ranked = [(m, _signed(seat, search.value(child_of[m], plies_done - 1)) if m in redo
+                   else v) for m, v in ranked]
+        ranked.sort(key=lambda mv: -mv[1])
     return ranked, plies_done, search.stats.nodes
 
 
@@ -170,18 +181,45 @@ def roll_equity(game: Backgammon, state: BGState, level: str = "medium") -> floa
     return _signed(state.turn, search.value(on_roll, 1))
 
 
+def cube_action(phase: str, e: float) -> str:
+    """The bots' cube action in ``phase`` (``"roll"``: before rolling, ``"take"``: doubled)
+    for the deciding player's cubeless equity ``e`` (see the module's docstring)."""
+    if phase == "roll":
+        return "double" if DOUBLE_AT <= e < TOO_GOOD else "roll"
+    return "take" if e >= TAKE_AT else "drop"
+
+
+def cube_equities(phase: str, e: float) -> dict[str, float]:
+    """Each cube action's equity for the deciding player, in units of the cube's value now,
+    from its cubeless equity ``e``: a model, not a cubeful evaluation (there is none here),
+    built so that its best action is exactly :func:`cube_action`'s.
+
+    Taken: the cube is worth twice as much, so the game is worth ``2e`` to the taker (and
+    ``2e`` to the doubler, from the doubler's ``e``); dropped: -1 for the dropper. That is the
+    dead-cube model the take point ``TAKE_AT`` comes from. Not doubling keeps the value of
+    holding the cube, which the dead-cube model lacks (it would double any positive ``e``):
+    here ``DOUBLE_AT`` below the doubling window, shrinking linearly to nothing at
+    ``TOO_GOOD``, which puts the indifference points exactly at the window's edges. Gammons
+    count only through ``e``; cube ownership, recube vig and the opponent's cube leverage are
+    left out."""
+    if phase == "take":
+        return {"take": 2 * e, "drop": -1.0}
+    keep = DOUBLE_AT * min(1.0, max(0.0, (TOO_GOOD - e) / (TOO_GOOD - DOUBLE_AT)))
+    return {"roll": e + keep, "double": min(2 * e, 1.0)}
+
+
 def _cube_decision(game: Any, state: BGState, level: str, rng: random.Random) -> Decision:
     if state.phase == "roll":
         if level == "random" or "double" not in game.legal_moves(state):
             return Decision({"action": "roll"}, "roll")
         e = roll_equity(game, state, level)
-        action = "double" if DOUBLE_AT <= e < TOO_GOOD else "roll"
+        action = cube_action("roll", e)
         return Decision({"action": action}, action, round(e, 4))
     if level == "random":
         action = rng.choice(["take", "drop"])
         return Decision({"action": action}, action)
     e = -roll_equity(game, state, level)  # the taker's equity: the doubler rolls next
-    action = "take" if e >= TAKE_AT else "drop"
+    action = cube_action("take", e)
     return Decision({"action": action}, action, round(e, 4))
 
 

@@ -8,11 +8,13 @@ so callers need not know which solver ran.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
 from engine.core import Game
 from engine.games.connect4 import C4State
 from engine.games.grundy import Grundy, GrundyState
+from engine.search.alphabeta import AlphaBeta, Limits
 from engine.search.connect4_solver import Connect4Solver, SolverTimeout, proof_of
 from engine.search.grundy_solver import best_moves
 from engine.search.scores import WIN
@@ -65,6 +67,23 @@ class GrundyExact:
     def scores(self, state: GrundyState, time_ms: float | None) -> list[tuple[Any, int]]:
         return [(m, WIN - d if wins else d - WIN)
                 for m, wins, d in best_moves(self._game, state)]
+
+
+class SearchExact:
+    """Alpha-beta to the end of the game, without an evaluation: for a game small enough
+    that this takes well under a second from its start (tic-tac-toe). Every root move is
+    searched with a full window (``multipv``), so every score is exact; one table is kept
+    across calls. ``key``: the table key (e.g. one folding symmetric positions)."""
+
+    instant_pv = False
+
+    def __init__(self, game: Game[Any, Any], key: Callable[[Any], Hashable] | None = None
+                 ) -> None:
+        self._search = AlphaBeta(game, key=key)
+
+    def scores(self, state: Any, time_ms: float | None) -> list[tuple[Any, int]] | None:
+        r = self._search.search(state, Limits(time_ms=time_ms), multipv=True)
+        return list(r.top) if r.exact else None
 
 
 def exact_scores(

@@ -28,6 +28,11 @@ every level that searches at all play perfectly (the first bot ladder showed eas
 hard all equal). They still see a won or lost end inside their depth. Tic-tac-toe is
 "solved" by a full-depth search, the others by their exact solvers
 (:mod:`engine.search.exact`). Backgammon's levels are in :mod:`engine.search.backgammon_bot`.
+
+Review (``review``, :mod:`engine.search.reviewers`; the verdicts per game in
+``docs/review.md``): tic-tac-toe and Grundy are solved at every move, Connect-4 from
+:data:`C4_EXACT_FROM` stones on (before that, the solver within the budget, else the search),
+BOOM by the strongest search within the budget, backgammon by the ``max`` level's search.
 """
 
 from __future__ import annotations
@@ -40,14 +45,16 @@ from engine.core import JSON, Game, Outcome
 from engine.games.backgammon import BGState
 from engine.games.boom import Boom, seat_to_act
 from engine.games.connect4 import C4State, Connect4
-from engine.games.grundy import Grundy, GrundyState
-from engine.games.tictactoe import TTTState
+from engine.games.grundy import Grundy, GrundyState, position_value
+from engine.games.tictactoe import TicTacToe, TTTState, canonical_key
 from engine.search import evals
 from engine.search.alphabeta_bots import AlphaBetaBots, LevelSpec
 from engine.search.backgammon_bot import BackgammonBots, skip_cube
 from engine.search.backgammon_eval import evaluate_for_seat0
 from engine.search.decision import Decision, Level, SearchInfo
-from engine.search.exact import Connect4Exact, GrundyExact
+from engine.search.exact import Connect4Exact, GrundyExact, SearchExact
+from engine.search.reviewers import BackgammonReviewer, Reviewer, SearchReviewer, Thresholds
+from engine.search.scores import Proven
 
 
 class Bots(Protocol):
@@ -91,10 +98,13 @@ class ScoreScale:
     ``unit``: ``"equity"`` (points per game, backgammon) or ``"points"`` (the heuristic's
     integers; proofs are then told by ``proven``/``distance``, never by the number).
     ``typical``: the size of a clear, not yet decisive advantage: the scale of an evaluation
-    bar (the page gives the side to move ½ + ½·tanh(score / typical) of it)."""
+    bar (the page gives the side to move ½ + ½·tanh(score / typical) of it).
+    ``cap``: the most a position is worth: a review's chart draws a proven win at +cap and a
+    proven loss at -cap, and clips other scores to ±cap."""
 
     unit: Literal["equity", "points"]
     typical: float
+    cap: float
 
 
 @dataclass(frozen=True)
@@ -110,6 +120,9 @@ class GameProfile:
     # The seat whose turn it would be in a finished position (the rules' ``to_move`` is None
     # there): ``tablas analyze`` reports the result for that side. Required of every game.
     turn_at_end: Callable[[Any], int] = field(kw_only=True)
+    # How a finished game's moves are judged (engine.review.review_game): the reviewer and
+    # its thresholds. Required of every game.
+    review: Reviewer = field(kw_only=True)
 
 
 def _seat0(game: Game[Any, Any], evaluate: Callable[[Any], int]) -> Callable[[Any], float]:
@@ -128,7 +141,20 @@ _SEARCH_DEFAULT: Mapping[Level, LevelSpec] = {
     "hard": LevelSpec(time_ms=1000),
     "max": LevelSpec(time_ms=5000),
 }
-_POINTS = ScoreScale("points", 150.0)
+_POINTS = ScoreScale("points", 150.0, 1000.0)
+# In points: a fifth of a clear advantage given away is an inaccuracy, half of one a mistake,
+# a whole one a blunder. Exact games use them only where a position is not solved.
+_POINT_THRESHOLDS = Thresholds(inaccuracy=30, mistake=75, blunder=150, slower=2)
+# GNU Backgammon's defaults for a doubtful, bad and very bad move, in equity.
+_EQUITY_THRESHOLDS = Thresholds(inaccuracy=0.04, mistake=0.08, blunder=0.16)
+C4_EXACT_FROM = 12
+"""Connect-4 positions with this many stones or more are solved in a review, however long
+it takes (the contract's promise; measured at 0.4-7 s for the first such position of a game
+on one core, the later ones mostly from the solver's tables)."""
+GRUNDY_SOLVED_UP_TO = 60
+"""Grundy positions whose heaps above 2 add up to at most this are solved in a review (a heap
+of 60, the page's largest, takes about 6 s the first time, then the solver's memo answers);
+larger ones are searched, their results still exact by the Grundy values."""
 
 
 def _ttt_turn(s: TTTState) -> int:
@@ -149,6 +175,22 @@ def _backgammon_turn(s: BGState) -> int:
     return s.turn
 
 
+def _c4_solved(s: C4State) -> bool:
+    return s.moves >= C4_EXACT_FROM
+
+
+def _grundy_solved(s: GrundyState) -> bool:
+    return sum(h for h in s.heaps if h > 2) <= GRUNDY_SOLVED_UP_TO
+
+
+def _grundy_result(s: GrundyState) -> Proven:
+    return "win" if position_value(s.heaps) else "loss"
+
+
+_C4_SOLVER = Connect4Exact()  # the bots' and the review's: one set of tables per process
+_GRUNDY_SOLVER = GrundyExact()
+
+
 PROFILES: dict[str, GameProfile] = {
     "tictactoe": GameProfile(
         AlphaBetaBots(
@@ -162,6 +204,8 @@ PROFILES: dict[str, GameProfile] = {
         ),
         _POINTS,
         turn_at_end=_ttt_turn,
+        review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap,
+                              SearchExact(TicTacToe(), canonical_key)),
     ),
     "grundy": GameProfile(
         AlphaBetaBots(
@@ -171,11 +215,13 @@ PROFILES: dict[str, GameProfile] = {
                 "medium": LevelSpec(depth=3, evaluation=evals.grundy_parity_eval),
             },
             evaluate=evals.grundy_eval,
-            solver=GrundyExact(),
+            solver=_GRUNDY_SOLVER,
         ),
         _POINTS,
         _seat0(Grundy(), evals.grundy_eval),
         turn_at_end=_grundy_turn,
+        review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap, _GRUNDY_SOLVER,
+                              solved_from=_grundy_solved, result_of=_grundy_result),
     ),
     "connect4": GameProfile(
         AlphaBetaBots(
@@ -183,20 +229,24 @@ PROFILES: dict[str, GameProfile] = {
             evaluate=evals.connect4_eval,
             order=evals.connect4_order,
             key_for=evals.connect4_key_for,
-            solver=Connect4Exact(),
+            solver=_C4_SOLVER,
         ),
         _POINTS,
         _seat0(Connect4(), evals.connect4_eval),
         turn_at_end=_connect4_turn,
+        review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap, _C4_SOLVER,
+                              solved_from=_c4_solved, solver_within_budget=True),
     ),
     "boom": GameProfile(
         AlphaBetaBots(levels=_SEARCH_DEFAULT, evaluate=evals.boom_eval),
         _POINTS,
         _seat0(Boom(), evals.boom_eval),
         turn_at_end=seat_to_act,
+        review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap),
     ),
     "backgammon": GameProfile(
-        BackgammonBots(), ScoreScale("equity", 1.0), evaluate_for_seat0, skip_cube,
+        BackgammonBots(), ScoreScale("equity", 1.0, 3.0), evaluate_for_seat0, skip_cube,
         turn_at_end=_backgammon_turn,
+        review=BackgammonReviewer(_EQUITY_THRESHOLDS),
     ),
 }

@@ -1,5 +1,6 @@
 """HTTP on the WebSocket's port: the page, the lobby as JSON, the games and bot levels, the
-health check, the explain tree.
+health check, the explain tree, and rooms' records (``/api/rooms/{id}``, its ``/export`` and
+``/review``: :mod:`server.records` answers, this module turns the answers into HTTP).
 
 Static files are served from the package's own ``server/web/`` (found through
 :mod:`importlib.resources`, so an installed wheel serves them from wherever it is installed):
@@ -34,7 +35,8 @@ from engine.errors import TablasError
 from engine.games import GAME_IDS, get_game, profile
 from engine.search.decision import LEVELS
 from server.bots import BotPool
-from server.errors import MissingFiles
+from server.errors import MissingFiles, RecordError, RecordRefusal
+from server.records import Records
 
 log = logging.getLogger("tablas.server")
 
@@ -55,6 +57,16 @@ _PAGES = {"/explain": "/explain.html"}
 _METHODS = ("GET", "HEAD")
 # A ``%`` not followed by two hex digits: ``unquote`` would leave it as it is.
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+# A room's record and what hangs off it; the id is checked by :mod:`server.records`.
+_ROOM_ROUTE = re.compile(r"/api/rooms/([^/]+)(?:/(export|review))?")
+REVIEW_RETRY = 2  # seconds after which to ask again for a review being computed
+_RECORD_STATUS: dict[RecordRefusal, HTTPStatus] = {
+    "bad_request": HTTPStatus.BAD_REQUEST,
+    "unknown_room": HTTPStatus.NOT_FOUND,
+    "not_finished": HTTPStatus.CONFLICT,
+    "busy": HTTPStatus.SERVICE_UNAVAILABLE,
+    "internal": HTTPStatus.INTERNAL_SERVER_ERROR,
+}
 
 
 def web_folder() -> Path:
@@ -147,11 +159,14 @@ def explain_answer(query: dict[str, str]) -> tuple[HTTPStatus, dict[str, Any]]:
 class Http:
     """Answers every HTTP request but the WebSocket's upgrade."""
 
-    def __init__(self, web: Path, lobby_body: Callable[[], bytes], bots: BotPool) -> None:
-        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text."""
+    def __init__(self, web: Path, lobby_body: Callable[[], bytes], bots: BotPool,
+                 records: Records) -> None:
+        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``records``: the
+        answers about one room."""
         self.web = web.resolve()
         self.lobby_body = lobby_body
         self.bots = bots
+        self.records = records
 
     async def answer(self, request: Request) -> Response:
         """The response to a request :func:`malformed` let through (400 otherwise)."""
@@ -177,7 +192,42 @@ class Http:
             return json_response(HTTPStatus.OK, games_info())
         if path == "/api/explain":
             return await self._explain(dict(parse_qsl(query)))
+        if path.startswith("/api/rooms/"):
+            return await self._record(path, query)
         return await self._static(_PAGES.get(path, path))
+
+    async def _record(self, path: str, query: str) -> Response:
+        """A room's record, its export or its review; a refusal is its status with
+        ``{"error": why, …}``."""
+        route = _ROOM_ROUTE.fullmatch(path)
+        if route is None:
+            return json_response(HTTPStatus.NOT_FOUND, {
+                "error": "no such endpoint: /api/rooms/{id}, /api/rooms/{id}/export or "
+                         "/api/rooms/{id}/review"})
+        room_id, what = route.groups()
+        try:
+            if what is None:
+                return json_response(HTTPStatus.OK, await self.records.room(room_id))
+            if what == "review":
+                review = await self.records.review(room_id)
+                if review is None:  # still being computed: ask again
+                    later = json_response(HTTPStatus.ACCEPTED, {
+                        "room_id": room_id, "status": "computing", "retry_after": REVIEW_RETRY})
+                    later.headers["Retry-After"] = str(REVIEW_RETRY)
+                    return later
+                return response(HTTPStatus.OK, review.encode(), "application/json")
+            formats = [v for k, v in parse_qsl(query, keep_blank_values=True) if k == "format"]
+            if len(formats) > 1:
+                raise RecordError("bad_request", "give format once")
+            export = await self.records.export(room_id, formats[0] if formats else "json")
+        except RecordError as e:
+            refused = json_response(_RECORD_STATUS[e.code], {"error": e.message, **e.extra})
+            if e.code == "busy":
+                refused.headers["Retry-After"] = "60"
+            return refused
+        answer = response(HTTPStatus.OK, export.body.encode(), export.media_type)
+        answer.headers["Content-Disposition"] = f'inline; filename="{export.filename}"'
+        return answer
 
     async def _explain(self, query: dict[str, str]) -> Response:
         status, body = await self.bots.compute(explain_answer, query)

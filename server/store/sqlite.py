@@ -449,6 +449,34 @@ class Store:
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
         await self._write(_row("chat", room_id, player_id, text, when))
 
+    @_serialised
+    async def chat_lines(self, room_id: str, limit: int) -> list[dict[str, Any]]:
+        """The room's last ``limit`` chat lines, oldest first, as the ``chat`` message carries
+        them (``name`` is the name its player goes by now). Read through the index on
+        (room_id, id), newest first: as long as ``limit``, however much was said."""
+        async with self.db.execute(
+            "SELECT c.player_id, p.name, c.text, c.created_at FROM chat c"
+            " JOIN players p ON p.id = c.player_id WHERE c.room_id = ?"
+            " ORDER BY c.id DESC LIMIT ?",
+            (room_id, limit),
+        ) as cur:
+            rows = await cur.fetchall()
+        return [{"player_id": str(pid), "name": str(name), "text": str(text), "time": float(t)}
+                for pid, name, text, t in reversed(list(rows))]
+
+    async def save_review(self, room_id: str, text: str, when: float) -> None:
+        """A finished game's review, as the JSON text it is served as (the first one stays)."""
+        await self._write(_row("review", room_id, text, when))
+
+    @_serialised
+    async def review(self, room_id: str) -> str | None:
+        """The room's stored review (JSON text), None if it has none yet."""
+        async with self.db.execute(
+            "SELECT json FROM reviews WHERE room_id = ?", (room_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else str(row[0])
+
     # --- loading -------------------------------------------------------------------------
 
     @_serialised

@@ -53,6 +53,24 @@ export function mountRoom(app, root, roomId) {
       h("div", { class: "panel chat" }, h("h3", {}, "Chat"),
         h("div", { id: "chatlog", class: "chatlog", "aria-live": "polite" }), chatForm)));
   root.append(view);
+  loadChatBacklog(roomId);
+}
+
+/** The room's chat so far (GET /api/rooms/{id}: its last 100 lines), so that it survives a
+ * reload: put before the lines that came live meanwhile, a line that came both ways once. */
+function loadChatBacklog(roomId) {
+  fetch(`/api/rooms/${encodeURIComponent(roomId)}`)
+    .then((r) => (r.ok ? r.json() : null))
+    .then((record) => {
+      const log = document.getElementById("chatlog");
+      const view = document.getElementById("room-view");
+      if (!record || !Array.isArray(record.chat) || !log || !view || view.dataset.room !== roomId) return;
+      const shown = new Set([...log.children].map((el) => el.dataset.key));
+      const first = log.firstChild;
+      for (const m of record.chat) if (!shown.has(chatKey(m))) log.insertBefore(chatLine(m), first);
+      log.scrollTop = log.scrollHeight;
+    })
+    .catch(() => {}); // the live chat still works without its past
 }
 
 export function viewSeat(room) {
@@ -478,15 +496,21 @@ export function renderBoard(app, fresh = false) {
   hint.textContent = out.hint || "";
 }
 
-export function appendChat(app, m) {
-  const log = document.getElementById("chatlog");
-  if (!log) return;
-  const line = h("div", { class: "chat-line" });
+const chatKey = (m) => `${m.player_id}|${m.time}|${m.text}`;
+
+function chatLine(m) {
+  const line = h("div", { class: "chat-line", "data-key": chatKey(m) });
   const who = h("span", { class: "chat-name" }, m.name);
   // A chat line is text and only text (a text node, its newlines kept by the stylesheet):
   // whatever it says, it never becomes a link or a button.
   line.append(who, h("span", { class: "sep" }, ": "), h("span", { class: "chat-text" }, m.text));
-  log.append(line);
+  return line;
+}
+
+export function appendChat(app, m) {
+  const log = document.getElementById("chatlog");
+  if (!log) return;
+  log.append(chatLine(m));
   log.scrollTop = log.scrollHeight;
 }
 

@@ -1,0 +1,132 @@
+"""GNU Backgammon's ``.mat`` match file (the Jellyfish text format) for one backgammon game.
+
+Written as gnubg writes a money game: a ``0 point match`` of one game (a match to 1 would be
+wrong: the cube is dead in it, and the game's points would not fit), which ``import mat``
+reads and replays. The layout follows gnubg's own export, since gnubg's reader splits a line
+into its two players by that layout:
+
+* comment lines ``; [Key "value"]`` (the date, the site, and the rules played here: no
+  Jacoby rule, no beavers, the cube up to 64; gnubg 1.07 reads none of them and scores a
+  money game with its own Jacoby setting, on by default: ``set jacoby off`` first), then
+  `` 0 point match`` and `` Game 1``;
+* the players, seat 0 on the left: `` Ana : 0                        Bob : 0`` (a ``:`` in a
+  name, which gnubg's reader would take for the end of it, is written ``.``; a name is cut to
+  31 bytes of UTF-8, gnubg's limit);
+* one numbered line per turn pair, `` 12) `` then seat 0's action in 28 columns, then seat
+  1's. An action is a roll and its play, ``52: 13/8 24/22``: the dice (higher first), then
+  every checker step in the order played, in the mover's numbering (24..1, ``25`` the bar,
+  ``0`` off), ``*`` after a step that hits, nothing after the colon when no checker can move;
+  or the cube: `` Doubles => 4``, `` Takes``, `` Drops``. A ``roll`` action is no entry of
+  its own: its dice come with the play;
+* the result, in the winner's column: `` Wins 2 points`` (the points won: the cube times 1, 2
+  or 3, or the cube before a dropped double). gnubg reads a ``Wins`` after a game that did not
+  end on the board as the loser's resignation, which is what a resignation, a timeout or an
+  abandoned game is here. A game without a winner (``expired``) or not finished has no
+  ``Wins`` line: the game so far.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from engine.games.backgammon import BAR, BGState, Play
+from engine.records import GameRecord, RecordFormat, steps
+
+LEFT = 28  # the columns of seat 0's action, as gnubg writes them
+NAME_BYTES = 31  # gnubg keeps a name's first MAX_NAME_LEN - 1 bytes
+
+
+def mat_name(name: str) -> str:
+    """``name`` as the players' line can hold it: no ``:``, at most 31 bytes of UTF-8."""
+    clean = name.replace(":", ".").strip() or "?"
+    out = clean.encode()[:NAME_BYTES].decode(errors="ignore")
+    return out.rstrip() or "?"
+
+
+def play_text(state: BGState, play: Play) -> str:
+    """A play as the ``.mat`` writes it: every step in the order played, ``*`` for a hit."""
+    me = list(state.boards[state.turn])
+    opp = list(state.boards[1 - state.turn])
+    out = []
+    for f, t in play:
+        hit = 0 < t < BAR and opp[25 - t] == 1
+        me[f] -= 1
+        me[t] += 1
+        if hit:
+            opp[25 - t] = 0
+            opp[BAR] += 1
+        out.append(f"{f}/{t}{'*' if hit else ''}")
+    return " ".join(out)
+
+
+def actions(record: GameRecord) -> list[tuple[int, str]]:
+    """Each entry of the game, with the seat whose column it goes in."""
+    out: list[tuple[int, str]] = []
+    for step in steps(record):
+        state: BGState = step.before
+        seat = step.seat
+        assert seat is not None
+        move = step.move
+        if isinstance(move, tuple):
+            assert state.dice is not None
+            hi, lo = max(state.dice), min(state.dice)
+            out.append((seat, f"{hi}{lo}: {play_text(state, move)}".rstrip()))
+        elif move == "double":
+            out.append((seat, f" Doubles => {2 * state.cube}"))
+        elif move == "take":
+            out.append((seat, " Takes"))
+        elif move == "drop":
+            out.append((seat, " Drops"))
+        # "roll": its dice are written with the play that follows
+    result = record.result
+    if result is not None and result.winner is not None:
+        s = "" if result.points == 1 else "s"
+        out.append((result.winner, f" Wins {result.points} point{s}"))
+    return out
+
+
+def layout(entries: Sequence[tuple[int, str]]) -> list[str]:
+    """The numbered lines: seat 0's entry on the left, seat 1's on the right. An entry that
+    finds its column taken starts a line; a line holding a ``Wins`` alone has no number, as
+    gnubg writes it."""
+    rows: list[list[str | None]] = []
+    for seat, text in entries:
+        if not rows or rows[-1][seat] is not None or (seat == 0 and rows[-1][1] is not None):
+            rows.append([None, None])
+        rows[-1][seat] = text
+    lines = []
+    n = 0
+    for left, right in rows:
+        alone = [c for c in (left, right) if c is not None]
+        if len(alone) == 1 and alone[0].startswith(" Wins"):
+            prefix = " " * 5
+        else:
+            n += 1
+            prefix = f"{n:3d}) "
+        row = (left or "").ljust(LEFT - 1) + " " + right if right is not None else left or ""
+        lines.append((prefix + row).rstrip())
+    return lines
+
+
+def write_mat(record: GameRecord) -> str:
+    """The ``.mat`` text of ``record`` (finished or not)."""
+    date = time.strftime("%Y.%m.%d", time.gmtime(record.created_at))
+    n0, n1 = (mat_name(n) for n in record.names)
+    head = [
+        '; [Site "Tablas"]',
+        f'; [EventDate "{date}"]',
+        '; [Variation "Backgammon"]',
+        '; [Jacoby "Off"]',
+        '; [Beaver "Off"]',
+        '; [CubeLimit "64"]',
+        "",
+        " 0 point match",
+        "",
+        " Game 1",
+        " " + f"{n0} : 0".ljust(30) + " " + f"{n1} : 0",
+    ]
+    return "\n".join([*head, *layout(actions(record)), "", ""])
+
+
+MAT = RecordFormat("mat", "text/plain; charset=utf-8", "mat", write_mat)

@@ -1,0 +1,112 @@
+"""The review of a finished game: the engine's verdict on every action, for the review page.
+
+:func:`review_game` replays a game from what the server stores (its options, opening rolls and
+``(move, rolls)`` pairs, as ``server/room.py``'s ``replay`` does) and asks the game's reviewer
+(its profile's ``review``, :mod:`engine.search.reviewers`) about every action, forced ones
+and backgammon's cube actions included; rolls of the dice are not actions. It is pure and
+CPU-bound (seconds per game, more for Connect-4, which is solved exactly from 12 stones on):
+run it in a worker process, never on an event loop. Arguments and results are plain data,
+picklable across processes. What each verdict means per game: ``docs/review.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.core import JSON
+from engine.errors import InvalidInputError
+from engine.games import get_game, profile
+from engine.search.reviewers import VERDICTS, Verdict
+from engine.search.scores import Proven
+
+__all__ = ["VERDICTS", "MoveReview", "Verdict", "review_game"]
+
+
+@dataclass(frozen=True, slots=True)
+class MoveReview:
+    """The verdict on one action of a finished game.
+
+    ``ply``: actions applied before this one (its index in the history, the ``ply`` the
+    client sent it with); ``seat``: who acted; ``move_text``: the game's text for it;
+    ``best_move_text``: the engine's preferred action there (None: no choice, a forced move);
+    ``loss`` (≥ 0): what the action gave away against that one, in the game's score units
+    (``profile(game).score.unit``) from the mover's side; ``verdict``: ``best`` (no loss),
+    ``good``, ``inaccuracy``, ``mistake`` or ``blunder``; ``proven_before``/``proven_after``:
+    the proven result for the mover before and after the action, None where unproven;
+    ``score_after``: the value of the position after it from seat 0's side in the game's
+    units, a proven result at ± the scale's ``cap``, for a chart (None if unknown)."""
+
+    ply: int
+    seat: int
+    move_text: str
+    best_move_text: str | None
+    loss: float
+    verdict: Verdict
+    proven_before: Proven | None
+    proven_after: Proven | None
+    score_after: float | None
+
+    def to_json(self) -> JSON:
+        """The contract's entry of ``GET /api/rooms/{id}/review``'s ``moves``, plus
+        ``score_after``; numbers rounded to 4 decimals."""
+        return {
+            "ply": self.ply,
+            "seat": self.seat,
+            "move_text": self.move_text,
+            "best_move_text": self.best_move_text,
+            "loss": round(self.loss, 4),
+            "verdict": self.verdict,
+            "proven_before": self.proven_before,
+            "proven_after": self.proven_after,
+            "score_after": None if self.score_after is None else round(self.score_after, 4) + 0.0,
+        }
+
+
+def review_game(
+    game_id: str,
+    options: Mapping[str, Any],
+    opening_rolls: Sequence[Sequence[int]],
+    actions: Sequence[tuple[JSON, Sequence[Sequence[int]]]],
+    *,
+    seconds_per_move: float = 0.5,
+) -> list[MoveReview]:
+    """One entry per action of a finished game, in order, replayed from its options, opening
+    rolls and (move, rolls) pairs exactly as the server stores them (``server/room.py``
+    ``replay``). ``seconds_per_move`` is the search budget of each action where the game's
+    profile does not require an exact solve (``docs/review.md``). An action that is not
+    legal where it stands raises :class:`engine.errors.IllegalMoveError` (a record that does
+    not replay); an unknown game, :class:`engine.errors.UnknownGameError`."""
+    if seconds_per_move <= 0:
+        raise InvalidInputError(f"seconds_per_move must be positive, got {seconds_per_move}")
+    game = get_game(game_id)
+    reviewer = profile(game_id).review
+    budget_ms = seconds_per_move * 1000
+    state = game.initial(dict(options))
+    for roll in opening_rolls:
+        state = game.apply_chance(state, tuple(roll))
+    out: list[MoveReview] = []
+    for ply, (move_json, rolls) in enumerate(actions):
+        move = game.check_move(state, game.move_from_json(state, move_json))
+        seat = game.to_move(state)
+        assert seat is not None, "a legal move has a mover"
+        j = reviewer.judge(game, state, move, budget_ms)
+        forced = len(game.legal_moves(state)) == 1
+        best = None if forced or j.best_move is None else game.move_text(state, j.best_move)
+        score = j.score_after
+        out.append(MoveReview(
+            ply=ply,
+            seat=seat,
+            move_text=game.move_text(state, move),
+            best_move_text=best,
+            loss=0.0 if forced else j.loss,
+            verdict="best" if forced else j.verdict,
+            proven_before=j.proven_before,
+            proven_after=j.proven_after,
+            score_after=None if score is None else score if seat == 0 else -score,
+        ))
+        state = game.apply(state, move)
+        for roll in rolls:
+            state = game.apply_chance(state, tuple(roll))
+    return out
