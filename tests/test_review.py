@@ -19,6 +19,7 @@ from engine.core import JSON, Game
 from engine.games import GAME_IDS, get_game, profile
 from engine.games.tictactoe import TTTState
 from engine.review import VERDICTS, MoveReview, review_game
+from engine.search.backgammon_bot import cube_action, cube_equities
 from engine.search.reviewers import Thresholds
 
 TTT = get_game("tictactoe")
@@ -105,31 +106,45 @@ def test_thresholds_order_the_verdicts_by_loss() -> None:
 # --- tic-tac-toe: exhaustive against a textbook minimax ----------------------------------
 
 
-@cache
-def ttt_minimax(xs: int, os: int) -> tuple[str, int]:
-    """(result for the side to move, plies to the end) under best play, where best means a
-    win as soon as possible, a loss as late as possible: the textbook recursion, no pruning."""
-    s = TTTState(xs, os)
-    out = TTT.outcome(s)
+_TEXTBOOK: dict[tuple[str, Any], tuple[str, int]] = {}
+
+
+def pref(rd: tuple[str, int]) -> tuple[int, int]:
+    """Best play's order: a better result first, then a quicker win or a slower loss."""
+    result, d = rd
+    return RANK[result], -d if result == "win" else d
+
+
+def textbook(game: Game[Any, Any], state: Any) -> tuple[str, int]:
+    """(result for the side to move, plies to the end) under best play, by the textbook
+    recursion over every move (no pruning, no solver), memoised on the game's key."""
+    k = (game.id, game.key(state))
+    if k not in _TEXTBOOK:
+        _TEXTBOOK[k] = max((after_move(game, state, m) for m in game.legal_moves(state)),
+                           key=pref)
+    return _TEXTBOOK[k]
+
+
+def after_move(game: Game[Any, Any], state: Any, m: Any) -> tuple[str, int]:
+    """(result for the mover, plies to the end) once ``m`` is played, best play after."""
+    seat = game.to_move(state)
+    child = game.apply(state, m)
+    out = game.outcome(child)
     if out is not None:
-        return ("draw" if out.winner is None else "loss"), 0  # the last mover won
-
-    def pref(rd: tuple[str, int]) -> tuple[int, int]:
-        result, d = rd
-        return RANK[result], -d if result == "win" else d
-
-    options = []
-    for m in TTT.legal_moves(s):
-        c = TTT.apply(s, m)
-        result, d = ttt_minimax(c.xs, c.os)
-        options.append((FLIP[result], d + 1))
-    return max(options, key=pref)
-
-
-def ttt_after(s: TTTState, m: int) -> tuple[str, int]:
-    c = TTT.apply(s, m)
-    result, d = ttt_minimax(c.xs, c.os)
+        return ("draw" if out.winner is None else "win" if out.winner == seat else "loss"), 1
+    result, d = textbook(game, child)
     return FLIP[result], d + 1
+
+
+def expected_verdict(game: Game[Any, Any], state: Any, m: Any) -> tuple[str, float]:
+    """The documented verdict of an exact game, from the textbook values: a worse result is a
+    blunder (1000 points a step), the same one graded by the plies given away."""
+    before, d_best = textbook(game, state)
+    after, d = after_move(game, state, m)
+    if RANK[after] < RANK[before]:
+        return "blunder", 1000.0 * (RANK[before] - RANK[after])
+    plies = {"win": d - d_best, "loss": d_best - d, "draw": 0}[after]
+    return ("best" if plies == 0 else "good" if plies <= 2 else "inaccuracy"), float(plies)
 
 
 def reachable_ttt() -> list[TTTState]:
@@ -145,15 +160,6 @@ def reachable_ttt() -> list[TTTState]:
     return out
 
 
-def expected_ttt_verdict(s: TTTState, m: int) -> tuple[str, float]:
-    before, d_best = ttt_minimax(s.xs, s.os)
-    after, d = ttt_after(s, m)
-    if RANK[after] < RANK[before]:
-        return "blunder", 1000.0 * (RANK[before] - RANK[after])
-    plies = {"win": d - d_best, "loss": d_best - d, "draw": 0}[after]
-    return ("best" if plies == 0 else "good" if plies <= 2 else "inaccuracy"), float(plies)
-
-
 def test_tictactoe_every_move_of_every_position_against_textbook_minimax() -> None:
     reviewer = profile("tictactoe").review
     states = reachable_ttt()
@@ -162,14 +168,14 @@ def test_tictactoe_every_move_of_every_position_against_textbook_minimax() -> No
     for s in states:
         for m in TTT.legal_moves(s):
             j = reviewer.judge(TTT, s, m, 500.0)
-            want_verdict, want_loss = expected_ttt_verdict(s, m)
-            after, _ = ttt_after(s, m)
-            assert j.proven_before == ttt_minimax(s.xs, s.os)[0], (s, m)
+            want_verdict, want_loss = expected_verdict(TTT, s, m)
+            after, _ = after_move(TTT, s, m)
+            assert j.proven_before == textbook(TTT, s)[0], (s, m)
             assert j.proven_after == after, (s, m)
             assert (j.verdict, j.loss) == (want_verdict, want_loss), (s, m)
             assert j.score_after == {"win": 1000, "draw": 0, "loss": -1000}[after]
             if j.verdict != "best":  # the engine's best move is one the textbook agrees with
-                assert expected_ttt_verdict(s, j.best_move)[0] == "best", (s, m)
+                assert expected_verdict(TTT, s, j.best_move)[0] == "best", (s, m)
             else:
                 assert j.best_move == m
             seen.add(j.verdict)
@@ -190,13 +196,13 @@ def test_tictactoe_review_of_a_random_game_is_the_textbook_verdict_per_move(
     s = TTT.initial()
     for ply, (m, r) in enumerate(zip(moves, reviews, strict=True)):
         seat = ply % 2
-        verdict, loss = expected_ttt_verdict(s, m)
+        verdict, loss = expected_verdict(TTT, s, m)
         forced = len(TTT.legal_moves(s)) == 1
         assert (r.seat, r.move_text) == (seat, TTT.move_text(s, m))
         assert r.verdict == ("best" if forced else verdict)
         assert r.loss == (0.0 if forced else loss)
         assert (r.best_move_text is None) == forced
-        after, _ = ttt_after(s, m)
+        after, _ = after_move(TTT, s, m)
         mover = {"win": 1000, "draw": 0, "loss": -1000}[after]
         assert r.score_after == (mover if seat == 0 else -mover)  # from seat 0's side
         s = TTT.apply(s, m)
@@ -221,3 +227,303 @@ def test_a_whole_random_game_gets_one_well_formed_entry_per_action(game_id: str)
         state = game.apply(state, m)
         for roll in rolls:
             state = game.apply_chance(state, tuple(roll))
+
+
+# --- Grundy: the literature's P-positions, a mex computed here, the textbook distances ------
+
+GRUNDY = get_game("grundy")
+# Single heaps lost for the player to move (Grundy value 0) up to 60: Berlekamp, Conway and
+# Guy, Winning Ways vol. 1 ch. 4; A. Flammenkamp's table of Grundy's game (OEIS A002188).
+GRUNDY_P = {1, 2, 4, 7, 10, 20, 23, 26, 50, 53}
+
+
+def mex_value(heaps: tuple[int, ...]) -> int:
+    """The Grundy value of a position, by the mex over splits, written here from scratch."""
+    value = 0
+    for h in heaps:
+        value ^= _heap_value(h)
+    return value
+
+
+@cache
+def _heap_value(n: int) -> int:
+    seen = {_heap_value(a) ^ _heap_value(n - a) for a in range(1, n) if 2 * a < n}
+    return next(g for g in range(n + 1) if g not in seen)
+
+
+def split(state: Any, heap: int, small: int) -> Any:
+    """The listed move that splits the first heap of size ``heap`` into ``heap - small``
+    and ``small``."""
+    i = state.heaps.index(heap)
+    return GRUNDY.check_move(state, (i, heap - small, small))
+
+
+def test_grundy_literature_p_positions_are_proven_losses_for_the_mover() -> None:
+    assert {n for n in range(1, 61) if mex_value((n,)) == 0} == GRUNDY_P  # the test's own mex
+    for n in range(3, 54):
+        s = GRUNDY.initial({"heap": n})
+        [r] = review_game("grundy", {"heap": n}, [], actions_of(GRUNDY, s, [split(s, n, 1)]))
+        assert r.proven_before == ("loss" if n in GRUNDY_P else "win"), n
+        after = "win" if mex_value((n - 1,)) == 0 else "loss"  # n-1 and 1: 1 has value 0
+        assert r.proven_after == after, n
+        assert (r.verdict == "blunder") == (r.proven_before == "win" and after == "loss"), n
+
+
+def test_grundy_verdicts_agree_with_the_values_and_the_textbook_distances() -> None:
+    rng = random.Random(7)
+    for n in (8, 11, 13, 16, 17, 19, 21):
+        s = GRUNDY.initial({"heap": n})
+        moves = []
+        while GRUNDY.outcome(s) is None:
+            m = rng.choice(GRUNDY.legal_moves(s))
+            moves.append(m)
+            s = GRUNDY.apply(s, m)
+        s = GRUNDY.initial({"heap": n})
+        reviews = review_game("grundy", {"heap": n}, [], actions_of(GRUNDY, s, moves))
+        check_well_formed("grundy", reviews, len(moves))
+        for m, r in zip(moves, reviews, strict=True):
+            child = GRUNDY.apply(s, m)
+            assert r.proven_before == ("win" if mex_value(s.heaps) else "loss")
+            assert r.proven_after == ("loss" if mex_value(child.heaps) else "win")
+            if len(GRUNDY.legal_moves(s)) > 1:
+                assert (r.verdict, r.loss) == expected_verdict(GRUNDY, s, m), (s, m)
+            s = child
+
+
+def test_grundy_heaps_too_large_to_solve_still_get_exact_results() -> None:
+    # 70 is no P-position (the next after 53 is 270), so the mover wins; 50 and 20 are both
+    # P-positions, so splitting 70 into them wins, and into 69 and 1 (69 is no P-position)
+    # gives the win away.
+    s = GRUNDY.initial({"heap": 70})
+    good, bad = split(s, 70, 20), split(s, 70, 1)
+    [r_good] = review_game("grundy", {"heap": 70}, [], actions_of(GRUNDY, s, [good]),
+                           seconds_per_move=0.05)
+    [r_bad] = review_game("grundy", {"heap": 70}, [], actions_of(GRUNDY, s, [bad]),
+                          seconds_per_move=0.05)
+    assert (r_good.proven_before, r_good.proven_after) == ("win", "win")
+    assert r_good.verdict in ("best", "good", "inaccuracy")
+    assert (r_bad.proven_before, r_bad.proven_after, r_bad.verdict) == ("win", "loss", "blunder")
+
+
+# --- Connect-4: Pons' published scores, exact from 12 stones on ---------------------------
+
+C4 = get_game("connect4")
+# Positions of Pascal Pons' benchmark set Test_L2_R1 ("Solving Connect 4", Part 2) with the
+# score it publishes for the side to move (positive: a win; 0: a draw; negative: a loss).
+PONS_WIN = ("47724652442416755146", 8)
+PONS_LOSS = ("1233722555341451114725221333", -1)
+
+
+def c4_actions(moves: str) -> tuple[Any, list[tuple[JSON, list[Any]]]]:
+    s = C4.initial()
+    out = []
+    for ch in moves:
+        m = C4.parse_move(s, ch)
+        out.append((C4.move_to_json(m), []))
+        s = C4.apply(s, m)
+    return s, out
+
+
+def four_after(moves: str) -> bool:
+    """Whether the last stone of ``moves`` (1-based columns) makes four in a row: a plain
+    grid walk, independent of the engine's bitboards."""
+    grid: dict[tuple[int, int], int] = {}
+    heights = [0] * 7
+    for i, ch in enumerate(moves):
+        c = int(ch) - 1
+        grid[(c, heights[c])] = i % 2
+        heights[c] += 1
+    c = int(moves[-1]) - 1
+    r = heights[c] - 1
+    who = (len(moves) - 1) % 2
+    for dc, dr in ((1, 0), (0, 1), (1, 1), (1, -1)):
+        n = 1
+        for sign in (1, -1):
+            k = 1
+            while grid.get((c + sign * k * dc, r + sign * k * dr)) == who:
+                n += 1
+                k += 1
+        if n >= 4:
+            return True
+    return False
+
+
+def test_connect4_known_win_is_proven_and_a_move_allowing_four_is_a_blunder() -> None:
+    moves, score = PONS_WIN
+    assert score > 0
+    state, actions = c4_actions(moves)
+    reviewer = profile("connect4").review
+    blunders = 0
+    for col in C4.legal_moves(state):
+        text = C4.move_text(state, col)
+        gives_four = any(four_after(moves + text + str(reply + 1))
+                         for reply in C4.legal_moves(C4.apply(state, col)))
+        j = reviewer.judge(C4, state, col, 20.0)
+        assert j.proven_before == "win"
+        if gives_four:  # the opponent completes four at once: the win is given away
+            assert (j.proven_after, j.verdict, j.loss) == ("loss", "blunder", 2000), text
+            blunders += 1
+        if j.proven_after == "win":
+            assert j.verdict in ("best", "good", "inaccuracy"), text
+        if j.best_move == col:
+            assert (j.verdict, j.loss) == ("best", 0.0)
+    assert blunders == 5
+    # The whole game: every position from 12 stones on is solved, whatever the budget.
+    reviews = review_game("connect4", {}, [], [*actions, (C4.move_to_json(0), [])],
+                          seconds_per_move=0.02)
+    check_well_formed("connect4", reviews, len(actions) + 1)
+    assert (reviews[-1].proven_before, reviews[-1].verdict) == ("win", "blunder")
+    for r in reviews:
+        if r.ply >= 12:
+            assert r.proven_before is not None and r.proven_after is not None, r
+        if r.ply == 11:
+            assert r.proven_after is not None, r
+
+
+def test_connect4_known_loss_has_no_blunder_left() -> None:
+    moves, score = PONS_LOSS
+    assert score < 0
+    state, _ = c4_actions(moves)
+    for col in C4.legal_moves(state):
+        j = profile("connect4").review.judge(C4, state, col, 20.0)
+        assert (j.proven_before, j.proven_after) == ("loss", "loss")
+        assert j.verdict != "blunder"
+
+
+def test_connect4_best_move_replayed_is_best() -> None:
+    moves, _ = PONS_WIN
+    state, _ = c4_actions(moves)
+    reviewer = profile("connect4").review
+    first = reviewer.judge(C4, state, 0, 20.0)
+    again = reviewer.judge(C4, state, first.best_move, 20.0)
+    assert (again.verdict, again.loss, again.best_move) == ("best", 0.0, first.best_move)
+    assert again.proven_after == "win"
+
+
+# --- BOOM: the engine's own choice is best, a self-made four a blunder ---------------------
+
+BOOM = get_game("boom")
+# From a random game: every drop but the boom makes four of the mover's own and loses at once;
+# the boom loses too, two plies later (3 plies from here against 1).
+BOOM_ONLY_BOOM = "7335525261714671372326674565522237633574"
+# Seat 0 holds columns 1-3 of the bottom row: a drop in column 4 is a four of its own.
+BOOM_THREE = "172736"
+
+
+def boom_actions(history: str) -> tuple[Any, list[tuple[JSON, list[Any]]]]:
+    s = BOOM.initial()
+    out = []
+    for ch in history:
+        m = BOOM.parse_move(s, ch)
+        out.append((BOOM.move_to_json(m), []))
+        s = BOOM.apply(s, m)
+    return s, out
+
+
+def test_boom_the_only_move_that_lasts_is_best_and_quicker_losses_are_no_blunders() -> None:
+    state, actions = boom_actions(BOOM_ONLY_BOOM)
+    seat = BOOM.to_move(state)
+    legal = BOOM.legal_moves(state)
+    losing = [m for m in legal if (o := BOOM.outcome(BOOM.apply(state, m))) and o.winner != seat]
+    [saving] = [m for m in legal if m not in losing]
+    assert BOOM.move_text(state, saving) == "B" and len(losing) >= 2
+    reviewer = profile("boom").review
+    ok = reviewer.judge(BOOM, state, saving, 100.0)
+    assert (ok.verdict, ok.loss, ok.best_move) == ("best", 0.0, saving)
+    assert (ok.proven_before, ok.proven_after) == ("loss", "loss")
+    for m in losing:  # lost anyway: losing two plies sooner is the same result
+        j = reviewer.judge(BOOM, state, m, 100.0)
+        assert (j.verdict, j.loss, j.proven_after, j.best_move) == ("good", 2, "loss", saving)
+        assert j.score_after == -1000  # the mover's side
+    [r] = review_game("boom", {}, [], [*actions, (BOOM.move_to_json(losing[0]), [])],
+                      seconds_per_move=0.01)[-1:]
+    assert r.score_after == (-1000 if seat == 0 else 1000)  # seat 0's side
+
+
+def test_boom_a_four_of_your_own_is_a_blunder() -> None:
+    state, actions = boom_actions(BOOM_THREE)
+    four = BOOM.parse_move(state, "4")
+    bad = review_game("boom", {}, [], [*actions, (BOOM.move_to_json(four), [])],
+                      seconds_per_move=0.1)[-1]
+    assert (bad.seat, bad.verdict, bad.proven_after) == (0, "blunder", "loss")
+    assert bad.proven_before != "loss" and bad.best_move_text != "4"
+    assert bad.loss > profile("boom").review.thresholds.blunder
+    assert bad.score_after == -1000
+
+
+def test_boom_a_reviewed_game_scores_its_best_moves_as_best() -> None:
+    opening, actions = random_game("boom", {}, seed=4, max_actions=24)
+    reviews = review_game("boom", {}, opening, actions, seconds_per_move=0.05)
+    check_well_formed("boom", reviews, len(actions))
+    assert any(r.best_move_text is not None and r.move_text != r.best_move_text
+               for r in reviews)  # the random moves are not all the engine's
+    for r in reviews:
+        if r.move_text == r.best_move_text:
+            assert (r.verdict, r.loss) == ("best", 0.0)
+        else:
+            assert r.verdict != "best" or r.loss == 0
+
+
+# --- backgammon: the book and the engine's choice are best, blots and bad cubes are not ----
+
+BG = get_game("backgammon")
+
+
+def bg_opening(roll: tuple[int, int], play: str) -> tuple[list[list[int]], JSON, Any]:
+    s = BG.apply_chance(BG.initial(), roll)
+    return [list(roll)], BG.move_to_json(BG.parse_move(s, play)), s
+
+
+def test_backgammon_book_opening_is_best_and_a_blotty_one_a_blunder() -> None:
+    rolls, book, _ = bg_opening((3, 1), "8/5 6/5")
+    [r] = review_game("backgammon", {}, rolls, [(book, [])])
+    assert (r.verdict, r.loss, r.best_move_text, r.seat) == ("best", 0.0, "8/5 6/5", 0)
+    # Two blots, on the 7- and the 3-point, in direct range of the back checkers.
+    rolls, blotty, _ = bg_opening((3, 1), "8/7 6/3")
+    [r] = review_game("backgammon", {}, rolls, [(blotty, [])])
+    assert r.best_move_text == "8/5 6/5"
+    assert r.loss > profile("backgammon").review.thresholds.blunder
+    assert r.verdict == "blunder"
+    assert r.score_after is not None and r.score_after < 0  # seat 0's side: the blots cost
+
+
+def test_backgammon_engine_choice_replayed_is_best() -> None:
+    rolls, book, s = bg_opening((3, 1), "8/5 6/5")
+    s = BG.apply(s, BG.move_from_json(s, book))
+    actions: list[tuple[JSON, list[list[int]]]] = [(book, []), ({"action": "roll"}, [[6, 4]])]
+    s = BG.apply_chance(BG.apply(s, "roll"), (6, 4))
+    worst = BG.legal_moves(s)[-1]
+    # A budget this short stops after the first play's 2-ply search: the same ranking each
+    # time, so the second review sees the first one's best.
+    first = review_game("backgammon", {}, rolls, [*actions, (BG.move_to_json(worst), [])],
+                        seconds_per_move=0.001)[-1]
+    assert first.best_move_text is not None
+    best = BG.parse_move(s, first.best_move_text)
+    again = review_game("backgammon", {}, rolls, [*actions, (BG.move_to_json(best), [])],
+                        seconds_per_move=0.001)[-1]
+    assert (again.verdict, again.loss, again.best_move_text) == ("best", 0.0, first.best_move_text)
+
+
+def test_backgammon_cube_decisions_follow_the_bots_thresholds() -> None:
+    rolls, book, _ = bg_opening((3, 1), "8/5 6/5")
+    # Seat 1 is behind after the best opening: rolling is right, doubling a blunder, and
+    # dropping that double a bigger one (the taker would be ahead).
+    roll = review_game("backgammon", {}, rolls, [(book, []), ({"action": "roll"}, [])])[-1]
+    assert (roll.seat, roll.verdict, roll.loss, roll.best_move_text) == (1, "best", 0.0, "roll")
+    doubled = [(book, []), ({"action": "double"}, [])]
+    dbl = review_game("backgammon", {}, rolls, doubled)[-1]
+    assert (dbl.best_move_text, dbl.verdict) == ("roll", "blunder")
+    take = review_game("backgammon", {}, rolls, [*doubled, ({"action": "take"}, [])])[-1]
+    assert (take.seat, take.verdict, take.loss) == (0, "best", 0.0)
+    drop = review_game("backgammon", {}, rolls, [*doubled, ({"action": "drop"}, [])])[-1]
+    assert (drop.best_move_text, drop.verdict) == ("take", "blunder")
+    assert drop.loss > 1.0  # dropping loses a point; taking was worth about +2 × 0.1
+    assert drop.score_after == -1.0  # seat 0 dropped: over, one cube lost from its side
+
+
+@given(st.floats(min_value=-3, max_value=3, allow_nan=False))
+def test_backgammon_cube_model_prefers_the_bots_own_action(e: float) -> None:
+    for phase in ("roll", "take"):
+        equities = cube_equities(phase, e)
+        chosen = cube_action(phase, e)
+        assert equities[chosen] >= max(equities.values()) - 1e-12, (phase, e, equities)
