@@ -36,7 +36,9 @@ class MoveReview:
     ``good``, ``inaccuracy``, ``mistake`` or ``blunder``; ``proven_before``/``proven_after``:
     the proven result for the mover before and after the action, None where unproven;
     ``score_after``: the value of the position after it from seat 0's side in the game's
-    units, a proven result at ± the scale's ``cap``, for a chart (None if unknown)."""
+    units, a proven result at ± the scale's ``cap``, for a chart (None if unknown). For the
+    review page, which draws the board at every step: ``move`` and ``best_move`` as MOVE
+    objects, and ``state_before``, the position it was played in (the state's JSON)."""
 
     ply: int
     seat: int
@@ -47,10 +49,14 @@ class MoveReview:
     proven_before: Proven | None
     proven_after: Proven | None
     score_after: float | None
+    move: JSON | None = None
+    best_move: JSON | None = None
+    state_before: JSON | None = None
 
     def to_json(self) -> JSON:
         """The contract's entry of ``GET /api/rooms/{id}/review``'s ``moves``, plus
-        ``score_after``; numbers rounded to 4 decimals."""
+        ``score_after``, ``move``, ``best_move`` and ``state_before``; numbers rounded to 4
+        decimals."""
         return {
             "ply": self.ply,
             "seat": self.seat,
@@ -61,6 +67,9 @@ class MoveReview:
             "proven_before": self.proven_before,
             "proven_after": self.proven_after,
             "score_after": None if self.score_after is None else round(self.score_after, 4) + 0.0,
+            "move": self.move,
+            "best_move": self.best_move,
+            "state_before": self.state_before,
         }
 
 
@@ -105,6 +114,10 @@ def review_game(
             proven_before=j.proven_before,
             proven_after=j.proven_after,
             score_after=None if score is None else score if seat == 0 else -score,
+            move=game.move_to_json(move),
+            best_move=None if best is None or j.best_move is None
+            else game.move_to_json(j.best_move),
+            state_before=game.state_to_json(state),
         ))
         state = game.apply(state, move)
         for roll in rolls:

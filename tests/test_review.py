@@ -85,7 +85,11 @@ def check_well_formed(game_id: str, reviews: list[MoveReview], n: int) -> None:
         assert r.score_after is None or abs(r.score_after) <= scale.cap
         j = r.to_json()
         assert set(j) == {"ply", "seat", "move_text", "best_move_text", "loss", "verdict",
-                          "proven_before", "proven_after", "score_after"}
+                          "proven_before", "proven_after", "score_after", "move", "best_move",
+                          "state_before"}
+        assert isinstance(j["state_before"], dict) and "notation" in j["state_before"]
+        assert isinstance(j["move"], dict)
+        assert (j["best_move"] is None) == (j["best_move_text"] is None)
 
 
 # --- thresholds ---------------------------------------------------------------------------
