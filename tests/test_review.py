@@ -8,6 +8,7 @@ is worse); and the shape of every entry of a whole random game of each game."""
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import random
 from functools import cache
 from typing import Any
@@ -17,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.core import JSON, Game
+from engine.errors import IllegalMoveError, InvalidInputError, UnknownGameError
 from engine.games import GAME_IDS, get_game, profile
 from engine.games.tictactoe import TTTState
 from engine.review import VERDICTS, MoveReview, review_game
@@ -232,6 +234,7 @@ def test_a_whole_random_game_gets_one_well_formed_entry_per_action(game_id: str)
     reviews = review_game(game_id, options, opening, actions, seconds_per_move=0.05)
     check_well_formed(game_id, reviews, len(actions))
     assert len(actions) >= 5
+    assert pickle.loads(pickle.dumps(reviews)) == reviews  # it crosses from a worker process
     game = get_game(game_id)
     state = game.initial(options)
     for roll in opening:
@@ -642,3 +645,14 @@ def test_scores_beyond_the_cap_are_drawn_at_the_cap() -> None:
     assert reviewer._units(12, None) == 12
     assert reviewer._units(WIN - 3, "win") == cap
     assert reviewer._units(0, "draw") == 0
+
+
+def test_a_record_that_does_not_replay_is_refused() -> None:
+    s = TTT.initial()
+    taken = [(TTT.move_to_json(4), []), (TTT.move_to_json(4), [])]
+    with pytest.raises(IllegalMoveError):
+        review_game("tictactoe", {}, [], taken)
+    with pytest.raises(InvalidInputError):
+        review_game("tictactoe", {}, [], actions_of(TTT, s, [4]), seconds_per_move=0)
+    with pytest.raises(UnknownGameError):
+        review_game("chess", {}, [], [])
