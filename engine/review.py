@@ -101,6 +101,7 @@ def review_game(
         seat = game.to_move(state)
         assert seat is not None, "a legal move has a mover"
         j = reviewer.judge(game, state, move, budget_ms)
+        # A forced move is its own best (the reviewer says so too); there was no choice to name.
         forced = len(game.legal_moves(state)) == 1
         best = None if forced or j.best_move is None else game.move_text(state, j.best_move)
         score = j.score_after
@@ -109,8 +110,8 @@ def review_game(
             seat=seat,
             move_text=game.move_text(state, move),
             best_move_text=best,
-            loss=0.0 if forced else j.loss,
-            verdict="best" if forced else j.verdict,
+            loss=j.loss,
+            verdict=j.verdict,
             proven_before=j.proven_before,
             proven_after=j.proven_after,
             score_after=None if score is None else score if seat == 0 else -score,

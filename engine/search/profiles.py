@@ -30,9 +30,10 @@ hard all equal). They still see a won or lost end inside their depth. Tic-tac-to
 (:mod:`engine.search.exact`). Backgammon's levels are in :mod:`engine.search.backgammon_bot`.
 
 Review (``review``, :mod:`engine.search.reviewers`; the verdicts per game in
-``docs/review.md``): tic-tac-toe and Grundy are solved at every move, Connect-4 from
-:data:`C4_EXACT_FROM` stones on (before that, the solver within the budget, else the search),
-BOOM by the strongest search within the budget, backgammon by the ``max`` level's search.
+``docs/review.md``): tic-tac-toe and Grundy are solved at every move (Grundy up to
+:data:`GRUNDY_SOLVED_UP_TO`), Connect-4 from the move laying stone :data:`C4_EXACT_FROM` on
+(before that, the solver within the budget, else the search), BOOM by the strongest search
+within the budget, backgammon by the ``max`` level's search.
 """
 
 from __future__ import annotations
@@ -148,9 +149,11 @@ _POINT_THRESHOLDS = Thresholds(inaccuracy=30, mistake=75, blunder=150, slower=2)
 # GNU Backgammon's defaults for a doubtful, bad and very bad move, in equity.
 _EQUITY_THRESHOLDS = Thresholds(inaccuracy=0.04, mistake=0.08, blunder=0.16)
 C4_EXACT_FROM = 12
-"""Connect-4 positions with this many stones or more are solved in a review, however long
-it takes (the contract's promise; measured at 0.4-7 s for the first such position of a game
-on one core, the later ones mostly from the solver's tables)."""
+"""A review judges exactly every Connect-4 move that lays this stone or a later one: the
+positions it is played from (one stone fewer and up) are solved however long it takes (the
+contract's promise; 2-20 s for the first of a game on one core, the later ones mostly from
+the solver's tables). Solving the position before the move, not only the one after, keeps
+the best and the played move's values from the same solver."""
 GRUNDY_SOLVED_UP_TO = 60
 """Grundy positions whose heaps above 2 add up to at most this are solved in a review (a heap
 of 60, the page's largest, takes about 6 s the first time, then the solver's memo answers);
@@ -176,7 +179,7 @@ def _backgammon_turn(s: BGState) -> int:
 
 
 def _c4_solved(s: C4State) -> bool:
-    return s.moves >= C4_EXACT_FROM
+    return s.moves + 1 >= C4_EXACT_FROM
 
 
 def _grundy_solved(s: GrundyState) -> bool:

@@ -35,7 +35,7 @@ from engine.search.alphabeta_bots import engine_for
 from engine.search.backgammon_bot import cube_action, cube_equities, rank_plays, roll_equity
 from engine.search.exact import ExactSolver, exact_scores
 from engine.search.opening_book import book_play
-from engine.search.scores import WIN, Proven, from_tt, is_proven_loss, is_proven_win, proven_of
+from engine.search.scores import Proven, is_proven_loss, is_proven_win, proven_of
 
 Verdict = Literal["best", "good", "inaccuracy", "mistake", "blunder"]
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
@@ -112,13 +112,6 @@ class Reviewer(Protocol):
         ...
 
 
-def _end_score(outcome: Outcome, seat: int) -> int:
-    """A game ended by ``seat``'s move, scored as the search scores an end one ply away."""
-    if outcome.winner is None:
-        return 0
-    return WIN - 1 if outcome.winner == seat else 1 - WIN
-
-
 def _end_result(outcome: Outcome, seat: int) -> Proven:
     return "draw" if outcome.winner is None else "win" if outcome.winner == seat else "loss"
 
@@ -136,7 +129,9 @@ class SearchReviewer:
     solver must settle the position whatever the budget (None: everywhere the solver is);
     ``solver_within_budget``: before that, try the solver with half the budget (a solver that
     honours ``time_ms``). ``result_of(state)``: an instant exact result for the side to move
-    (Grundy values), which settles ``proven_*`` where no solve did."""
+    (Grundy values), which settles ``proven_*`` where no solve did. ``depth``: search to this
+    fixed depth instead of the budget's time (a review that must come out the same on any
+    machine; the differential tests)."""
 
     thresholds: Thresholds
     cap: float
@@ -144,6 +139,7 @@ class SearchReviewer:
     solved_from: Callable[[Any], bool] | None = None
     solver_within_budget: bool = False
     result_of: Callable[[Any], Proven] | None = None
+    depth: int | None = None
 
     def must_solve(self, state: Any) -> bool:
         """Whether the review solves ``state`` exactly, however long it takes."""
@@ -157,27 +153,16 @@ class SearchReviewer:
         scored, exact = self._solved(state, budget_ms)
         if scored is None:
             left = max(1.0, budget_ms - (time.perf_counter() - started) * 1000)
-            scored, exact = self._searched(game, state, left)
+            scored, exact = self._searched(game, state, left, self.depth)
         best_move, best = scored[0]
         played = next(v for m, v in scored if m == move)
-        played_exact = exact
-        child = game.apply(state, move)
-        end = game.outcome(child)
-        if not exact:
-            if end is not None:
-                played, played_exact = _end_score(end, seat), True
-            elif self.must_solve(child):
-                assert self.solver is not None
-                reply = exact_scores(self.solver, child, None)
-                assert reply is not None, "a solve without a budget always answers"
-                played, played_exact = from_tt(-reply[0][1], 1), True
-            if played > best:  # the played move's exact value beats the search's best
-                best_move, best = move, played
         if played == best:  # among equals, the move played is the engine's choice too
             best_move = move
         before = proven_of(best, exact)
-        after = proven_of(played, played_exact)
+        after = proven_of(played, exact)
         if self.result_of is not None:
+            child = game.apply(state, move)
+            end = game.outcome(child)
             before = self.result_of(state)
             if end is not None:
                 after = _end_result(end, seat)
@@ -207,12 +192,14 @@ class SearchReviewer:
         return None, False
 
     @staticmethod
-    def _searched(game: Game[Any, Any], state: Any, time_ms: float
+    def _searched(game: Game[Any, Any], state: Any, time_ms: float, depth: int | None
                   ) -> tuple[list[tuple[Any, int]], bool]:
         """Every root move scored by the strongest level's search (the game's evaluation,
-        order and table key) within ``time_ms``; at least depth 1 whatever the clock says."""
+        order and table key) within ``time_ms`` (or to ``depth``); at least depth 1 whatever
+        the clock says."""
         engine = engine_for(game, state)
-        r = engine.search(state, Limits(time_ms=time_ms), multipv=True)
+        limits = Limits(time_ms=time_ms) if depth is None else Limits(depth=depth)
+        r = engine.search(state, limits, multipv=True)
         if not r.top:
             r = engine.search(state, Limits(depth=1), multipv=True)
         return list(r.top), r.exact
