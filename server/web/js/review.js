@@ -87,9 +87,11 @@ async function main() {
 function notOver(status) {
   const el = say("");
   el.hidden = false;
-  el.append(h("p", { id: "rv-not-over" },
-    `This game is not over (the room is ${status}): a game is reviewed once it has ended.`),
-  h("a", { class: "btn primary", href: `../#/watch/${encodeURIComponent(roomId)}` }, "Watch the room"));
+  // A closed room's game never started: it will never have a review.
+  el.append(h("p", { id: "rv-not-over" }, status === "closed"
+    ? "This room closed before its game started: there is no game to review."
+    : `This game is not over (the room is ${status}): a game is reviewed once it has ended.`),
+  h("a", { class: "btn primary", href: `../#/watch/${encodeURIComponent(roomId)}` }, "Open the room"));
 }
 
 /** Asks for the review until it is ready: the first request starts it and a long game takes
@@ -365,6 +367,7 @@ function renderMoves() {
       Number(e.loss) > 0 ? h("span", { class: "rv-loss" }, `−${lossText(e.loss).split(" ")[0]}`) : null);
     ol.append(li);
   });
+  if (!view.moves.length) ol.append(h("li", { class: "muted" }, "No move was played."));
   renderChart();
 }
 
