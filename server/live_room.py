@@ -118,6 +118,9 @@ class RoomServices:
     waiting_for: Callable[[str, str], None] = lambda _player_id, _room_id: None
     # A connection has just subscribed to a room: the hub lets go of its old finished ones.
     subscribed: Callable[[Conn], None] = lambda _conn: None
+    # A room's game has just ended (status ``finished``): the lobby lists it among the recent
+    # games. Called by the room's owner after the end is on disk, under the room's lock.
+    game_finished: Callable[[Room], None] = lambda _room: None
     bot_pause: float = 0.0  # seconds a bot waits before its move is played (for people)
     # Seconds without a connection after which a person is absent (None: rooms never end).
     abandon_after: float | None = None
@@ -310,6 +313,8 @@ class LiveRoom:
         may leave memory starts, and its people's comings and goings no longer concern it."""
         self.touched = self.services.clock()
         room = self.room
+        if room.status == "finished":
+            self.services.game_finished(room)
         self.services.presence.game_over(
             self.room_id, {p for p in (room.created_by, *(s.player_id for s in room.seats))
                            if p is not None})

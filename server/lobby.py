@@ -1,8 +1,12 @@
 """The lobby: the rooms a player can join or watch (waiting or being played), as
-``list_rooms`` and ``/api/rooms`` answer them; each summary carries the room's options."""
+``list_rooms`` and ``/api/rooms`` answer them; each summary carries the room's options. With
+them, the games that ended last (``recent``), for their reviews: the rooms' owners tell the
+lobby when a game ends (``RoomServices.game_finished``), so that the lobby is built from
+memory, never from the store; the list starts empty when the server starts."""
 
 from __future__ import annotations
 
+import collections
 import json
 import time
 from collections.abc import Callable
@@ -10,9 +14,11 @@ from typing import Any
 
 from server.connections import Conn
 from server.hub import Hub
-from server.protocol import ListRooms, Rooms, with_re
+from server.protocol import ListRooms, RecentGame, Rooms, with_re
+from server.room import Room
 
 LOBBY_SIZE = 200
+RECENT_SIZE = 10  # the games that ended last, listed for their reviews
 # The answers are built at most once a second and the same text is sent to every asker
 # meanwhile, so that a flood of lobby requests costs one build a second, not one a request.
 MAX_AGE = 1.0
@@ -27,6 +33,8 @@ class Lobby:
         self.max_age = max_age
         self.clock = clock
         self._built: tuple[float, str, bytes] | None = None  # when, rooms message, HTTP body
+        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=RECENT_SIZE)
+        hub.services.game_finished = self.game_finished
 
     def rooms(self) -> list[dict[str, Any]]:
         """The live rooms (all in memory) as ROOM_SUMMARYs: waiting first, then playing,
@@ -35,8 +43,24 @@ class Lobby:
                       key=lambda r: (_ORDER[r.room.status], -r.room.created_at))[:LOBBY_SIZE]
         return [r.room.summary(len(r.spectators)).model_dump(mode="json") for r in live]
 
+    def game_finished(self, room: Room) -> None:
+        """``room``'s game has just ended: it heads the recent games (as it is now: a player
+        who renames later keeps the name they played under)."""
+        entry = RecentGame.model_validate({
+            "room_id": room.room_id, "game": room.game_id, "seats": room.summary().seats,
+            "result": room.result_data(), "plies": room.ply,
+            "ended_at": self.hub.services.clock()}).model_dump(mode="json")
+        for old in [e for e in self._recent if e["room_id"] == room.room_id]:
+            self._recent.remove(old)
+        self._recent.appendleft(entry)
+
+    def recent(self) -> list[dict[str, Any]]:
+        """The games that ended last, newest first, :data:`RECENT_SIZE` at most."""
+        return list(self._recent)
+
     def http_body(self) -> bytes:
-        """``GET /api/rooms``'s body, ``{"rooms": [...]}``, at most ``max_age`` old."""
+        """``GET /api/rooms``'s body, ``{"rooms": [...], "recent": [...]}``, at most
+        ``max_age`` old."""
         return self._answers()[2]
 
     async def list_rooms(self, conn: Conn, msg: ListRooms) -> None:
@@ -47,7 +71,7 @@ class Lobby:
         now = self.clock()
         built = self._built
         if built is None or not 0 <= now - built[0] < self.max_age:
-            rooms = self.rooms()
-            text = Rooms.model_validate({"rooms": rooms}).to_json()
-            built = self._built = (now, text, json.dumps({"rooms": rooms}).encode())
+            body = {"rooms": self.rooms(), "recent": self.recent()}
+            text = Rooms.model_validate(body).to_json()
+            built = self._built = (now, text, json.dumps(body).encode())
         return built

@@ -399,6 +399,21 @@ class RoomSummary(BaseModel):
         default_factory=RoomOptions, description="additive: the room's options (its clock)")
 
 
+class RecentGame(BaseModel):
+    """Additive: a game that ended since the server started, as the lobby lists it (its
+    ``recent`` games, each with a link to its review): the seats as they were at its end,
+    ``plies`` the actions played, ``ended_at`` the server's time it ended (seconds)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    room_id: str
+    game: str
+    seats: list[SeatSummary]
+    result: Result | None
+    plies: int
+    ended_at: float
+
+
 class Roll(BaseModel):
     """Additive: dice rolled by the room; ``ply`` is the number of actions applied before."""
 
@@ -471,6 +486,10 @@ class Update(ServerMessage):
 class Rooms(ServerMessage):
     type: Literal["rooms"] = "rooms"
     rooms: list[RoomSummary]
+    recent: list[RecentGame] = Field(
+        default_factory=list,
+        description="additive: the games that ended last (since the server started), newest"
+                    " first")
 
 
 class Error(ServerMessage):

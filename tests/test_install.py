@@ -53,7 +53,13 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_ships_the_page_and_the_migrations_and_no_tools(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"server/web/index.html", "server/web/js/app.js", "server/web/style.css",
+            "server/web/review.html", "server/web/js/review.js",
             "server/web/js/boards/backgammon.js", "engine/search/bgnet.npz"} <= names
+    # Every file of the page ships: one the package-data globs miss is a page that breaks
+    # only once installed.
+    web = ROOT / "server" / "web"
+    assert {f"server/web/{p.relative_to(web).as_posix()}" for p in web.rglob("*")
+            if p.is_file()} <= names
     assert {p.name for p in (ROOT / "server" / "store" / "migrations").glob("*.sql")} == {
         Path(n).name for n in names if n.startswith("server/store/migrations/")}
     assert not any(n.startswith(("tools/", "tests/")) for n in names)

@@ -224,6 +224,10 @@ async def test_http_endpoints(tmp_path: Path) -> None:
         assert [g["game"] for g in games["games"]] == list(GAME_IDS)
         units = {g["game"]: (g["score_unit"], g["score_typical"]) for g in games["games"]}
         assert units["backgammon"] == ("equity", 1.0) and units["connect4"] == ("points", 150.0)
+        # And the formats each game's export has (the review page links them).
+        formats = {g["game"]: g["formats"] for g in games["games"]}
+        assert formats["backgammon"] == ["json", "mat"] and formats["tictactoe"] == [
+            "json", "moves"] and formats["grundy"] == ["json"]
         a = Client(url)
         ana = (await a.connect("Ana"))["player_id"]
         room, _ = await create(a, "grundy", [{"kind": "human"}, {"kind": "human"}],

@@ -324,7 +324,7 @@ async def test_lobby_answers_are_built_at_most_once_a_second(tmp_path: Path) -> 
         a = Client(url)
         await a.connect("Ana")
         first = await http_exchange(port, _get("/api/rooms"))
-        assert json.loads(first[1]) == {"rooms": []}
+        assert json.loads(first[1]) == {"rooms": [], "recent": []}
         assert (await a.request({"type": "list_rooms"}, "rooms"))["rooms"] == []
         room, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
         clock.t += 0.999

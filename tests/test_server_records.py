@@ -412,3 +412,37 @@ async def test_a_long_review_is_answered_202_until_it_is_done(tmp_path: Path) ->
         code, _, body = await review(url, room)
         assert code == 200 and len(json.loads(body)["moves"]) == 5
         assert counted.calls == 1 and _reviews(db) == [(room, body.decode())]
+
+
+async def test_the_games_that_end_are_the_lobbys_recent_ones(tmp_path: Path) -> None:
+    """Each game that ends heads the lobby's ``recent`` (``list_rooms`` and ``/api/rooms``
+    alike), as it was at its end, the last ``RECENT_SIZE`` of them; a game in play is not
+    among them, a game resigned is."""
+    from server.lobby import RECENT_SIZE
+
+    async with running(tmp_path / "t.db") as (srv, url):
+        srv.lobby.max_age = 0  # every answer built afresh
+        a, b = await connected(url, "Ana", "Bob")
+        ended = []
+        for _ in range(RECENT_SIZE):
+            room = await _tictactoe(a, b)
+            await _play(a, b, room, [0, 3, 1, 4, 2])  # X's top row
+            ended.append(room)
+        resigned = await _tictactoe(a, b)
+        await b.request({"type": "resign", "room_id": resigned}, "room")
+        ended.append(resigned)
+        playing = await _tictactoe(a, b)
+        listed = await a.request({"type": "list_rooms"}, "rooms")
+        assert [r["room_id"] for r in listed["recent"]] == ended[::-1][:RECENT_SIZE]
+        assert [r["room_id"] for r in listed["rooms"]] == [playing]
+        assert (await get_json(url, "/api/rooms"))["recent"] == listed["recent"]
+        first, second = listed["recent"][:2]
+        assert _without(first, "ended_at", "seats") == {
+            "room_id": resigned, "game": "tictactoe", "plies": 0,
+            "result": {"winner": 0, "points": 1, "reason": "resign"}}
+        assert [(s["seat"], s["name"], s["kind"]) for s in first["seats"]] == [
+            (0, "Ana", "human"), (1, "Bob", "human")]
+        assert second["plies"] == 5 and second["result"]["winner"] == 0
+        assert first["ended_at"] >= second["ended_at"] > 0
+        await a.close()
+        await b.close()

@@ -1,6 +1,8 @@
 """HTTP on the WebSocket's port: the page, the lobby as JSON, the games and bot levels, the
 health check, the explain tree, and rooms' records (``/api/rooms/{id}``, its ``/export`` and
-``/review``: :mod:`server.records` answers, this module turns the answers into HTTP).
+``/review``: :mod:`server.records` answers, this module turns the answers into HTTP). A
+finished game's review page, ``/review/{id}``, is the file ``review.html`` for any room id
+that could be one (the page asks ``/api/rooms/{id}/review`` itself and says what it finds).
 
 Static files are served from the package's own ``server/web/`` (found through
 :mod:`importlib.resources`, so an installed wheel serves them from wherever it is installed):
@@ -36,7 +38,7 @@ from engine.games import GAME_IDS, get_game, profile
 from engine.search.decision import LEVELS
 from server.bots import BotPool
 from server.errors import MissingFiles, RecordError, RecordRefusal
-from server.records import Records
+from server.records import Records, check_room_id
 
 log = logging.getLogger("tablas.server")
 
@@ -54,6 +56,9 @@ _TYPES = {
 }
 # Pages whose address has no file extension.
 _PAGES = {"/explain": "/explain.html"}
+# The review page of one room: the same file whatever the id (the page reads the id from its
+# address).
+_REVIEW_ROUTE = re.compile(r"/review/([^/]*)")
 _METHODS = ("GET", "HEAD")
 # A ``%`` not followed by two hex digits: ``unquote`` would leave it as it is.
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -135,13 +140,17 @@ def malformed(request: Request) -> Response | None:
 
 @functools.cache
 def games_info() -> dict[str, Any]:
-    """``GET /api/games`` (additive): every game with its title and how to read its scores,
-    and the bot levels, so that a page keeps no copy of the engine's lists."""
+    """``GET /api/games`` (additive): every game with its title, how to read its scores and
+    the formats its records export in, and the bot levels, so that a page keeps no copy of
+    the engine's lists."""
     games = []
     for game_id in GAME_IDS:
         scale = profile(game_id).score
-        games.append({"game": game_id, "title": get_game(game_id).title,
-                      "score_unit": scale.unit, "score_typical": scale.typical})
+        game = get_game(game_id)
+        formats = ["json", *(f.name for f in game.record_formats())]
+        games.append({"game": game_id, "title": game.title,
+                      "score_unit": scale.unit, "score_typical": scale.typical,
+                      "formats": formats})
     return {"games": games, "levels": list(LEVELS)}
 
 
@@ -194,7 +203,21 @@ class Http:
             return await self._explain(dict(parse_qsl(query)))
         if path.startswith("/api/rooms/"):
             return await self._record(path, query)
+        if path.startswith("/review/"):
+            return await self._review_page(path)
         return await self._static(_PAGES.get(path, path))
+
+    async def _review_page(self, path: str) -> Response:
+        """``review.html`` for ``/review/{id}``; 400 for an id no room can have (as the
+        records refuse it), 404 for any other path under ``/review/``."""
+        route = _REVIEW_ROUTE.fullmatch(path)
+        if route is None:
+            return response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain")
+        try:
+            check_room_id(route.group(1))
+        except RecordError as e:
+            return bad_request(e.message)
+        return await self._static("/review.html")
 
     async def _record(self, path: str, query: str) -> Response:
         """A room's record, its export or its review; a refusal is its status with

@@ -2,7 +2,7 @@
 // of the room on screen.
 import { h, clear } from "./dom.js";
 import { Connection } from "./net.js";
-import { renderLobby, renderRooms } from "./lobby.js";
+import { renderLobby, renderRooms, renderRecent } from "./lobby.js";
 import { mountRoom, renderRoom, appendChat, boardKey, tickClocks, canMove } from "./room.js";
 import { play, setupSoundToggle } from "./sound.js";
 
@@ -17,6 +17,7 @@ class App {
   constructor() {
     this.main = document.getElementById("main");
     this.rooms = null;
+    this.recent = null;      // the games that ended last (the lobby's "recent"), for reviews
     this.room = null;        // the snapshot on screen, kept current by updates
     this.prevState = null;   // the state before the latest update (for animations)
     this.analysis = null;
@@ -190,7 +191,9 @@ class App {
     switch (m.type) {
       case "rooms":
         this.rooms = m.rooms;
+        this.recent = m.recent || [];
         renderRooms(this, m.rooms);
+        renderRecent(this, this.recent);
         if (this.room) {
           const mine = m.rooms.find((r) => r.room_id === this.room.room_id);
           if (mine && mine.spectators !== this.room.spectators) {

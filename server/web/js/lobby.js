@@ -2,6 +2,7 @@
 import { h, s, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { serverGames } from "./net.js";
+import { resultText, reviewHref } from "./room.js";
 
 
 /** Small SVG pictures of the games (no emoji: not every system has an emoji font). */
@@ -104,13 +105,54 @@ export function renderLobby(app, root) {
     h("div", { class: "panel-head" }, h("h2", {}, "Rooms"),
       h("span", { class: "muted", id: "rooms-count" }, "")),
     h("div", { id: "rooms-list", class: "rooms-list" }, h("p", { class: "muted" }, "Loading…")));
+  const recent = h("div", { class: "panel recent", id: "recent-panel", hidden: true },
+    h("div", { class: "panel-head" }, h("h2", {}, "Recent games")),
+    h("div", { id: "recent-list", class: "rooms-list" }));
   root.append(h("section", { class: "lobby" },
     h("div", { class: "hero" },
       h("h1", {}, "Play a game"),
       h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch."),
       h("a", { href: "explain", id: "explain-link", class: "small" }, "How does a bot think? See minimax and alpha-beta search a tree, step by step →")),
-    h("div", { class: "lobby-grid" }, form, list)));
+    h("div", { class: "lobby-grid" }, form, h("div", { class: "lobby-lists" }, list, recent))));
   renderRooms(app, app.rooms, true);
+  renderRecent(app, app.recent, true);
+}
+
+function playersLine(seats) {
+  const players = h("span", { class: "players" });
+  seats.forEach((x, i) => {
+    if (i) players.append(h("span", { class: "vs" }, " vs "));
+    players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
+      x.name || "open seat"));
+    // Names are not unique: a short id tells two players of the same name apart.
+    if (x.player_id) players.append(h("span", { class: "pid", title: `player id ${x.player_id}` }, `#${x.player_id.slice(0, 4)}`));
+  });
+  return players;
+}
+
+/** The games that ended last (the lobby's `recent`), each with a link to its review. */
+export function renderRecent(app, recent, force = false) {
+  const box = document.getElementById("recent-list");
+  const panel = document.getElementById("recent-panel");
+  if (!box || !panel || !recent) return;
+  const sig = JSON.stringify(recent);
+  if (!force && box.dataset.sig === sig) return;
+  box.dataset.sig = sig;
+  clear(box);
+  panel.hidden = !recent.length;
+  const ul = h("ul", { class: "room-items" });
+  for (const r of recent) {
+    ul.append(h("li", { class: "room-item recent-item", "data-room": r.room_id },
+      gameIcon(r.game),
+      h("span", { class: "room-info" },
+        h("span", { class: "room-game" }, gameTitle(r.game)),
+        playersLine(r.seats)),
+      h("span", { class: "recent-result small" }, resultText({ ...r, your_seats: [] })),
+      h("span", { class: "room-actions" },
+        h("a", { class: "btn primary small review-link", href: reviewHref(r.room_id) }, "Review"),
+        h("a", { class: "btn small", href: `#/watch/${r.room_id}` }, "Replay"))));
+  }
+  box.append(ul);
 }
 
 export function renderRooms(app, rooms, force = false) {
@@ -138,14 +180,7 @@ export function renderRooms(app, rooms, force = false) {
   for (const r of rooms) {
     const mine = app.myRooms.has(r.room_id);
     const open = r.seats.some((x) => x.kind === "human" && !x.name);
-    const players = h("span", { class: "players" });
-    r.seats.forEach((x, i) => {
-      if (i) players.append(h("span", { class: "vs" }, " vs "));
-      players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
-        x.name || "open seat"));
-      // Names are not unique: a short id tells two players of the same name apart.
-      if (x.player_id) players.append(h("span", { class: "pid", title: `player id ${x.player_id}` }, `#${x.player_id.slice(0, 4)}`));
-    });
+    const players = playersLine(r.seats);
     const actions = h("span", { class: "room-actions" });
     if (mine && r.status !== "finished") {
       actions.append(h("a", { class: "btn primary small", href: `#/room/${r.room_id}` }, "Resume"));

@@ -199,9 +199,15 @@ function renderBanner(app, room) {
   const row = h("div", { class: "row" });
   const again = rematchControl(app, room, null);
   if (again) row.append(again);
+  row.append(h("a", { class: "btn", id: "review-link", href: reviewHref(room.room_id) }, "Review this game"));
   row.append(h("a", { class: "btn", href: "#/" }, "Lobby"));
   row.append(h("button", { class: "btn ghost", on: { click: () => { bannerHidden.add(room.room_id); el.hidden = true; } } }, "Hide"));
   el.append(row);
+}
+
+/** The review page of a finished room (relative: it sits beside the page, /review/{id}). */
+export function reviewHref(roomId) {
+  return `review/${encodeURIComponent(roomId)}`;
 }
 
 /** The rematch control of a finished room. Whether someone opened a rematch comes only from
@@ -271,6 +277,11 @@ function renderActions(app, room) {
   }
   const again = room.status === "finished" && rematchControl(app, room, "rematch");
   if (again) el.append(again);
+  // The result box may be put away: the side panel keeps the way to the review.
+  if (room.status === "finished") {
+    el.append(h("a", { class: "btn small", id: "review-game", href: reviewHref(room.room_id),
+      title: "step through the game with the engine's verdict on every move" }, "Review this game"));
+  }
   if (!mine.length) el.append(h("span", { class: "tag watch" }, "watching"));
   // An adjourned or closed room has no game going on: nothing to explain or to do.
   if (room.status === "waiting" || room.status === "playing") {
