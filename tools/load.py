@@ -2,6 +2,7 @@
 
     python -m tools.load load [--games 500 --spectators 1000 --seconds 20 --sat-seconds 10]
     python -m tools.load load --baseline ../old-checkout      # side by side, in one run
+    python -m tools.load burst [--rounds 3 --baseline ../old-checkout]  # rushes while games play
     python -m tools.load churn                                 # connections at full speed
 
 ``load``: the server in a process of its own (``serve-child``: the same ``TablasServer`` as
@@ -13,11 +14,22 @@ With ``--baseline DIR`` (a checkout of another version, which must have
 ``python -m server.bench serve-child`` or ``python -m tools.load serve-child``), each
 measurement runs against both servers, alternately, so that both see the same machine.
 
+``burst``: the human-pace load (500 games and 1,000 spectators) for 30 s and, meanwhile, from
+processes of their own, two rushes (:class:`Burst`): at 8 s, 1,000 new visitors within one
+second, as after a link is posted somewhere (the WebSocket handshake, ``hello`` as a new
+player, ``list_rooms``, then the page stays open asking for the lobby every 3 s as the page
+does); at 18 s, 1,000 people already on the lobby page open one of the 300 games opened last
+within one second (``spectate`` → the room's snapshot) and stay watching. Per run: the
+acknowledged move (the mover's own ``update``) p50/p99/max over the run and in each one-second
+window, the server's lag and its event loop's CPU in each window, how long each rush took to
+be served (first byte to last answer), and the connections the kernel dropped for a full
+accept queue. ``--warmup S`` lets the games play S seconds before the window opens.
+
 ``churn`` opens and ends connections as fast as it can (refused handshakes, resets, clean
 closes) and says what the server's memory keeps.
 
-Every client is a :class:`server.client.ProtocolClient`. docs/benchmarks.md has the figures
-and the commands.
+Every game client is a :class:`server.client.ProtocolClient`, every rush's client a
+:class:`_LightClient`. docs/benchmarks.md has the figures and the commands.
 """
 
 from __future__ import annotations
@@ -29,6 +41,7 @@ import gc
 import json
 import os
 import random
+import re
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -551,7 +564,8 @@ class _Sync:
     and closes its sockets only once the server has ``reported`` (the server's figures are
     the window's, not those of thousands of connections closing, and its report's full
     collection delays no move of the window). ``rooms``: a queue told the id of each room
-    the game clients open (None: nobody listens)."""
+    the game clients open (None: nobody listens). With a ``warmup``, the clients start at
+    ``start_at`` and the window opens ``warmup`` seconds later."""
 
     ready: Any
     go: Any
@@ -559,9 +573,10 @@ class _Sync:
     done: Any
     reported: Any
     rooms: Any = None
+    warmup: float = 0.0
 
     async def start(self, n: int) -> float:
-        """Says ``n`` sockets are ready; the window's start, once it is given."""
+        """Says ``n`` sockets are ready; when to start, once it is given."""
         self.ready.put(n)
         await asyncio.to_thread(self.go.wait)
         start: float = self.start_at.value
@@ -583,13 +598,20 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
     for k in watchers:
         roles += ["echo", "echo"] if mode == "echo" else ["opp", "opp"] + ["spec"] * k
     conns = await _open_all(url, rec, roles)
-    rec.start = await sync.start(len(conns))
+    play = await sync.start(len(conns))
+    rec.start = play + sync.warmup
     rec.end = rec.start + seconds
-    await asyncio.sleep(max(0.0, rec.start - time.perf_counter()))
-    cpu0 = time.process_time()
+    await asyncio.sleep(max(0.0, play - time.perf_counter()))
     rng = random.Random(seed)
     stop = asyncio.Event()
-    probe = asyncio.create_task(lag_probe(stop, rec.lags))
+    cpu0 = [time.process_time()]
+
+    async def window() -> None:  # the client's own figures too are the window's
+        await asyncio.sleep(max(0.0, rec.start - time.perf_counter()))
+        cpu0[0] = time.process_time()
+        await lag_probe(stop, rec.lags)
+
+    probe = asyncio.create_task(window())
     tasks: list[Coroutine[Any, Any, None]] = []
     i = 0
     for slot, k in zip(slots, watchers, strict=True):
@@ -606,7 +628,7 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
     # One deadline for the run instead of a timer per request: a slot still waiting for an
     # answer a minute after the window closed is stuck, and counts as an error.
     done, stuck = await asyncio.wait([asyncio.ensure_future(t) for t in tasks],
-                                     timeout=seconds + STUCK_S)
+                                     timeout=sync.warmup + seconds + STUCK_S)
     for t in stuck:
         t.cancel()
         rec.errors += 1
@@ -614,7 +636,7 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
         failure = t.exception()
         if failure is not None:
             raise failure
-    cpu = time.process_time() - cpu0
+    cpu = time.process_time() - cpu0[0]
     stop.set()
     await probe
     await sync.finish()
@@ -641,19 +663,20 @@ def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple
 
 def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple[float, float],
               seconds: float, workers: int, seed: int, loop: str,
-              mode: str = "game", bursts: Sequence[Burst] = (), by_second: bool = False
-              ) -> dict[str, Any]:
+              mode: str = "game", bursts: Sequence[Burst] = (), by_second: bool = False,
+              warmup: float = 0.0) -> dict[str, Any]:
     """One measurement: ``games`` slots and ``spectators`` spread over them, for ``seconds``;
     ``mode`` says what the clients drive: ``game`` the server, ``echo`` the echo server,
     ``frames`` the frames-only server. ``bursts``: rushes of other clients during the window,
     each from a process of its own (:func:`_burst_worker`), each reported; ``by_second``: the
-    report also has the figures of each one-second window."""
+    report also has the figures of each one-second window; ``warmup``: the clients start
+    that many seconds before the window opens (a server in its stride, not starting)."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
     out = ctx.Queue()
     sync = _Sync(ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0), ctx.Queue(), ctx.Event(),
-                 ctx.Queue() if any(b.kind == "spectate" for b in bursts) else None)
+                 ctx.Queue() if any(b.kind == "spectate" for b in bursts) else None, warmup)
     per_slot = [spectators // games + (1 if i < spectators % games else 0) for i in range(games)]
     workers = max(1, min(workers, games))
     procs = []
@@ -680,11 +703,16 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
             break
         sockets += n
     setup_s = time.perf_counter() - t_setup
-    child.ask("reset")
+    if not warmup:
+        child.ask("reset")
     # Every process starts its window at this instant of the one clock (perf_counter is the
     # system's monotonic clock): their figures line up, second by second.
-    start = sync.start_at.value = time.perf_counter() + 0.2
+    play = sync.start_at.value = time.perf_counter() + 0.2
+    start = play + warmup
     sync.go.set()
+    if warmup:
+        time.sleep(max(0.0, start - time.perf_counter()))
+        child.ask("reset")
     ours = [child.proc.pid, os.getpid()] + [p.pid for p in procs + burst_procs if p.pid]
     cpu0 = (_busy_s(), _busy_s(ours))
     overflows = _listen_overflows()
@@ -1012,15 +1040,22 @@ def _client_frame(opcode: int, payload: bytes) -> bytes:
     return head + b"\0\0\0\0" + payload
 
 
+# The start of an answer as the server writes it (``with_re``), enough to match a big one
+# (the lobby, 55 kB with 200 rooms) to its request without parsing it.
+_ANSWER_HEAD = re.compile(rb'\{"re":(\d+),"type":"(\w+)"')
+BIG_FRAME = 4096
+
+
 class _LightClient:
     """A WebSocket client by hand: the handshake is one canned request, a request's answer is
-    found by ``re`` (a frame without ``"re":`` is not even parsed), pings are answered, and
-    nothing else is kept. About a sixth of a :class:`ProtocolClient`'s CPU per connection."""
+    found by ``re`` (a frame without ``"re":`` is not even parsed, nor is a big answer past
+    its head), pings are answered, and nothing else is kept. About a sixth of a
+    :class:`ProtocolClient`'s CPU per connection."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self.n = 0
-        self.waiters: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}  # by id
         self.task = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -1063,7 +1098,9 @@ class _LightClient:
                 elif opcode == 0x8:
                     break
                 elif self.waiters and b'"re":' in payload:
-                    m = from_json(payload)
+                    head = _ANSWER_HEAD.match(payload) if len(payload) > BIG_FRAME else None
+                    m: dict[str, Any] = ({"re": int(head[1]), "type": head[2].decode()}
+                                         if head is not None else from_json(payload))
                     fut = self.waiters.pop(m.get("re"), None)
                     if fut is not None and not fut.done():
                         fut.set_result(m)
@@ -1095,6 +1132,7 @@ class _BurstRecord:
         self.errors = 0
         self.rooms = 0
         self.playing = 0  # snapshots of a game in play (the others had just ended)
+        self.since = float("-inf")  # the window's start: lobby requests before it not timed
 
     def served(self, t0: float, t1: float, **steps: float) -> None:
         self.first = min(self.first, t0)
@@ -1146,7 +1184,8 @@ async def _on_page(client: _LightClient, first: float, end: float, poll: float,
         except LIGHT_ERRORS:
             rec.errors += 1
             return
-        rec.polls.append((time.perf_counter() - t0) * 1000)
+        if t0 >= rec.since:
+            rec.polls.append((time.perf_counter() - t0) * 1000)
         when += poll
 
 
@@ -1226,7 +1265,8 @@ async def _burst_async(port: int, burst: Burst, seconds: float, seed: int, sync:
     if burst.kind == "spectate":
         threading.Thread(target=drain, daemon=True, name="rooms").start()
         watchers = await _greeted(port, burst.n)
-    start = await sync.start(len(watchers))
+    play = await sync.start(len(watchers))
+    start = rec.since = play + sync.warmup
     end = start + seconds
     at = start + burst.at
     clients = list(watchers)
@@ -1235,7 +1275,7 @@ async def _burst_async(port: int, burst: Burst, seconds: float, seed: int, sync:
                  for i in range(burst.n)]
     else:
         # on the lobby page from before the window: their polls are spread over one period
-        tasks = [_on_page(c, start + rng.uniform(0, burst.poll), end, burst.poll, rec)
+        tasks = [_on_page(c, play + rng.uniform(0, burst.poll), end, burst.poll, rec)
                  for c in watchers] if burst.poll > 0 else []
         tasks.append(_spectate_rush(watchers, recent, burst, at, rec))
     finished, stuck = await asyncio.wait([asyncio.ensure_future(t) for t in tasks],
@@ -1325,6 +1365,9 @@ def _burst_brief(r: dict[str, Any]) -> dict[str, Any]:
         "client_lag_max_ms": r["client_lag"].get("lag_max_ms"),
         "cpu_us_per_move": r["cpu_us_per_move"], "VmHWM_MiB": r["server"].get("VmHWM"),
         "commits": r["server"].get("commits"), "gc_pauses": r["server"].get("gc_pauses"),
+        # at the end: the objects the collector tracks, and what a full collection then takes
+        "gc_objects": r["server"].get("gc_objects"),
+        "full_collection_ms": r["server"].get("full_collection_ms"),
         "machine_cpu_s": r["machine_cpu_s"], "listen_overflows": r["listen_overflows"],
         "bursts": r.get("bursts", []), "windows": r["windows"],
     }
@@ -1349,6 +1392,7 @@ def run_burst(
     bursts: Sequence[Burst] = (Burst("connect", 1000, 8.0), Burst("spectate", 1000, 18.0)),
     rounds: int = 1,
     baseline: Path | None = None,
+    warmup: float = 0.0,
     workers: int = 2,
     seed: int = 1,
     loop: str = "auto",
@@ -1356,15 +1400,17 @@ def run_burst(
 ) -> dict[str, Any]:
     """``rounds`` runs of the human-pace load (``games`` and ``spectators`` for ``seconds``)
     with ``bursts`` during it, each against a fresh server; with ``baseline`` (another
-    checkout), each round runs its server too, which goes first alternating. Per run: the
-    acknowledged move's p50/p99/max over the run and in its worst one-second window, the
-    server's lag, each rush's service time."""
+    checkout), each round runs its server too, which goes first alternating. ``warmup``:
+    the games play that long before the run's window opens (0: it opens as they start).
+    Per run: the acknowledged move's p50/p99/max over the run and in its worst one-second
+    window, the server's lag, each rush's service time."""
     _raise_nofile()
     sides: dict[str, Path | None] = {"this": None}
     if baseline is not None:
         sides["baseline"] = baseline
     report: dict[str, Any] = {
-        "games": games, "spectators": spectators, "seconds": seconds, "think_s": list(think),
+        "games": games, "spectators": spectators, "seconds": seconds, "warmup_s": warmup,
+        "think_s": list(think),
         "bursts": [dataclasses.asdict(b) for b in bursts], "rounds": []}
     if baseline is not None:
         report["baseline"] = str(baseline)
@@ -1379,7 +1425,7 @@ def run_burst(
                 try:
                     r = _run_load(child, f"ws://127.0.0.1:{child.port}/ws", games, spectators,
                                   think, seconds, workers, seed + i, loop, bursts=bursts,
-                                  by_second=True)
+                                  by_second=True, warmup=warmup)
                 finally:
                     child.stop()
                 row[name] = _burst_brief(r)
@@ -1531,6 +1577,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--poll", type=float, default=PAGE_POLL_S, metavar="SECONDS",
                    help="a rush's client asks for the lobby this often, as the page does"
                    " (0: never)")
+    p.add_argument("--warmup", type=float, default=0.0, metavar="SECONDS",
+                   help="the games play this long before the window opens")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--baseline", type=Path, metavar="DIR",
                    help="another checkout: each round runs its server too, alternately")
@@ -1567,7 +1615,8 @@ def main(argv: list[str] | None = None) -> int:
         report = run_burst(
             games=args.games, spectators=args.spectators, seconds=args.seconds,
             think=(args.think[0], args.think[1]), bursts=[b for b in rushes if b.n > 0],
-            rounds=args.rounds, baseline=args.baseline, workers=args.workers, seed=args.seed,
+            rounds=args.rounds, baseline=args.baseline, warmup=args.warmup,
+            workers=args.workers, seed=args.seed,
             loop=args.loop, progress=sys.stderr)
         print(json.dumps(report, indent=None if args.json else 2))
         return 0
