@@ -2,6 +2,7 @@
 
     python -m tools.load load [--games 500 --spectators 1000 --seconds 20 --sat-seconds 10]
     python -m tools.load load --baseline ../old-checkout      # side by side, in one run
+    python -m tools.load burst [--rounds 3 --baseline ../old-checkout]  # rushes while games play
     python -m tools.load churn                                 # connections at full speed
 
 ``load``: the server in a process of its own (``serve-child``: the same ``TablasServer`` as
@@ -13,11 +14,22 @@ With ``--baseline DIR`` (a checkout of another version, which must have
 ``python -m server.bench serve-child`` or ``python -m tools.load serve-child``), each
 measurement runs against both servers, alternately, so that both see the same machine.
 
+``burst``: the human-pace load (500 games and 1,000 spectators) for 30 s and, meanwhile, from
+processes of their own, two rushes (:class:`Burst`): at 8 s, 1,000 new visitors within one
+second, as after a link is posted somewhere (the WebSocket handshake, ``hello`` as a new
+player, ``list_rooms``, then the page stays open asking for the lobby every 3 s as the page
+does); at 18 s, 1,000 people already on the lobby page open one of the 300 games opened last
+within one second (``spectate`` → the room's snapshot) and stay watching. Per run: the
+acknowledged move (the mover's own ``update``) p50/p99/max over the run and in each one-second
+window, the server's lag and its event loop's CPU in each window, how long each rush took to
+be served (first byte to last answer), and the connections the kernel dropped for a full
+accept queue. ``--warmup S`` lets the games play S seconds before the window opens.
+
 ``churn`` opens and ends connections as fast as it can (refused handshakes, resets, clean
 closes) and says what the server's memory keeps.
 
-Every client is a :class:`server.client.ProtocolClient`. docs/benchmarks.md has the figures
-and the commands.
+Every game client is a :class:`server.client.ProtocolClient`, every rush's client a
+:class:`_LightClient`. docs/benchmarks.md has the figures and the commands.
 """
 
 from __future__ import annotations
@@ -29,14 +41,15 @@ import gc
 import json
 import os
 import random
+import re
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import websockets
-from pydantic_core import from_json
+from pydantic_core import from_json, to_json
 from websockets.asyncio.connection import broadcast
 
 from server.app import TablasServer
@@ -73,6 +86,36 @@ def _proc_memory(pid: int) -> dict[str, float]:
             if key in ("VmRSS", "VmHWM"):
                 out[key] = round(int(rest.split()[0]) / 1024, 1)
     return out
+
+
+def _busy_s(pids: Sequence[int] | None = None) -> float:
+    """CPU seconds spent so far by the whole machine's processes (``/proc/stat``: user, nice
+    and system; not interrupts, where the kernel carries loopback packets), or by ``pids``
+    (``/proc/PID/stat``: user and system; 0 for one gone)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    if pids is None:
+        with contextlib.suppress(OSError):
+            fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+            return sum(int(v) for v in fields[:3]) / tick
+        return 0.0
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
+def _listen_overflows() -> int:
+    """How many times the kernel has dropped a connection for a full accept queue (a
+    server's ``listen`` backlog), machine-wide: the client's SYN goes unanswered and is sent
+    again a second later (``/proc/net/netstat``, ``TcpExt: ListenOverflows``)."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        lines = Path("/proc/net/netstat").read_text().splitlines()
+        names, values = (line.split() for line in lines if line.startswith("TcpExt:"))
+        return int(dict(zip(names, values, strict=True))["ListenOverflows"])
+    return 0
 
 
 def _lag_summary(lags: list[float]) -> dict[str, float]:
@@ -125,6 +168,21 @@ STUCK_S = 60.0
 CONNECT_CONCURRENCY = 32
 
 
+class _StampedLags(list[float]):
+    """The lag probe's list, which also keeps when each lag was seen (``perf_counter``, the
+    system's monotonic clock, which the client processes read too) and the CPU time the
+    event loop's thread had used by then (the probe runs on it): its work, second by
+    second."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.at: list[tuple[float, float]] = []
+
+    def append(self, ms: float) -> None:
+        self.at.append((time.perf_counter(), time.thread_time()))
+        super().append(ms)
+
+
 def _stdin_commands(loop: asyncio.AbstractEventLoop, on_line: Any) -> None:
     """A thread handing each stdin line to ``on_line`` on the loop (EOF: ``quit``)."""
     import sys
@@ -144,7 +202,7 @@ async def _child_main(start: Any, close: Any, store: Store | None = None) -> Non
     import sys
 
     loop = asyncio.get_running_loop()
-    lags: list[float] = []
+    lags = _StampedLags()
     stop = asyncio.Event()
     port = await start()
     probe = asyncio.create_task(lag_probe(stop, lags))
@@ -159,6 +217,7 @@ async def _child_main(start: Any, close: Any, store: Store | None = None) -> Non
         # the SQLite and bot-pool threads
         if line == "reset":
             lags.clear()
+            lags.at.clear()
             pauses.pauses.clear()
             cpu[:] = [time.process_time(), time.thread_time()]
             if store is not None:
@@ -170,6 +229,8 @@ async def _child_main(start: Any, close: Any, store: Store | None = None) -> Non
                 "loop_cpu_s": round(time.thread_time() - cpu[1], 3),
                 "gc_objects": len(gc.get_objects()),
                 "gc_pauses": pauses.summary(),
+                "lag_at": [[round(t, 4), round(ms, 2), round(cpu, 4)]
+                           for (t, cpu), ms in zip(lags.at, lags, strict=True)],
             }
             if store is not None:
                 report["commits"] = store.commit_stats.minus(commits[0]).summary()
@@ -347,6 +408,12 @@ class _Recorder:
         self.sent: dict[tuple[str, int], float] = {}
         self.own: list[float] = []
         self.opp: list[float] = []
+        # when each timed move of ``own`` and ``opp`` was sent (seconds into the window): the
+        # burst scenario's figures per one-second window
+        self.own_at: list[float] = []
+        self.opp_at: list[float] = []
+        # told the id of every room the slots create (the spectator burst watches them)
+        self.on_room: Callable[[str], None] | None = None
         self.spec: list[float] = []
         self.moves = 0
         self.errors = 0
@@ -364,6 +431,7 @@ class _Recorder:
         timed if sent in the window, counted if answered in it too."""
         if self.active(t0):
             self.own.append((t1 - t0) * 1000)
+            self.own_at.append(t0 - self.start)
             if t1 < self.end:
                 self.moves += 1
 
@@ -371,7 +439,11 @@ class _Recorder:
         t0 = self.sent.get((room, ply))
         if t0 is not None and self.active(t0):
             ms = (t - t0) * 1000
-            (self.opp if role == "opp" else self.spec).append(ms)
+            if role == "opp":
+                self.opp.append(ms)
+                self.opp_at.append(t0 - self.start)
+            else:
+                self.spec.append(ms)
             if ms > SLOW_MS:
                 second = int(t0 - self.start)
                 self.slow[second] = self.slow.get(second, 0) + 1
@@ -421,6 +493,8 @@ async def _slot_games(slot: int, players: list[ProtocolClient], watchers: list[P
                                        "seats": [{"kind": "human"}, {"kind": "human"}],
                                        "join_seat": 0})
             room = created["room_id"]
+            if rec.on_room is not None:
+                rec.on_room(room)
             for w in watchers:
                 await w.request({"type": "spectate", "room_id": room})
             await b.request({"type": "join", "room_id": room, "seat": 1})
@@ -429,6 +503,8 @@ async def _slot_games(slot: int, players: list[ProtocolClient], watchers: list[P
             while view["status"] == "playing" and time.perf_counter() < rec.end:
                 if think[1] > 0:
                     await asyncio.sleep(rng.uniform(*think))
+                    if time.perf_counter() >= rec.end:
+                        break
                 seat = view["to_move"]
                 ply = view["ply"]
                 move = rng.choice(view["legal_moves"])
@@ -479,22 +555,63 @@ async def _frames_pairs(pair: list[ProtocolClient], rec: _Recorder, rng: random.
         move = rng.choice(view["legal_moves"])
 
 
+@dataclasses.dataclass(frozen=True)
+class _Sync:
+    """How a measurement's processes keep in step (``multiprocessing`` objects): each says
+    ``ready`` (its sockets, -1 if it failed), and on ``go`` starts its window at ``start_at``
+    (a ``perf_counter`` value: the system's monotonic clock, so every process's figures line
+    up, second by second); at the end it says ``done`` once its last request is answered,
+    and closes its sockets only once the server has ``reported`` (the server's figures are
+    the window's, not those of thousands of connections closing, and its report's full
+    collection delays no move of the window). ``rooms``: a queue told the id of each room
+    the game clients open (None: nobody listens). With a ``warmup``, the clients start at
+    ``start_at`` and the window opens ``warmup`` seconds later."""
+
+    ready: Any
+    go: Any
+    start_at: Any
+    done: Any
+    reported: Any
+    rooms: Any = None
+    warmup: float = 0.0
+
+    async def start(self, n: int) -> float:
+        """Says ``n`` sockets are ready; when to start, once it is given."""
+        self.ready.put(n)
+        await asyncio.to_thread(self.go.wait)
+        start: float = self.start_at.value
+        return start
+
+    async def finish(self) -> None:
+        """Says the window is over here; returns once the server has reported."""
+        self.done.put(1)
+        await asyncio.to_thread(self.reported.wait, STUCK_S)
+
+
 async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
                                think: tuple[float, float], seconds: float, seed: int,
-                               mode: str, ready: Any, go: Any) -> dict[str, Any]:
+                               mode: str, sync: _Sync) -> dict[str, Any]:
     rec = _Recorder()
+    if sync.rooms is not None:
+        rec.on_room = sync.rooms.put
     roles: list[str] = []
     for k in watchers:
         roles += ["echo", "echo"] if mode == "echo" else ["opp", "opp"] + ["spec"] * k
     conns = await _open_all(url, rec, roles)
-    ready.put(len(conns))
-    await asyncio.to_thread(go.wait)
-    rec.start = time.perf_counter()
+    play = await sync.start(len(conns))
+    rec.start = play + sync.warmup
     rec.end = rec.start + seconds
-    cpu0 = time.process_time()
+    await asyncio.sleep(max(0.0, play - time.perf_counter()))
     rng = random.Random(seed)
     stop = asyncio.Event()
-    probe = asyncio.create_task(lag_probe(stop, rec.lags))
+    cpu0 = [time.process_time()]
+
+    async def window() -> None:  # the client's own figures too are the window's
+        await asyncio.sleep(max(0.0, rec.start - time.perf_counter()))
+        cpu0[0] = time.process_time()
+        await lag_probe(stop, rec.lags)
+
+    probe = asyncio.create_task(window())
     tasks: list[Coroutine[Any, Any, None]] = []
     i = 0
     for slot, k in zip(slots, watchers, strict=True):
@@ -511,7 +628,7 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
     # One deadline for the run instead of a timer per request: a slot still waiting for an
     # answer a minute after the window closed is stuck, and counts as an error.
     done, stuck = await asyncio.wait([asyncio.ensure_future(t) for t in tasks],
-                                     timeout=seconds + STUCK_S)
+                                     timeout=sync.warmup + seconds + STUCK_S)
     for t in stuck:
         t.cancel()
         rec.errors += 1
@@ -519,38 +636,47 @@ async def _client_worker_async(url: str, slots: list[int], watchers: list[int],
         failure = t.exception()
         if failure is not None:
             raise failure
-    cpu = time.process_time() - cpu0
+    cpu = time.process_time() - cpu0[0]
     stop.set()
     await probe
+    await sync.finish()
     await asyncio.gather(*(c.close() for c in conns))
-    return {"own": rec.own, "opp": rec.opp, "spec": rec.spec, "moves": rec.moves,
+    return {"own": rec.own, "opp": rec.opp, "spec": rec.spec, "own_at": rec.own_at,
+            "opp_at": rec.opp_at, "moves": rec.moves,
             "errors": rec.errors, "games": rec.games, "sockets": len(conns),
             "lags": rec.lags, "slow": rec.slow, "cpu_s": cpu}
 
 
 def _client_worker(url: str, slots: list[int], watchers: list[int], think: tuple[float, float],
-                   seconds: float, seed: int, mode: str, ready: Any, go: Any, out: Any,
+                   seconds: float, seed: int, mode: str, sync: _Sync, out: Any,
                    loop: str) -> None:
     _raise_nofile()
     try:
         result = run_on_loop(_quietly(_client_worker_async(
-            url, slots, watchers, think, seconds, seed, mode, ready, go)), loop)
+            url, slots, watchers, think, seconds, seed, mode, sync)), loop)
     except BaseException as e:  # the parent reports it
-        ready.put(-1)
+        sync.ready.put(-1)
+        sync.done.put(-1)
         result = {"failed": repr(e)}
     out.put(result)
 
 
 def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple[float, float],
               seconds: float, workers: int, seed: int, loop: str,
-              mode: str = "game") -> dict[str, Any]:
+              mode: str = "game", bursts: Sequence[Burst] = (), by_second: bool = False,
+              warmup: float = 0.0) -> dict[str, Any]:
     """One measurement: ``games`` slots and ``spectators`` spread over them, for ``seconds``;
     ``mode`` says what the clients drive: ``game`` the server, ``echo`` the echo server,
-    ``frames`` the frames-only server."""
+    ``frames`` the frames-only server. ``bursts``: rushes of other clients during the window,
+    each from a process of its own (:func:`_burst_worker`), each reported; ``by_second``: the
+    report also has the figures of each one-second window; ``warmup``: the clients start
+    that many seconds before the window opens (a server in its stride, not starting)."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
-    ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    out = ctx.Queue()
+    sync = _Sync(ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0), ctx.Queue(), ctx.Event(),
+                 ctx.Queue() if any(b.kind == "spectate" for b in bursts) else None, warmup)
     per_slot = [spectators // games + (1 if i < spectators % games else 0) for i in range(games)]
     workers = max(1, min(workers, games))
     procs = []
@@ -559,30 +685,53 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
         procs.append(ctx.Process(
             target=_client_worker,
             args=(url, slots, [per_slot[s] for s in slots], think, seconds, seed * 1000 + w,
-                  mode, ready, go, out, loop),
+                  mode, sync, out, loop),
             daemon=True,
         ))
+    burst_out = ctx.Queue()
+    burst_procs = [ctx.Process(target=_burst_worker,
+                               args=(child.port, b, seconds, seed * 1000 + 100 + i, sync,
+                                     burst_out, loop), daemon=True)
+                   for i, b in enumerate(bursts)]
     t_setup = time.perf_counter()
-    for p in procs:
+    for p in procs + burst_procs:
         p.start()
     sockets = 0
-    for _ in procs:
-        n = ready.get(timeout=600)
+    for _ in procs + burst_procs:
+        n = sync.ready.get(timeout=600)
         if n < 0:
             break
         sockets += n
     setup_s = time.perf_counter() - t_setup
-    child.ask("reset")
-    go.set()
-    time.sleep(seconds)
+    if not warmup:
+        child.ask("reset")
+    # Every process starts its window at this instant of the one clock (perf_counter is the
+    # system's monotonic clock): their figures line up, second by second.
+    play = sync.start_at.value = time.perf_counter() + 0.2
+    start = play + warmup
+    sync.go.set()
+    if warmup:
+        time.sleep(max(0.0, start - time.perf_counter()))
+        child.ask("reset")
+    ours = [child.proc.pid, os.getpid()] + [p.pid for p in procs + burst_procs if p.pid]
+    cpu0 = (_busy_s(), _busy_s(ours))
+    overflows = _listen_overflows()
+    time.sleep(max(0.0, start + seconds - time.perf_counter()))
+    for _ in procs + burst_procs:  # the moves sent before the end answered
+        sync.done.get(timeout=STUCK_S + 30)
+    cpu1 = (_busy_s(), _busy_s(ours))
+    overflows = _listen_overflows() - overflows
     lag = child.ask("report")
+    sync.reported.set()
     memory = child.memory()
     results = [out.get(timeout=300) for _ in procs]
-    for p in procs:
+    burst_results = [burst_out.get(timeout=300) for _ in burst_procs]
+    for p in procs + burst_procs:
         p.join(30)
-    failed = [r["failed"] for r in results if "failed" in r]
+    failed = [r["failed"] for r in results + burst_results if "failed" in r]
     if failed:
         raise RuntimeError(f"client worker failed: {failed[0]}")
+    lag_at = lag.pop("lag_at", None)  # (when, ms) of each probe: binned below
 
     def cat(key: str) -> list[float]:
         return [v for r in results for v in r[key]]
@@ -591,7 +740,7 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
         if not values:
             return {"n": 0, "p50_ms": None, "p99_ms": None}
         return {"n": len(values), "p50_ms": round(percentile(values, 50), 2),
-                "p99_ms": round(percentile(values, 99), 2)}
+                "p99_ms": round(percentile(values, 99), 2), "max_ms": round(max(values), 2)}
 
     moves = sum(int(r["moves"]) for r in results)
     client_cpu = sum(float(r["cpu_s"]) for r in results)
@@ -600,6 +749,12 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
         for second, n in r["slow"].items():
             slow[int(second)] = slow.get(int(second), 0) + int(n)
     client_lags = cat("lags")
+    extra: dict[str, Any] = {}
+    if bursts:
+        extra["bursts"] = sorted(burst_results, key=lambda r: r["at_s"])
+    if by_second:
+        extra["windows"] = _windows(cat("own_at"), cat("own"), cat("opp_at"), cat("opp"),
+                                    lag_at, start, seconds)
     return {
         "games": games, "spectators": spectators, "sockets": sockets, "seconds": seconds,
         "think_s": list(think), "client_workers": workers, "setup_s": round(setup_s, 1),
@@ -610,6 +765,10 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
         "spectator_update": lat(cat("spec")),
         "server": {**lag, **memory},
         "client_lag": _lag_summary(client_lags),
+        # what the machine's CPUs did meanwhile, ours (server, clients) and everyone else's
+        "machine_cpu_s": {"all": round(cpu1[0] - cpu0[0], 1), "ours": round(cpu1[1] - cpu0[1], 1),
+                          "others": round(cpu1[0] - cpu0[0] - (cpu1[1] - cpu0[1]), 1)},
+        "listen_overflows": overflows,  # machine-wide, in the window
         # CPU per move: what a move costs each side, whatever the machine's contention
         "cpu_us_per_move": {
             "server": _per_move(lag.get("cpu_s"), moves),
@@ -617,7 +776,7 @@ def _run_load(child: _Child, url: str, games: int, spectators: int, think: tuple
             "clients": _per_move(client_cpu, moves),
         },
         "updates_over_100ms_by_second": dict(sorted(slow.items())),
-    }
+    } | extra
 
 
 def _per_move(cpu_s: float | None, moves: int) -> float | None:
@@ -838,6 +997,447 @@ def run_compare(
     return report
 
 
+# --- bursts ---------------------------------------------------------------------------------
+#
+# ``burst``: the human-pace load for the whole window and, meanwhile, rushes of other clients,
+# each from a process of its own so that the game clients' timing is not disturbed by them.
+# A rush's clients are _LightClients, written to cost their process little: the machine has 2
+# cores, and a thousand websockets clients opening in one second would take a good part of
+# one from the server they measure.
+
+BURST_KINDS = ("connect", "spectate")
+PAGE_POLL_S = 3.0  # how often the page asks for the lobby (server/web/js/app.js, poll())
+
+
+@dataclasses.dataclass(frozen=True)
+class Burst:
+    """``n`` clients arriving evenly over ``over`` seconds, ``at`` seconds into the window.
+
+    ``connect``: people following a link posted somewhere: each opens a WebSocket, says
+    ``hello`` as a new player and asks for the lobby (``list_rooms``), then stays on the page.
+    ``spectate``: people already on the lobby page (connected and greeted before the window)
+    each open one of the ``rooms`` games the game clients created last (``spectate`` → the
+    room's snapshot), and stay watching it. Either way a client on the page asks for the
+    lobby every ``poll`` seconds, as the page does, lobby or room (0: never)."""
+
+    kind: str
+    n: int
+    at: float
+    over: float = 1.0
+    rooms: int = 300
+    poll: float = PAGE_POLL_S
+
+
+def _client_frame(opcode: int, payload: bytes) -> bytes:
+    """A client's frame, final, masked with a key of zeros (which leaves the payload as is)."""
+    n = len(payload)
+    if n < 126:
+        head = bytes((0x80 | opcode, 0x80 | n))
+    elif n < 1 << 16:
+        head = bytes((0x80 | opcode, 0xFE)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((0x80 | opcode, 0xFF)) + n.to_bytes(8, "big")
+    return head + b"\0\0\0\0" + payload
+
+
+# The start of an answer as the server writes it (``with_re``), enough to match a big one
+# (the lobby, 55 kB with 200 rooms) to its request without parsing it.
+_ANSWER_HEAD = re.compile(rb'\{"re":(\d+),"type":"(\w+)"')
+BIG_FRAME = 4096
+
+
+class _LightClient:
+    """A WebSocket client by hand: the handshake is one canned request, a request's answer is
+    found by ``re`` (a frame without ``"re":`` is not even parsed, nor is a big answer past
+    its head), pings are answered, and nothing else is kept. About a sixth of a
+    :class:`ProtocolClient`'s CPU per connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+        self.n = 0
+        self.waiters: dict[Any, asyncio.Future[dict[str, Any]]] = {}  # by id
+        self.task = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, port: int) -> _LightClient:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(UPGRADE_REQUEST)
+        head = await reader.readuntil(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 101"):
+            writer.close()
+            raise ConnectionError(head.split(b"\r\n", 1)[0].decode(errors="replace"))
+        return cls(reader, writer)
+
+    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Sends ``msg`` with a fresh ``id``; its answer (an ``error`` raises :class:`Refused`)."""
+        if self.task.done():
+            raise Refused(str(msg.get("type")), "closed")
+        self.n += 1
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.waiters[self.n] = fut
+        self.writer.write(_client_frame(0x1, to_json(dict(msg, id=self.n))))
+        m = await fut
+        if m.get("type") == "error":
+            raise Refused(str(msg.get("type")), str(m.get("code")), str(m.get("message")))
+        return m
+
+    async def _read(self) -> None:
+        read = self.reader.readexactly
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while True:
+                b0, b1 = await read(2)
+                n = b1 & 0x7F
+                if n == 126:
+                    n = int.from_bytes(await read(2), "big")
+                elif n == 127:
+                    n = int.from_bytes(await read(8), "big")
+                payload = await read(n) if n else b""
+                opcode = b0 & 0x0F
+                if opcode == 0x9:  # ping: the server closes a connection that never pongs
+                    self.writer.write(_client_frame(0xA, payload))
+                elif opcode == 0x8:
+                    break
+                elif self.waiters and b'"re":' in payload:
+                    head = _ANSWER_HEAD.match(payload) if len(payload) > BIG_FRAME else None
+                    m: dict[str, Any] = ({"re": int(head[1]), "type": head[2].decode()}
+                                         if head is not None else from_json(payload))
+                    fut = self.waiters.pop(m.get("re"), None)
+                    if fut is not None and not fut.done():
+                        fut.set_result(m)
+        for fut in self.waiters.values():
+            if not fut.done():
+                fut.set_exception(Refused("connection", "closed"))
+        self.waiters.clear()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, RuntimeError):
+            self.writer.write(_CLOSE_FRAME)
+            self.writer.close()
+        self.task.cancel()
+
+
+LIGHT_ERRORS = (OSError, EOFError, Refused)  # EOFError: asyncio.IncompleteReadError
+
+
+class _BurstRecord:
+    """One rush's timings (``perf_counter``): each client's time from its first byte to its
+    last answer, its steps, and the lobby requests of the clients on the page."""
+
+    def __init__(self) -> None:
+        self.first = float("inf")  # the first client's first byte
+        self.last = float("-inf")  # the last answer of the rush
+        self.total: list[float] = []
+        self.steps: dict[str, list[float]] = {}
+        self.polls: list[float] = []
+        self.errors = 0
+        self.rooms = 0
+        self.playing = 0  # snapshots of a game in play (the others had just ended)
+        self.since = float("-inf")  # the window's start: lobby requests before it not timed
+
+    def served(self, t0: float, t1: float, **steps: float) -> None:
+        self.first = min(self.first, t0)
+        self.last = max(self.last, t1)
+        self.total.append((t1 - t0) * 1000)
+        for name, seconds in steps.items():
+            self.steps.setdefault(name, []).append(seconds * 1000)
+
+    def summary(self, burst: Burst, start: float) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": burst.kind, "n": burst.n, "at_s": burst.at, "over_s": burst.over,
+            "poll_s": burst.poll, "served": len(self.total), "errors": self.errors,
+        }
+        if self.total:
+            out |= {"first_sent_s": round(self.first - start, 3),
+                    "last_answer_s": round(self.last - start, 3),
+                    # what the brief calls the burst's service time: first byte to last answer
+                    "span_s": round(self.last - self.first, 3),
+                    "latency": _spread(self.total),
+                    "steps": {k: _spread(v) for k, v in self.steps.items()}}
+        if burst.kind == "spectate":
+            out |= {"rooms": self.rooms, "snapshots_of_games_in_play": self.playing}
+        out["polls"] = _spread(self.polls)
+        return out
+
+
+def _spread(values: list[float]) -> dict[str, float | int | None]:
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "p50_ms": round(percentile(values, 50), 2),
+            "p99_ms": round(percentile(values, 99), 2), "max_ms": round(max(values), 2)}
+
+
+async def _at(when: float) -> None:
+    await asyncio.sleep(max(0.0, when - time.perf_counter()))
+
+
+async def _on_page(client: _LightClient, first: float, end: float, poll: float,
+                   rec: _BurstRecord) -> None:
+    """The page's lobby request every ``poll`` seconds from ``first`` until ``end``."""
+    if poll <= 0:
+        return
+    when = first
+    while when < end:
+        await _at(when)
+        t0 = time.perf_counter()
+        try:
+            await client.request({"type": "list_rooms"})
+        except LIGHT_ERRORS:
+            rec.errors += 1
+            return
+        if t0 >= rec.since:
+            rec.polls.append((time.perf_counter() - t0) * 1000)
+        when += poll
+
+
+async def _visit(port: int, i: int, when: float, end: float, poll: float, rec: _BurstRecord,
+                 clients: list[_LightClient]) -> None:
+    """One person of the ``connect`` rush: handshake, ``hello``, the lobby, then the page."""
+    await _at(when)
+    t0 = time.perf_counter()
+    try:
+        client = await _LightClient.open(port)
+        clients.append(client)
+        t1 = time.perf_counter()
+        await client.request({"type": "hello", "name": f"rush-{i}", "token": None})
+        t2 = time.perf_counter()
+        await client.request({"type": "list_rooms"})
+        t3 = time.perf_counter()
+    except LIGHT_ERRORS:
+        rec.errors += 1
+        return
+    rec.served(t0, t3, handshake=t1 - t0, hello=t2 - t1, list_rooms=t3 - t2)
+    await _on_page(client, t0 + poll, end, poll, rec)
+
+
+async def _spectate_rush(watchers: list[_LightClient], recent: list[str], burst: Burst,
+                         at: float, rec: _BurstRecord) -> None:
+    """The ``spectate`` rush: at ``at``, the watchers open the rooms created last, one after
+    another over ``burst.over`` seconds."""
+    await _at(at)
+    rooms = list(dict.fromkeys(reversed(recent)))[:burst.rooms]
+    if not rooms:
+        raise RuntimeError("no room to watch: the game clients opened none")
+    rec.rooms = len(rooms)
+
+    async def watch(i: int, client: _LightClient) -> None:
+        await _at(at + burst.over * i / len(watchers))
+        t0 = time.perf_counter()
+        try:
+            snapshot = await client.request({"type": "spectate", "room_id": rooms[i % len(rooms)]})
+        except LIGHT_ERRORS:
+            rec.errors += 1
+            return
+        rec.served(t0, time.perf_counter())
+        rec.playing += snapshot.get("status") == "playing"
+
+    await asyncio.gather(*(watch(i, c) for i, c in enumerate(watchers)))
+
+
+async def _greeted(port: int, n: int) -> list[_LightClient]:
+    """``n`` connections that have said ``hello`` (people on the lobby page)."""
+    gate = asyncio.Semaphore(CONNECT_CONCURRENCY)
+
+    async def one(i: int) -> _LightClient:
+        async with gate:
+            client = await _LightClient.open(port)
+            await client.request({"type": "hello", "name": f"watcher-{i}", "token": None})
+            return client
+
+    return list(await asyncio.gather(*(one(i) for i in range(n))))
+
+
+async def _burst_async(port: int, burst: Burst, seconds: float, seed: int, sync: _Sync
+                       ) -> dict[str, Any]:
+    import queue
+    import threading
+
+    rng = random.Random(seed)
+    rec = _BurstRecord()
+    recent: list[str] = []  # the rooms the game clients opened, in order
+    done = threading.Event()
+
+    def drain() -> None:
+        while not done.is_set():
+            with contextlib.suppress(queue.Empty):
+                recent.append(sync.rooms.get(timeout=0.2))
+
+    watchers: list[_LightClient] = []
+    if burst.kind == "spectate":
+        threading.Thread(target=drain, daemon=True, name="rooms").start()
+        watchers = await _greeted(port, burst.n)
+    play = await sync.start(len(watchers))
+    start = rec.since = play + sync.warmup
+    end = start + seconds
+    at = start + burst.at
+    clients = list(watchers)
+    if burst.kind == "connect":
+        tasks = [_visit(port, i, at + burst.over * i / burst.n, end, burst.poll, rec, clients)
+                 for i in range(burst.n)]
+    else:
+        # on the lobby page from before the window: their polls are spread over one period
+        tasks = [_on_page(c, play + rng.uniform(0, burst.poll), end, burst.poll, rec)
+                 for c in watchers] if burst.poll > 0 else []
+        tasks.append(_spectate_rush(watchers, recent, burst, at, rec))
+    finished, stuck = await asyncio.wait([asyncio.ensure_future(t) for t in tasks],
+                                         timeout=max(0.0, end - time.perf_counter()) + STUCK_S)
+    for t in stuck:
+        t.cancel()
+        rec.errors += 1
+    done.set()
+    for t in finished:
+        failure = t.exception()
+        if failure is not None:
+            raise failure
+    await sync.finish()
+    for c in clients:
+        c.close()
+    await asyncio.sleep(0.1)  # the close frames leave
+    return rec.summary(burst, start)
+
+
+def _burst_worker(port: int, burst: Burst, seconds: float, seed: int, sync: _Sync, out: Any,
+                  loop: str) -> None:
+    _raise_nofile()
+    try:
+        result = run_on_loop(_quietly(_burst_async(port, burst, seconds, seed, sync)), loop)
+    except BaseException as e:  # the parent reports it
+        sync.ready.put(-1)
+        sync.done.put(-1)
+        result = {"failed": repr(e)}
+    out.put(result)
+
+
+def _windows(own_at: list[float], own: list[float], opp_at: list[float], opp: list[float],
+             lag_at: list[list[float]] | None, start: float, seconds: float
+             ) -> list[dict[str, Any]]:
+    """Each one-second window of the run (moves by the second they were sent in): the
+    acknowledged move (the mover's own update) and the opponent's update, p50/p99/max, and
+    the server's largest lag and its event loop's CPU in the window (None from a server
+    child that does not say when its lags were)."""
+    n = max(1, int(seconds + 0.999))
+
+    def bins(at: list[float], ms: list[float]) -> list[list[float]]:
+        out: list[list[float]] = [[] for _ in range(n)]
+        for t, v in zip(at, ms, strict=True):
+            if 0 <= t < n:
+                out[int(t)].append(v)
+        return out
+
+    lags: list[float | None] = [None] * n
+    cpu: list[float | None] = [None] * n  # the loop's CPU time at the window's last probe
+    before: float | None = None  # … and at the last probe before the window
+    for t, ms, *used in lag_at or []:
+        s = t - start
+        if s < 0 and used:
+            before = used[0]
+        if 0 <= s < n:
+            lags[int(s)] = max(lags[int(s)] or 0.0, ms)
+            if used:
+                cpu[int(s)] = used[0]
+    busy: list[float | None] = []
+    for now in cpu:
+        busy.append(None if now is None or before is None else round((now - before) * 1000))
+        before = now if now is not None else before
+    rows = []
+    for s, (mine, theirs) in enumerate(zip(bins(own_at, own), bins(opp_at, opp), strict=True)):
+        a, b = _spread(mine), _spread(theirs)
+        rows.append({"second": s, "moves": a["n"], "own_p50_ms": a.get("p50_ms"),
+                     "own_p99_ms": a.get("p99_ms"), "own_max_ms": a.get("max_ms"),
+                     "opp_p99_ms": b.get("p99_ms"), "opp_max_ms": b.get("max_ms"),
+                     "lag_max_ms": lags[s], "loop_cpu_ms": busy[s]})
+    return rows
+
+
+def _worst_window(windows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The window whose acknowledged moves' p99 is the highest."""
+    timed = [w for w in windows if w["moves"]]
+    return max(timed, key=lambda w: (w["own_p99_ms"], w["own_max_ms"])) if timed else None
+
+
+def _burst_brief(r: dict[str, Any]) -> dict[str, Any]:
+    """A burst run's figures: the whole run, the worst window, the server's lag, each rush."""
+    return {
+        "moves_per_s": r["moves_per_s"], "errors": r["errors"],
+        "own_update": r["own_update"], "opponent_update": r["opponent_update"],
+        "spectator_update": r["spectator_update"],
+        "worst_window": _worst_window(r["windows"]),
+        "lag_p99_ms": r["server"].get("lag_p99_ms"), "lag_max_ms": r["server"].get("lag_max_ms"),
+        "client_lag_max_ms": r["client_lag"].get("lag_max_ms"),
+        "cpu_us_per_move": r["cpu_us_per_move"], "VmHWM_MiB": r["server"].get("VmHWM"),
+        "commits": r["server"].get("commits"), "gc_pauses": r["server"].get("gc_pauses"),
+        # at the end: the objects the collector tracks, and what a full collection then takes
+        "gc_objects": r["server"].get("gc_objects"),
+        "full_collection_ms": r["server"].get("full_collection_ms"),
+        "machine_cpu_s": r["machine_cpu_s"], "listen_overflows": r["listen_overflows"],
+        "bursts": r.get("bursts", []), "windows": r["windows"],
+    }
+
+
+def _burst_line(label: str, b: dict[str, Any]) -> str:
+    own, w = b["own_update"], b["worst_window"] or {}
+    rushes = "; ".join(
+        f"{x['kind']} {x['served']}/{x['n']} in {x.get('span_s')} s (p99 "
+        f"{x.get('latency', {}).get('p99_ms')} ms, errors {x['errors']})" for x in b["bursts"])
+    return (f"{label}: own p50/p99/max {own['p50_ms']}/{own['p99_ms']}/{own.get('max_ms')} ms;"
+            f" worst second {w.get('second')}: p99/max {w.get('own_p99_ms')}/"
+            f"{w.get('own_max_ms')} ms; server lag max {b['lag_max_ms']} ms; {rushes};"
+            f" errors {b['errors']}")
+
+
+def run_burst(
+    games: int = 500,
+    spectators: int = 1000,
+    seconds: float = 30.0,
+    think: tuple[float, float] = (1.0, 3.0),
+    bursts: Sequence[Burst] = (Burst("connect", 1000, 8.0), Burst("spectate", 1000, 18.0)),
+    rounds: int = 1,
+    baseline: Path | None = None,
+    warmup: float = 0.0,
+    workers: int = 2,
+    seed: int = 1,
+    loop: str = "auto",
+    progress: Any = None,
+) -> dict[str, Any]:
+    """``rounds`` runs of the human-pace load (``games`` and ``spectators`` for ``seconds``)
+    with ``bursts`` during it, each against a fresh server; with ``baseline`` (another
+    checkout), each round runs its server too, which goes first alternating. ``warmup``:
+    the games play that long before the run's window opens (0: it opens as they start).
+    Per run: the acknowledged move's p50/p99/max over the run and in its worst one-second
+    window, the server's lag, each rush's service time."""
+    _raise_nofile()
+    sides: dict[str, Path | None] = {"this": None}
+    if baseline is not None:
+        sides["baseline"] = baseline
+    report: dict[str, Any] = {
+        "games": games, "spectators": spectators, "seconds": seconds, "warmup_s": warmup,
+        "think_s": list(think),
+        "bursts": [dataclasses.asdict(b) for b in bursts], "rounds": []}
+    if baseline is not None:
+        report["baseline"] = str(baseline)
+    with tempfile.TemporaryDirectory(prefix="tablas-burst-") as tmp:
+        n = 0
+        for i in range(rounds):
+            order = list(sides) if i % 2 == 0 else list(reversed(sides))
+            row: dict[str, Any] = {}
+            for name in order:
+                n += 1
+                child = _fresh_server(tmp, 1, n, loop, sides[name])
+                try:
+                    r = _run_load(child, f"ws://127.0.0.1:{child.port}/ws", games, spectators,
+                                  think, seconds, workers, seed + i, loop, bursts=bursts,
+                                  by_second=True, warmup=warmup)
+                finally:
+                    child.stop()
+                row[name] = _burst_brief(r)
+                if progress is not None:
+                    print(_burst_line(f"round {i + 1}, {name}", row[name]), file=progress,
+                          flush=True)
+            report["rounds"].append(row)
+    report["machine"] = {"cpus": os.cpu_count(), "loadavg": os.getloadavg(),
+                         "event_loop": loop_in_use(loop)}
+    return report
+
+
 # --- connection churn ---------------------------------------------------------------------
 
 _WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # any 16 bytes in base64: the server only echoes a hash
@@ -958,6 +1558,34 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     add_loop(p, "the event loop of the server, the echo and frames-only servers and the"
              " clients alike")
+    p = sub.add_parser("burst", help="rushes of new connections and of spectators while"
+                       " games play at a human pace")
+    p.add_argument("--games", type=int, default=500)
+    p.add_argument("--spectators", type=int, default=1000)
+    p.add_argument("--seconds", type=float, default=30.0)
+    p.add_argument("--think", type=float, nargs=2, default=(1.0, 3.0), metavar=("MIN", "MAX"))
+    p.add_argument("--connect", type=int, default=1000,
+                   help="new visitors in the connection rush (0: none)")
+    p.add_argument("--connect-at", type=float, default=8.0, metavar="SECONDS")
+    p.add_argument("--spectate", type=int, default=1000,
+                   help="people opening a game to watch in the spectator rush (0: none)")
+    p.add_argument("--spectate-at", type=float, default=18.0, metavar="SECONDS")
+    p.add_argument("--spectate-rooms", type=int, default=300,
+                   help="the rooms they watch: those the games opened last")
+    p.add_argument("--over", type=float, default=1.0, metavar="SECONDS",
+                   help="each rush arrives evenly over this")
+    p.add_argument("--poll", type=float, default=PAGE_POLL_S, metavar="SECONDS",
+                   help="a rush's client asks for the lobby this often, as the page does"
+                   " (0: never)")
+    p.add_argument("--warmup", type=float, default=0.0, metavar="SECONDS",
+                   help="the games play this long before the window opens")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--baseline", type=Path, metavar="DIR",
+                   help="another checkout: each round runs its server too, alternately")
+    p.add_argument("--workers", type=int, default=2, help="game client processes")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true")
+    add_loop(p, "the event loop of the server and of every client process")
     p = sub.add_parser("churn", help="connections opened and ended at full speed: what the"
                        " server's memory keeps")
     p.add_argument("--seconds", type=float, default=20.0, help="per mode")
@@ -979,6 +1607,18 @@ def main(argv: list[str] | None = None) -> int:
         _raise_nofile()
         child = _echo_child() if args.cmd == "echo-child" else _frames_child()
         run_on_loop(_quietly(child), args.loop)
+        return 0
+    if args.cmd == "burst":
+        rushes = [Burst("connect", args.connect, args.connect_at, args.over, poll=args.poll),
+                  Burst("spectate", args.spectate, args.spectate_at, args.over,
+                        args.spectate_rooms, args.poll)]
+        report = run_burst(
+            games=args.games, spectators=args.spectators, seconds=args.seconds,
+            think=(args.think[0], args.think[1]), bursts=[b for b in rushes if b.n > 0],
+            rounds=args.rounds, baseline=args.baseline, warmup=args.warmup,
+            workers=args.workers, seed=args.seed,
+            loop=args.loop, progress=sys.stderr)
+        print(json.dumps(report, indent=None if args.json else 2))
         return 0
     if args.cmd == "churn":
         print(json.dumps(run_churn(args.seconds, tuple(args.modes), args.threads, args.loop),

@@ -45,6 +45,12 @@ MAX_FRAME = 64 * 1024
 # stay connected long after Conn's OUT_BUFFER should have dropped it. Fixed, it bounds a
 # connection to about 2 × SEND_BUFFER in the kernel + OUT_BUFFER + one message.
 SEND_BUFFER = 64 * 1024
+# Connections the kernel holds, handshake done, until the event loop accepts them (the
+# listen backlog; Linux caps it at net.core.somaxconn). Past it a new connection's SYN is
+# dropped and the client sends it again a second later (then 3 s, 7 s…). asyncio's default,
+# 100, is overrun when a rush of 1,000 connections a second meets a loop stalled 100 ms (a
+# full collection, a burst of work): this holds a second of such a rush.
+LISTEN_BACKLOG = 1024
 MAX_MSGS_PER_ADDRESS = 100.0  # messages a second, handshakes included, per client address
 MAX_CONNS_PER_ADDRESS = 64
 TOO_MANY_CONNS = "too many connections from this address"
@@ -204,6 +210,7 @@ class Edge:
             process_request=self.process_request,
             max_size=MAX_FRAME,
             max_queue=32,
+            backlog=LISTEN_BACKLOG,
             # Frames are a few hundred bytes: permessage-deflate saves little bandwidth and
             # cost ~8% of the server's CPU under load (docs/benchmarks.md).
             compression=None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from tools.load import CHURN_MODES, run_churn, run_compare, run_load
+from tools.load import CHURN_MODES, Burst, run_burst, run_churn, run_compare, run_load
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,3 +74,24 @@ def test_compare_runs_both_servers_in_turn() -> None:
         for run in row.values():
             assert run["errors"] == 0 and run["moves_per_s"] > 0, run
             assert run["own_update"]["n"] > 0 and run["commits"]["transactions"] > 0, run
+
+
+def test_burst_smoke_report_is_sane() -> None:
+    """``python -m tools.load burst`` in small: both rushes served while the games play, and
+    the run's figures are there for every one-second window."""
+    report = run_burst(games=4, spectators=4, seconds=4.0, think=(0.1, 0.3),
+                       bursts=[Burst("connect", 20, 1.0, 0.5, poll=1.0),
+                               Burst("spectate", 20, 2.0, 0.5, rooms=3, poll=1.0)],
+                       rounds=1, workers=1)
+    run = report["rounds"][0]["this"]
+    assert run["errors"] == 0 and run["own_update"]["n"] > 0, run
+    connect, spectate = run["bursts"]
+    for rush in (connect, spectate):
+        assert rush["served"] == 20 and rush["errors"] == 0, rush
+        assert 0 < rush["span_s"] < 5 and rush["polls"]["n"] > 0, rush
+    assert set(connect["steps"]) == {"handshake", "hello", "list_rooms"}
+    assert 1 <= spectate["rooms"] <= 3
+    assert [w["second"] for w in run["windows"]] == [0, 1, 2, 3]
+    worst = run["worst_window"]
+    assert worst is not None and worst["own_p99_ms"] <= run["own_update"]["max_ms"]
+    assert run["lag_max_ms"] is not None and run["listen_overflows"] >= 0
