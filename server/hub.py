@@ -93,8 +93,10 @@ class Hub:
         # or with them seated; a room never waits again once it starts): the cap on waiting
         # rooms looks at a player's own, not at every room.
         self._waiting_of: dict[str, set[str]] = {}
-        # Rooms whose status is being changed on disk, not in memory: loading one waits.
+        # Rooms whose status is being changed on disk, not in memory: loading one waits; and
+        # rooms being read for loading (how many reads), which such a change leaves alone.
         self._settling: set[str] = set()
+        self._loading: dict[str, int] = {}
         self._settled = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -121,7 +123,14 @@ class Hub:
     async def _load(self, room_id: str) -> LiveRoom | None:
         while room_id in self._settling:
             await self._settled.wait()
-        record = await self.store.load_room(room_id)
+        self._loading[room_id] = self._loading.get(room_id, 0) + 1
+        try:
+            record = await self.store.load_room(room_id)
+        finally:
+            if self._loading[room_id] == 1:
+                del self._loading[room_id]
+            else:
+                self._loading[room_id] -= 1
         if record is None:
             return None
         if room_id in self.rooms:  # loaded by another command meanwhile
@@ -159,7 +168,7 @@ class Hub:
         changes: list[tuple[str, Status]] = [
             (room_id, "adjourned" if status == "playing" else "closed")
             for room_id, status, alone in await self.store.live_rooms()
-            if room_id not in self.rooms and not (alone and status == "playing")]
+            if self._on_disk_only(room_id) and not (alone and status == "playing")]
         async with self._on_disk([r for r, _ in changes]):
             await self.store.set_statuses(changes, now)
         if changes:
@@ -176,15 +185,20 @@ class Hub:
         n = 0
         while True:
             due = await self.store.adjourned_before(now - self.keep_adjourned, EXPIRE_BATCH)
-            on_disk = [r for r in due if r not in self.rooms]
             for room_id in due:
                 if (live := self.rooms.get(room_id)) is not None:
                     await live.run(Expire())
+            # Looked at after those awaits: a room loaded meanwhile is its owner's to end.
+            on_disk = [r for r in due if self._on_disk_only(r)]
             async with self._on_disk(on_disk):
                 await self.store.expire(on_disk, now)
             n += len(due)
             if len(due) < EXPIRE_BATCH:
                 return n
+
+    def _on_disk_only(self, room_id: str) -> bool:
+        """Whether ``room_id`` is neither in memory nor being read to be."""
+        return room_id not in self.rooms and room_id not in self._loading
 
     @contextlib.asynccontextmanager
     async def _on_disk(self, room_ids: Iterable[str]) -> AsyncIterator[None]:
