@@ -145,7 +145,7 @@ def rate(player: Rating, results: Sequence[tuple[Rating, float]], tau: float = T
     delta = v * total
     # Step 5: the new volatility.
     sigma_new = _new_volatility(sigma, phi, v, delta, tau)
-    # Step 6: the pre-period RD, never above the cap.
+    # Step 6: the pre-period RD, never above the cap (so step 7's RD, smaller, is not either).
     phi_star = min(math.sqrt(phi * phi + sigma_new * sigma_new), _MAX_PHI)
     # Step 7: the new RD and rating.
     phi_new = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + inv_v)
@@ -153,7 +153,7 @@ def rate(player: Rating, results: Sequence[tuple[Rating, float]], tau: float = T
     # Step 8: back to the Glicko scale.
     return Rating(
         rating=mu_new * SCALE + _BASE,
-        rd=min(phi_new * SCALE, MAX_RD),
+        rd=phi_new * SCALE,
         volatility=sigma_new,
         games=player.games + len(results),
     )

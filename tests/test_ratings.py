@@ -207,3 +207,52 @@ def test_no_period_grows_rd_past_max(
     after = rate(p, results, tau)
     assert 0.0 < after.rd <= MAX_RD
     assert after.games == p.games + len(results)
+
+
+# --- steps 5 to 7 checked one by one, from the paper's formulas -------------------------
+
+
+def _f(x: float, sigma: float, phi: float, v: float, delta: float, tau: float) -> float:
+    """Step 5's f(x), whose root is ln(σ'²)."""
+    a = math.log(sigma**2)
+    ex = math.exp(x)
+    return ex * (delta**2 - phi**2 - v - ex) / (2 * (phi**2 + v + ex) ** 2) - (x - a) / tau**2
+
+
+def _v_delta(p: Rating, results: list[tuple[Rating, float]]) -> tuple[float, float]:
+    """Steps 3 and 4: v and Δ."""
+    mu = (p.rating - 1500) / SCALE
+    s_v = 0.0
+    s_d = 0.0
+    for o, score in results:
+        g = 1 / math.sqrt(1 + 3 * (o.rd / SCALE) ** 2 / math.pi**2)
+        e = 1 / (1 + math.exp(-g * (mu - (o.rating - 1500) / SCALE)))
+        s_v += g * g * e * (1 - e)
+        s_d += g * (score - e)
+    return 1 / s_v, s_d / s_v
+
+
+@settings(max_examples=300, deadline=None)
+@given(players(), st.lists(st.tuples(players(), st.floats(0.0, 1.0)), min_size=1, max_size=4), taus)
+def test_steps_5_to_7(p: Rating, results: list[tuple[Rating, float]], tau: float) -> None:
+    after = rate(p, results, tau)
+    v, delta = _v_delta(p, results)
+    phi = p.rd / SCALE
+    # Step 5: ln(σ'²) is f's root to within ε (f decreases: its sign changes across it).
+    x = math.log(after.volatility**2)
+    assert _f(x - 2e-6, p.volatility, phi, v, delta, tau) >= 0
+    assert _f(x + 2e-6, p.volatility, phi, v, delta, tau) <= 0
+    # Step 6 with the NEW volatility, capped at MAX_RD; step 7 from it.
+    phi_star = min(math.sqrt(phi**2 + after.volatility**2), MAX_RD / SCALE)
+    phi_new = 1 / math.sqrt(1 / phi_star**2 + 1 / v)
+    assert after.rd == pytest.approx(phi_new * SCALE, rel=1e-9)
+    mu_new = (p.rating - 1500) / SCALE + phi_new**2 * delta / v
+    assert after.rating == pytest.approx(mu_new * SCALE + 1500, abs=1e-6)
+
+
+def test_a_surprise_moves_volatility_more_with_a_larger_tau() -> None:
+    p = Rating(1500.0, 50.0, 0.06, 100)
+    upset = [(Rating(1000.0, 50.0, 0.06), 0.0)]
+    small, large = rate(p, upset, tau=0.3), rate(p, upset, tau=1.2)
+    assert 0.06 < small.volatility < large.volatility
+    assert small.rd < large.rd
