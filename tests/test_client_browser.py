@@ -93,7 +93,11 @@ def test_connect4_against_a_bot_to_the_end_with_a_spectator(browser: Any, base: 
 
 def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> None:
     ctx, page = new_page(browser, base, "Bea")
-    create_room(page, "backgammon", "random", cube=True)
+    create_room(page, "backgammon", "random", cube=True, seed="random")
+    # The form's random seed went with the room's creation: it is seat 0's in every roll.
+    seeds = page.evaluate("window.tablas.room.seeds")
+    assert seeds[1] == "" and len(seeds[0]) == 16 and seeds[0].isalnum(), seeds
+    assert seeds[0] in (page.locator("#dice-seeds").text_content() or "")
     before = play_backgammon_turn(page)
     # The update arrived: the play is in the history and in the move list.
     played = page.evaluate(f"window.tablas.room.history[{before}]")
@@ -124,7 +128,8 @@ def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> 
     # The same check through the JavaScript SHA-256 (used where WebCrypto is unavailable).
     fallback = page.evaluate("""async () => {
         const m = await import('/js/dice.js'); const r = window.tablas.room;
-        const res = await m.verifyDice(r.room_id, r.dice_seed, r.dice_commitment, r.rolls, true);
+        const res = await m.verifyDice(r.room_id, r.dice_seed, r.dice_commitment, r.rolls,
+                                       true, r.seeds);
         return res.ok; }""")
     assert fallback is True
     assert page.errors == []

@@ -296,10 +296,12 @@ class App {
     this.conn.request({ type: "create_room", ...msg }).catch((e) => this.toast(e.message || e.code, "error"));
   }
 
-  takeSeat(seat) {
+  takeSeat(seat, seed = "") {
     if (!this.room) return;
     this.current.mode = "join";
-    this.conn.request({ type: "join", room_id: this.room.room_id, seat })
+    const msg = { type: "join", room_id: this.room.room_id, seat };
+    if (seed) msg.seed = seed;  // the seat's dice seed (docs/dice.md)
+    this.conn.request(msg)
       .catch((e) => this.toast(e.message || e.code, "error"));
   }
 
