@@ -5,9 +5,12 @@ the recipe."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
+import json
 import re
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +126,13 @@ async def test_two_seeded_seats_play_and_every_roll_verifies(tmp_path: Path) -> 
         assert (again["seeds"], again["rolls"], again["dice_seed"]) == (
             final["seeds"], final["rolls"], final["dice_seed"])
         await c.close()
+        # the JSON record carries the seeds too
+        base = url.replace("ws://", "http://").removesuffix("/ws")
+        record = await asyncio.to_thread(
+            lambda: json.load(urllib.request.urlopen(
+                f"{base}/api/rooms/{final['room_id']}/export?format=json", timeout=5)))
+        assert record["seeds"] == ["Ana2", "b0b"]
+        assert record["dice_seed"] == final["dice_seed"]
 
 
 def doc_snippet() -> str:
