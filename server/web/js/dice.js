@@ -129,8 +129,10 @@ export async function rollFromSeed(hmac, roomId, ply, attempt, seeds = null) {
 
 /**
  * Verifies a finished room: {commitmentOk, rows: [{ply, shown, computed, ok}], ok}.
- * At ply 0 (the opening roll) a tie is refused by the game and re-rolled with the next
- * attempt, so the shown opening roll is the first attempt that is not a tie.
+ * An opening roll that is a tie is refused by the game and re-rolled with the next attempt,
+ * so the shown opening roll is the first attempt that is not a tie. Openings are at ply 0 and,
+ * in a match, wherever a new game starts; a computed tie where a different roll is shown can
+ * only be such a refused roll (any other roll accepts a double), so it is skipped there too.
  */
 export async function verifyDice(roomId, seedHex, commitment, rolls, useFallback = false,
   seeds = null) {
@@ -148,7 +150,8 @@ export async function verifyDice(roomId, seedHex, commitment, rolls, useFallback
     for (;;) {
       computed = await rollFromSeed(hmac, roomId, r.ply, attempt, seeds);
       attempt += 1;
-      if (r.ply === 0 && computed[0] === computed[1] && attempt < 100) continue;
+      const tie = computed[0] === computed[1];
+      if (tie && (r.ply === 0 || r.dice[0] !== r.dice[1]) && attempt < 100) continue;
       break;
     }
     attempts.set(r.ply, attempt);
