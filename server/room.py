@@ -424,8 +424,9 @@ class Room:
         when none is named) and the seed changes nothing."""
         if self.status == "closed":
             self._check_not_over()
-        if seed is not None and self.seeds is None:
-            raise RoomError("bad_request", f"room {self.room_id} takes no dice seeds")
+        # A join's seed is ignored where there are no seat seeds (no dice, or a room from
+        # before them): a client may then send one with every join without knowing the game.
+        seed = None if self.seeds is None else seed
         held = self.seats_of(player_id)
         if seat is None:
             if held:

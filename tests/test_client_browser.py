@@ -136,6 +136,29 @@ def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> 
     ctx.close()
 
 
+def test_both_seats_seeds_from_the_page_and_the_dice_verify(browser: Any, base: str) -> None:
+    """Ana types a dice seed when creating a backgammon room; Bo opens its link, and the page
+    joins with a random seed of its own. Both seeds are in every roll: after Ana resigns,
+    Bo's "Verify dice" checks every roll."""
+    actx, ana = new_page(browser, base, "Ana")
+    room = create_room(ana, "backgammon", "human", seed="Ana1")
+    bctx, bo = new_page(browser, base, "Bo", path=f"/#/room/{room}")
+    for p in (ana, bo):
+        p.wait_for_function("window.tablas.room && window.tablas.room.status === 'playing'")
+    seeds = bo.evaluate("window.tablas.room.seeds")
+    assert seeds[0] == "Ana1" and len(seeds[1]) == 16 and seeds[1].isalnum(), seeds
+    ana.click("#resign-btn")
+    ana.click("#resign-btn")
+    bo.wait_for_selector("#banner:not([hidden]) #result-text")
+    bo.click("#verify-dice")
+    bo.wait_for_selector("#dice-verdict")
+    verdict = bo.locator("#dice-verdict").text_content() or ""
+    assert verdict.startswith("✔"), verdict
+    assert ana.errors == [] and bo.errors == []
+    actx.close()
+    bctx.close()
+
+
 def test_hostile_name_is_shown_as_text(browser: Any, base: str) -> None:
     evil = "<svg onload=alert(1)>"  # markup that runs if parsed, within the 24 characters
     ctx, page = new_page(browser, base, evil)

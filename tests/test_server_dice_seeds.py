@@ -191,9 +191,11 @@ async def test_refused_seeds_change_nothing(tmp_path: Path) -> None:
             if base["join_seat"] is None:
                 del base["join_seat"]
             assert (await ana.error(base))["code"] == code
-        assert (await ana.error({"type": "create_room", "game": "connect4", "join_seat": 0,
-                                 "seats": [{"kind": "human"}, {"kind": "human"}],
-                                 "seed": "abc"}))["code"] == "bad_request"
+        # a game without dice ignores a join's seed (a client need not know the game)
+        await ana.request({"type": "create_room", "game": "connect4", "join_seat": 0,
+                           "seats": [{"kind": "human"}, {"kind": "human"}], "seed": "abc"},
+                          "room_created")
+        assert (await ana.expect("room"))["seeds"] is None
         room, snap = await create(ana, "backgammon", [{"kind": "human"}, {"kind": "human"}])
         waiting = snap
         # not seated; bad seeds from the seat holder
@@ -216,10 +218,12 @@ async def test_refused_seeds_change_nothing(tmp_path: Path) -> None:
         # a join of the held seat after the start (a reconnection) keeps the fixed seed
         again = await bob.request({"type": "join", "room_id": room, "seed": "other"}, "room")
         assert again["seeds"] == ["", "B"] and again["rolls"] == started["rolls"]
-        # a game without dice takes no seeds
+        # a game without dice takes no seed message; a join's seed is ignored there
         c4, _ = await create(ana, "connect4", [{"kind": "human"}, {"kind": "human"}])
         e = await ana.error({"type": "seed", "room_id": c4, "seed": "x"})
         assert e["code"] == "bad_request"
+        c4snap = await bob.request({"type": "join", "room_id": c4, "seed": "x"}, "room")
+        assert c4snap["seeds"] is None and c4snap["status"] == "playing"
         snap = await ana.request({"type": "spectate", "room_id": room}, "room")
         assert snap["seeds"] == ["", "B"] and snap["rolls"] == started["rolls"]
         for c in (ana, bob, cid):
