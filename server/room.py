@@ -470,6 +470,8 @@ class Room:
         held = self.seats_of(player_id)
         if not held:
             raise RoomError("not_seated", f"you hold no seat of room {self.room_id}")
+        if self.status == "closed":
+            self._check_not_over()  # game_over: a closed room never rolls
         if self.status != "waiting":
             raise RoomError("bad_request", "seeds are fixed at the first roll")
         return self._seat_change(self._seats_copy(), seeds=self._with_seed(held, seed))
