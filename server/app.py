@@ -59,6 +59,7 @@ from server.protocol import (
     Move,
     Rematch,
     Resign,
+    Seed,
     Spectate,
 )
 from server.records import Records
@@ -113,7 +114,7 @@ class TablasServer:
             ListRooms: self.lobby.list_rooms,
             CreateRoom: self.hub.create_room,
             Rematch: self.hub.rematch,
-            **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot),
+            **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed),
                             self.hub.command),
         }
         self.records = Records(self.hub)

@@ -235,8 +235,10 @@ class Hub:
     async def create_room(self, conn: Conn, msg: CreateRoom) -> None:
         seats = [SeatState("bot", s.level) if isinstance(s, BotSeat) else SeatState("human")
                  for s in msg.seats]
+        if msg.seed is not None and msg.join_seat is None:
+            raise RoomError("bad_request", "a seed is the join_seat's: give join_seat too")
         await self.open_room(conn, msg.game, dict(msg.options), seats, msg.join_seat, msg.id,
-                             msg.room_options())
+                             msg.room_options(), msg.seed)
 
     async def rematch(self, conn: Conn, msg: Rematch) -> None:
         """A new room with the same game, options and seat kinds, the seats swapped; everyone
@@ -263,6 +265,7 @@ class Hub:
         join_seat: int | None,
         re: str | int | None,
         room_options: RoomOptions,
+        seat_seed: str | None = None,
     ) -> str:
         """A new room: made in private, written, then added to memory and announced; its id."""
         assert conn.player is not None
@@ -274,7 +277,7 @@ class Hub:
         if join_seat is not None:
             if room.seats[join_seat].kind != "human":
                 raise RoomError("seat_taken", f"seat {join_seat} is a bot's")
-            room.join(conn.player.id, conn.player.name, join_seat)
+            room.join(conn.player.id, conn.player.name, join_seat, seat_seed)
         if room.ready:
             room.start()
         if room.status == "waiting":
@@ -282,6 +285,7 @@ class Hub:
         await self.store.create_room(
             room_id, room.game_id, room.options, room.seats, room.status, room.seed,
             room.opening_rolls, room.created_at, room.room_options, room.created_by,
+            room.seeds,
         )
         seated = bool(room.seats_of(conn.player.id))
         live = LiveRoom(room, self.services)

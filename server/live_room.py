@@ -49,6 +49,7 @@ from server.protocol import (
     Move,
     RematchOffer,
     Resign,
+    Seed,
     Spectate,
     json_text,
     with_re,
@@ -86,7 +87,7 @@ class Expire:
 
 
 # A player's command, from a client message; the room's own tasks and the hub send the others.
-RoomCommand = Join | Spectate | Leave | Move | Resign | HandToBot | Chat
+RoomCommand = Join | Spectate | Leave | Move | Resign | HandToBot | Chat | Seed
 Command = RoomCommand | BotMove | Tick | PresenceChanged | Expire
 
 
@@ -181,7 +182,8 @@ class LiveRoom:
                     self.services.check_waiting_cap(player.id)  # the room goes on waiting
                 change: SeatChange | Lapse | None = room.prepare_resume(player.id)
                 if change is None:
-                    change = room.prepare_join(player.id, player.name, command.seat)
+                    change = room.prepare_join(player.id, player.name, command.seat,
+                                               command.seed)
                 if change is not None:
                     await self._persist(change)
                 self.subscribe(conn, spectator=False)
@@ -209,6 +211,10 @@ class LiveRoom:
                 assert conn is not None
                 outcome = room.prepare_resign(conn.player_id or "")
                 await self._apply(Ending(outcome, room.live_clocks()), conn, command.id)
+            case Seed():
+                assert conn is not None
+                await self._apply(room.prepare_seed(conn.player_id, command.seed), conn,
+                                  command.id)
             case HandToBot():
                 assert conn is not None
                 room.check_hand_to_bot(conn.player_id, command.seat)
@@ -239,11 +245,11 @@ class LiveRoom:
                 await store.record_move(room.room_id, change.action, change.outcome)
             case SeatChange(handover=None):
                 await store.save_seats(room.room_id, change.seats, change.status,
-                                       change.opening_rolls)
+                                       change.opening_rolls, change.seeds)
             case SeatChange(handover=h) if h is not None:
                 await store.hand_seat_to_bot(room.room_id, h.seat, h.level, h.ply,
                                              h.from_player, h.reason, h.time, change.status,
-                                             change.opening_rolls)
+                                             change.opening_rolls, change.seeds)
             case Ending():
                 await store.record_result(room.room_id, change.outcome, change.clocks,
                                           self.services.clock())

@@ -22,6 +22,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from engine.search.decision import Level
 from engine.search.scores import Proven
+from server.dice import SEAT_SEED_PATTERN
 from server.errors import ErrorCode, ProtocolError
 
 MsgId = Annotated[str, Field(max_length=128)] | int
@@ -167,6 +168,11 @@ class RoomOptions(BaseModel):
         description="a seat whose player is disconnected this long goes to a medium bot")
 
 
+# Additive: a seat's dice seed (docs/dice.md); the pattern keeps ":" and "#" out of it.
+SeatSeed = Annotated[str, Field(pattern=SEAT_SEED_PATTERN, max_length=64,
+                                description="a seat's dice seed: 0-64 of [0-9A-Za-z]")]
+
+
 class CreateRoom(ClientMessage):
     type: Literal["create_room"]
     game: Annotated[str, Field(max_length=64)]
@@ -177,6 +183,7 @@ class CreateRoom(ClientMessage):
     clock: ClockSpec | None = Field(default=None, description="additive: see RoomOptions")
     abandon_to_bot_after_ms: Annotated[int, Field(ge=1, le=MAX_CLOCK_MS)] | None = Field(
         default=None, description="additive: see RoomOptions")
+    seed: SeatSeed | None = Field(default=None, description="additive: join_seat's dice seed")
 
     @field_validator("clock")
     @classmethod
@@ -195,6 +202,15 @@ class Join(ClientMessage):
     type: Literal["join"]
     room_id: RoomId
     seat: Seat | None = None
+    seed: SeatSeed | None = Field(default=None, description="additive: the seat's dice seed")
+
+
+class Seed(ClientMessage):
+    """Additive: the sender's seats take this dice seed (while the room waits)."""
+
+    type: Literal["seed"]
+    room_id: RoomId
+    seed: SeatSeed
 
 
 class Spectate(ClientMessage):
@@ -253,10 +269,10 @@ class HandToBot(ClientMessage):
 
 
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
-                  Rematch, HandToBot)
+                  Rematch, HandToBot, Seed)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
-    | HandToBot,
+    | HandToBot | Seed,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -458,6 +474,9 @@ class RoomSnapshot(ServerMessage):
     rolls: list[Roll] = Field(default_factory=list, description="additive: every roll so far")
     dice_commitment: str | None = Field(default=None, description="additive: sha256(seed) hex")
     dice_seed: str | None = Field(default=None, description="additive: revealed when finished")
+    seeds: list[str] | None = Field(
+        default=None, description="additive: each seat's dice seed (null: no dice, or a room"
+        " from before seat seeds)")
     room_options: RoomOptions = Field(default_factory=RoomOptions, description="additive")
     clocks: list[int] | None = Field(
         default=None, description="additive: each seat's time left in ms (null: no clock)")

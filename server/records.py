@@ -111,6 +111,8 @@ def record_json(room: Room) -> dict[str, Any]:
         "position": snapshot["state"]["notation"],
         "dice_commitment": room.commitment(),
         "dice_seed": room.revealed_seed(),
+        # Additive: the seats' dice seeds, which every roll mixes in (docs/dice.md).
+        "seeds": None if room.seeds is None else list(room.seeds),
     }
 
 

@@ -40,7 +40,7 @@ from engine.errors import IllegalMoveError, InvalidDiceError, InvalidInputError,
 from engine.games import get_game
 from engine.records import replay
 from engine.search.decision import Level
-from server.dice import CommitRevealDice, DiceSource
+from server.dice import NO_SEEDS, CommitRevealDice, DiceSource, Seeds
 from server.errors import ErrorCode, RoomError
 from server.protocol import (
     RoomOptions,
@@ -125,6 +125,7 @@ class SeatChange:
     state: Any
     started_at: float | None  # when the game started, if this starts it
     handover: Handover | None = None
+    seeds: Seeds | None = None  # the seats' dice seeds after the change (None: no seeds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +193,7 @@ class Room:
         clock: Clock = time.time,
         dice: DiceSource | None = None,
         seed: bytes | None = None,
+        seeds: Seeds | None = NO_SEEDS,
         created_at: float | None = None,
         room_options: RoomOptions | None = None,
         created_by: str | None = None,
@@ -211,8 +213,12 @@ class Room:
         self.clock = clock
         self.created_at = clock() if created_at is None else created_at
         self.seed = seed
+        # Each seat's dice seed (docs/dice.md), in games with chance only; None there too for
+        # a room stored before seat seeds, whose rolls keep the message without them.
+        self.seeds: Seeds | None = (
+            (seeds[0], seeds[1]) if seeds is not None and self.game.has_chance else None)
         if dice is None and self.game.has_chance:
-            source = CommitRevealDice(room_id, seed)
+            source = CommitRevealDice(room_id, seed, self.seeds)
             self.seed = source.seed
             dice = source
         self.dice = dice
@@ -359,6 +365,7 @@ class Room:
             "rolls": self.roll_data(),
             "dice_commitment": self.commitment(),
             "dice_seed": self.revealed_seed(),
+            "seeds": None if self.seeds is None else list(self.seeds),
             "room_options": self.room_options.model_dump(mode="json"),
             "clocks": self.live_clocks(),
             "clock_running": self.clock_running,
@@ -410,16 +417,20 @@ class Room:
 
     # --- seats ---------------------------------------------------------------------------
 
-    def prepare_join(self, player_id: str, name: str, seat: int | None = None
-                     ) -> SeatChange | None:
-        """Taking ``seat`` (or the first open one), and the start of the game if it fills the
-        last; None when the player holds it already (or any seat, when none is named)."""
+    def prepare_join(self, player_id: str, name: str, seat: int | None = None,
+                     seed: str | None = None) -> SeatChange | None:
+        """Taking ``seat`` (or the first open one) with the seat's dice ``seed``, and the start
+        of the game if it fills the last; None when the player holds it already (or any seat,
+        when none is named) and the seed changes nothing."""
         if self.status == "closed":
             self._check_not_over()
+        # A join's seed is ignored where there are no seat seeds (no dice, or a room from
+        # before them): a client may then send one with every join without knowing the game.
+        seed = None if self.seeds is None else seed
         held = self.seats_of(player_id)
         if seat is None:
             if held:
-                return None
+                return self._join_seed(player_id, seed)
             open_seats = [i for i, s in enumerate(self.seats) if not s.filled]
             if not open_seats:
                 raise RoomError("seat_taken", f"room {self.room_id} has no open seat")
@@ -427,12 +438,43 @@ class Room:
         if not 0 <= seat < len(self.seats):
             raise RoomError("bad_request", f"seat must be 0 or 1, got {seat}")
         if seat in held:
-            return None
+            return self._join_seed(player_id, seed)
         if self.seats[seat].filled:
             raise RoomError("seat_taken", f"seat {seat} of room {self.room_id} is taken")
         seats = self._seats_copy()
         seats[seat] = SeatState("human", None, player_id, name)
-        return self._seat_change(seats)
+        return self._seat_change(seats, seeds=self._with_seed((seat,), seed))
+
+    def _join_seed(self, player_id: str, seed: str | None) -> SeatChange | None:
+        """A join of a seat already held: its seed changes while the room waits; once the
+        game has started the seed is fixed and the join (a reconnection) just follows."""
+        if seed is None or self.status != "waiting" or self.seeds is None:
+            return None
+        seeds = self._with_seed(self.seats_of(player_id), seed)
+        return None if seeds == self.seeds else self._seat_change(self._seats_copy(),
+                                                                    seeds=seeds)
+
+    def _with_seed(self, seats: Sequence[int], seed: str | None) -> Seeds | None:
+        """The room's seeds with ``seed`` for ``seats`` (None: unchanged)."""
+        if self.seeds is None or seed is None:
+            return self.seeds
+        new = list(self.seeds)
+        for i in seats:
+            new[i] = seed
+        return (new[0], new[1])
+
+    def prepare_seed(self, player_id: str | None, seed: str) -> SeatChange:
+        """The ``seed`` message: the holder's seats take ``seed`` while the room waits."""
+        if self.seeds is None:
+            raise RoomError("bad_request", f"room {self.room_id} takes no dice seeds")
+        held = self.seats_of(player_id)
+        if not held:
+            raise RoomError("not_seated", f"you hold no seat of room {self.room_id}")
+        if self.status == "closed":
+            self._check_not_over()  # game_over: a closed room never rolls
+        if self.status != "waiting":
+            raise RoomError("bad_request", "seeds are fixed at the first roll")
+        return self._seat_change(self._seats_copy(), seeds=self._with_seed(held, seed))
 
     def prepare_leave(self, player_id: str) -> SeatChange | None:
         """Freeing the player's seats while the game waits (during play they stay held);
@@ -443,7 +485,8 @@ class Room:
         seats = self._seats_copy()
         for i in held:
             seats[i] = SeatState(seats[i].kind, seats[i].level)
-        return self._seat_change(seats)
+        # A freed seat's seed was its holder's: the next one starts from the empty seed.
+        return self._seat_change(seats, seeds=self._with_seed(held, ""))
 
     def check_hand_to_bot(self, player_id: str | None, seat: int) -> None:
         """Refuses a handover by anyone but the seat's holder, or of a finished game."""
@@ -476,6 +519,9 @@ class Room:
     def commit_seats(self, change: SeatChange) -> None:
         """Makes a prepared seat change part of the room."""
         self.seats = list(change.seats)
+        self.seeds = change.seeds
+        if isinstance(self.dice, CommitRevealDice):
+            self.dice.seeds = change.seeds
         if change.handover is not None:
             self.away_since[change.handover.seat] = None
         if change.started_at is not None:
@@ -487,20 +533,28 @@ class Room:
     def _seats_copy(self) -> list[SeatState]:
         return [SeatState(s.kind, s.level, s.player_id, s.name) for s in self.seats]
 
-    def _seat_change(self, seats: list[SeatState], handover: Handover | None = None
-                     ) -> SeatChange:
-        """The change to ``seats``, with the start of the game (the opening roll, if the game
-        has one) when they fill the last open seat of a waiting room."""
+    def _seat_change(self, seats: list[SeatState], handover: Handover | None = None,
+                     seeds: Seeds | None = None) -> SeatChange:
+        """The change to ``seats`` (and the seats' dice ``seeds``; None: unchanged), with the
+        start of the game (the opening roll, if the game has one) when they fill the last
+        open seat of a waiting room. The opening roll already uses the new seeds: a seed
+        given with the join that starts the game counts."""
+        seeds = self.seeds if seeds is None else seeds
         if self.status == "waiting" and all(s.filled for s in seats):
-            state, rolls = resolve_chance(self.game, self.state, self.dice, 0)
-            return SeatChange(tuple(seats), "playing", rolls, state, self.clock(), handover)
+            dice = self.dice
+            if isinstance(dice, CommitRevealDice):
+                dice = dice.with_seeds(seeds)
+            state, rolls = resolve_chance(self.game, self.state, dice, 0)
+            return SeatChange(tuple(seats), "playing", rolls, state, self.clock(), handover,
+                              seeds)
         return SeatChange(tuple(seats), self.status, self.opening_rolls, self.state, None,
-                          handover)
+                          handover, seeds)
 
-    def join(self, player_id: str, name: str, seat: int | None = None) -> bool:
+    def join(self, player_id: str, name: str, seat: int | None = None,
+             seed: str | None = None) -> bool:
         """:meth:`prepare_join` and commit at once (a room nobody else sees yet: one being
         created); True if a seat changed hands."""
-        change = self.prepare_join(player_id, name, seat)
+        change = self.prepare_join(player_id, name, seat, seed)
         if change is not None:
             self.commit_seats(change)
         return change is not None
@@ -838,6 +892,8 @@ class RoomRecord:
     seed: bytes | None
     created_at: float
     seats: list[SeatState]
+    # The seats' dice seeds; None for a room stored before them (the old roll message).
+    seeds: Seeds | None = NO_SEEDS
     opening_rolls: list[Dice] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     result: Outcome | None = None
@@ -849,7 +905,7 @@ class RoomRecord:
     def to_room(self, clock: Clock = time.time) -> Room:
         room = Room(
             self.room_id, self.game_id, self.options, self.seats,
-            clock=clock, seed=self.seed, created_at=self.created_at,
+            clock=clock, seed=self.seed, seeds=self.seeds, created_at=self.created_at,
             room_options=self.room_options, created_by=self.created_by,
             status_at=self.status_at,
         )

@@ -100,8 +100,9 @@ def wait_online(page: Any, timeout: float = 20_000) -> None:
 
 def create_room(page: Any, game: str, opponent: str = "random", seat: str = "0",
                 heap: int | None = None, cube: bool | None = None,
-                show_analysis: bool | None = None) -> str:
-    """Creates a room from the lobby form; returns its id once its board is shown."""
+                show_analysis: bool | None = None, seed: str | None = None) -> str:
+    """Creates a room from the lobby form; returns its id once its board is shown
+    (``seed``: the dice seed typed in, or "random" for the form's random button)."""
     page.goto(page.url.split("#")[0] + "#/")
     page.click(f"label[for=g-{game}]")
     page.select_option("#opponent", opponent)
@@ -112,6 +113,10 @@ def create_room(page: Any, game: str, opponent: str = "random", seat: str = "0",
         page.set_checked("#opt-cube", cube)
     if show_analysis is not None:
         page.set_checked("#show-analysis", show_analysis)
+    if seed == "random":
+        page.click("#opt-seed-random")
+    elif seed is not None:
+        page.fill("#opt-seed", seed)
     page.click("#create-btn")
     page.wait_for_selector("#room-view svg.board")
     room_id: str = page.evaluate("window.tablas.room.room_id")

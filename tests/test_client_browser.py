@@ -93,7 +93,11 @@ def test_connect4_against_a_bot_to_the_end_with_a_spectator(browser: Any, base: 
 
 def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> None:
     ctx, page = new_page(browser, base, "Bea")
-    create_room(page, "backgammon", "random", cube=True)
+    create_room(page, "backgammon", "random", cube=True, seed="random")
+    # The form's random seed went with the room's creation: it is seat 0's in every roll.
+    seeds = page.evaluate("window.tablas.room.seeds")
+    assert seeds[1] == "" and len(seeds[0]) == 16 and seeds[0].isalnum(), seeds
+    assert seeds[0] in (page.locator("#dice-seeds").text_content() or "")
     before = play_backgammon_turn(page)
     # The update arrived: the play is in the history and in the move list.
     played = page.evaluate(f"window.tablas.room.history[{before}]")
@@ -124,11 +128,35 @@ def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> 
     # The same check through the JavaScript SHA-256 (used where WebCrypto is unavailable).
     fallback = page.evaluate("""async () => {
         const m = await import('/js/dice.js'); const r = window.tablas.room;
-        const res = await m.verifyDice(r.room_id, r.dice_seed, r.dice_commitment, r.rolls, true);
+        const res = await m.verifyDice(r.room_id, r.dice_seed, r.dice_commitment, r.rolls,
+                                       true, r.seeds);
         return res.ok; }""")
     assert fallback is True
     assert page.errors == []
     ctx.close()
+
+
+def test_both_seats_seeds_from_the_page_and_the_dice_verify(browser: Any, base: str) -> None:
+    """Ana types a dice seed when creating a backgammon room; Bo opens its link, and the page
+    joins with a random seed of its own. Both seeds are in every roll: after Ana resigns,
+    Bo's "Verify dice" checks every roll."""
+    actx, ana = new_page(browser, base, "Ana")
+    room = create_room(ana, "backgammon", "human", seed="Ana1")
+    bctx, bo = new_page(browser, base, "Bo", path=f"/#/room/{room}")
+    for p in (ana, bo):
+        p.wait_for_function("window.tablas.room && window.tablas.room.status === 'playing'")
+    seeds = bo.evaluate("window.tablas.room.seeds")
+    assert seeds[0] == "Ana1" and len(seeds[1]) == 16 and seeds[1].isalnum(), seeds
+    ana.click("#resign-btn")
+    ana.click("#resign-btn")
+    bo.wait_for_selector("#banner:not([hidden]) #result-text")
+    bo.click("#verify-dice")
+    bo.wait_for_selector("#dice-verdict")
+    verdict = bo.locator("#dice-verdict").text_content() or ""
+    assert verdict.startswith("✔"), verdict
+    assert ana.errors == [] and bo.errors == []
+    actx.close()
+    bctx.close()
 
 
 def test_hostile_name_is_shown_as_text(browser: Any, base: str) -> None:

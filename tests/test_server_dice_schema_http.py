@@ -29,9 +29,13 @@ from server.protocol import (
 from server.room import Room, SeatState
 
 
-def recompute(seed: bytes, room_id: str, ply: int, attempt: int) -> tuple[int, int]:
-    """The recipe of docs/dice.md, written out again independently."""
+def recompute(seed: bytes, room_id: str, ply: int, attempt: int,
+              seeds: tuple[str, str] | None = ("", "")) -> tuple[int, int]:
+    """The recipe of docs/dice.md, written out again independently (``seeds`` None: the
+    message of rooms stored before seat seeds)."""
     msg = f"{room_id}:{ply}" if attempt == 0 else f"{room_id}:{ply}:{attempt}"
+    if seeds is not None:
+        msg += f":{seeds[0]}:{seeds[1]}"
     out: list[int] = []
     block = 0
     while len(out) < 2:
@@ -53,6 +57,8 @@ def test_dice_recipe_is_uniform_and_matches() -> None:
         counts[b] += 1
     assert all(800 < c < 1200 for c in counts[1:])
     assert dice_from_seed(seed, "room", 5, 1) == recompute(seed, "room", 5, 1)
+    for seeds in (None, ("a", ""), ("", "Zz9")):
+        assert dice_from_seed(seed, "room", 5, 1, seeds) == recompute(seed, "room", 5, 1, seeds)
 
 
 def test_room_rolls_follow_the_commitment() -> None:

@@ -43,6 +43,7 @@ from pydantic_core import PydanticSerializationError, to_json
 
 from engine.core import Outcome
 from engine.search.decision import check_level
+from server.dice import Seeds
 from server.errors import MissingFiles
 from server.protocol import RoomOptions, json_text
 from server.room import Action, Dice, RoomRecord, SeatState, Status
@@ -166,6 +167,11 @@ def _rolls(text: str | None) -> list[Dice]:
     return [(int(a), int(b)) for a, b in json.loads(text or "[]")]
 
 
+def _seeds(text: str) -> Seeds:
+    a, b = json.loads(text)
+    return str(a), str(b)
+
+
 def _rolls_text(rolls: Sequence[Dice]) -> str:
     """The inverse of :func:`_rolls`."""
     return json_text([list(r) for r in rolls]) if rolls else "[]"
@@ -174,6 +180,12 @@ def _rolls_text(rolls: Sequence[Dice]) -> str:
 def _save_status(room_id: str, status: Status, opening_rolls: Sequence[Dice]) -> list[Any]:
     """The room's status and opening roll: what a filled or handed-over seat can change."""
     return _row("room_status", room_id, status, _rolls_text(opening_rolls))
+
+
+def _save_seeds(room_id: str, seeds: Seeds | None) -> list[list[Any]]:
+    """The seats' dice seeds (a JSON list); none written for a room without them, whose
+    NULL column means the roll message without seeds (docs/dice.md)."""
+    return [] if seeds is None else [_row("room_seeds", room_id, json_text(list(seeds)))]
 
 
 class Store:
@@ -291,8 +303,10 @@ class Store:
         created_at: float,
         room_options: RoomOptions | None = None,
         created_by: str | None = None,
+        seeds: Seeds | None = None,
     ) -> None:
-        """The room with its seats and its creator, in one transaction."""
+        """The room with its seats, its creator and its seats' dice seeds, in one
+        transaction."""
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
         await self._write(
             _row("room", room_id, game_id, json_text(options), status,
@@ -301,6 +315,7 @@ class Store:
             *(_row("seat", room_id, i, s.kind, s.level, s.player_id)
               for i, s in enumerate(seats)),
             *([] if created_by is None else [_row("room_creator", room_id, created_by)]),
+            *_save_seeds(room_id, seeds),
         )
 
     async def set_status(self, room_id: str, status: Status, at: float) -> None:
@@ -324,10 +339,13 @@ class Store:
         seats: Sequence[SeatState],
         status: Status,
         opening_rolls: Sequence[Dice],
+        seeds: Seeds | None = None,
     ) -> None:
-        """Seat holders, and the start of the game (status, opening roll), in one transaction."""
+        """Seat holders, their dice seeds, and the start of the game (status, opening roll),
+        in one transaction."""
         await self._write(
             *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
+            *_save_seeds(room_id, seeds),
             _save_status(room_id, status, opening_rolls),
         )
 
@@ -426,12 +444,14 @@ class Store:
         when: float,
         status: Status,
         opening_rolls: Sequence[Dice],
+        seeds: Seeds | None = None,
     ) -> None:
         """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
         handover can start a waiting game), in one transaction."""
         await self._write(
             _row("seat_to_bot", room_id, seat, level),
             _row("seat_change", room_id, seat, ply, from_player, level, reason, when),
+            *_save_seeds(room_id, seeds),
             _save_status(room_id, status, opening_rolls),
         )
 
@@ -530,13 +550,14 @@ class Store:
         db = self.db
         async with db.execute(
             "SELECT game, options, status, dice_seed, opening_dice, created_at, room_options,"
-            " created_by, status_at FROM rooms WHERE id = ?",
+            " created_by, status_at, dice_seeds FROM rooms WHERE id = ?",
             (room_id,),
         ) as cur:
             row = await cur.fetchone()
         if row is None:
             return None
-        game_id, options, status, seed, opening, created_at, ropts, created_by, status_at = row
+        (game_id, options, status, seed, opening, created_at, ropts, created_by, status_at,
+         seeds) = row
         async with db.execute(
             "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
             " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ? ORDER BY s.seat",
@@ -577,6 +598,7 @@ class Store:
             else bytes(seed),
             created_at=float(created_at),
             seats=seats,
+            seeds=None if seeds is None else _seeds(seeds),
             opening_rolls=_rolls(opening),
             actions=actions,
             result=result,

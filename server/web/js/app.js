@@ -1,6 +1,7 @@
 // Tablas web client: routing (#/, #/room/<id>, #/watch/<id>), the connection, and the state
 // of the room on screen.
 import { h, clear } from "./dom.js";
+import { randomSeatSeed } from "./dice.js";
 import { Connection } from "./net.js";
 import { renderLobby, renderRooms, renderRecent } from "./lobby.js";
 import { mountRoom, renderRoom, appendChat, boardKey, tickClocks, canMove } from "./room.js";
@@ -137,7 +138,12 @@ class App {
     const id = cur.id;
     const spectate = () => this.conn.request({ type: "spectate", room_id: id }).catch((e) => this.roomError(id, e));
     if (cur.mode === "watch") { spectate(); return; }
-    this.conn.request({ type: "join", room_id: id }).catch((e) => {
+    // A random dice seed of this page's own for the room (docs/dice.md), kept so that a
+    // rejoin sends the same one; the server ignores it in a game without dice.
+    const key = `tablas-seed-${id}`;
+    const seed = sessionStorage.getItem(key) || randomSeatSeed();
+    sessionStorage.setItem(key, seed);
+    this.conn.request({ type: "join", room_id: id, seed }).catch((e) => {
       if (this.current && this.current.id === id && e.code !== "unknown_room" && e.code !== "offline") {
         cur.mode = "watch";
         spectate();
@@ -296,10 +302,12 @@ class App {
     this.conn.request({ type: "create_room", ...msg }).catch((e) => this.toast(e.message || e.code, "error"));
   }
 
-  takeSeat(seat) {
+  takeSeat(seat, seed = "") {
     if (!this.room) return;
     this.current.mode = "join";
-    this.conn.request({ type: "join", room_id: this.room.room_id, seat })
+    const msg = { type: "join", room_id: this.room.room_id, seat };
+    if (seed) msg.seed = seed;  // the seat's dice seed (docs/dice.md)
+    this.conn.request(msg)
       .catch((e) => this.toast(e.message || e.code, "error"));
   }
 

@@ -1,5 +1,7 @@
 // "Verify dice" (docs/dice.md): check sha256(seed) against the commitment published at the
-// start of the game, then recompute every roll from HMAC-SHA256(seed, "room:ply[:attempt]").
+// start of the game, then recompute every roll from
+// HMAC-SHA256(seed, "room:ply[:attempt]:seed0:seed1") with the seats' seeds (a room from
+// before seat seeds has `seeds: null` and the message without them).
 // WebCrypto does the hashing; pages served over plain http from another host have no
 // crypto.subtle (it needs a secure context), so a small SHA-256 in JavaScript stands in.
 
@@ -100,9 +102,18 @@ async function hmacFactory(seed) {
   return async (msg) => hmacSha256js(seed, enc.encode(msg));
 }
 
-/** The roll [a, b] for `ply` and `attempt`, exactly as docs/dice.md reads it. */
-export async function rollFromSeed(hmac, roomId, ply, attempt) {
-  const message = attempt === 0 ? `${roomId}:${ply}` : `${roomId}:${ply}:${attempt}`;
+/** The seats' seeds of a roll: a random one for the page's "random" button (16 characters). */
+export function randomSeatSeed() {
+  const abc = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return [...bytes].map((b) => abc[b % abc.length]).join("");
+}
+
+/** The roll [a, b] for `ply` and `attempt`, exactly as docs/dice.md reads it (`seeds`: the
+ * seats' seeds [S0, S1], or null for a room from before them). */
+export async function rollFromSeed(hmac, roomId, ply, attempt, seeds = null) {
+  const base = attempt === 0 ? `${roomId}:${ply}` : `${roomId}:${ply}:${attempt}`;
+  const message = seeds ? `${base}:${seeds[0]}:${seeds[1]}` : base;
   const dice = [];
   for (let block = 0; block < 1000; block++) {
     const bytes = await hmac(block === 0 ? message : `${message}#${block}`);
@@ -118,10 +129,13 @@ export async function rollFromSeed(hmac, roomId, ply, attempt) {
 
 /**
  * Verifies a finished room: {commitmentOk, rows: [{ply, shown, computed, ok}], ok}.
- * At ply 0 (the opening roll) a tie is refused by the game and re-rolled with the next
- * attempt, so the shown opening roll is the first attempt that is not a tie.
+ * An opening roll that is a tie is refused by the game and re-rolled with the next attempt,
+ * so the shown opening roll is the first attempt that is not a tie. Openings are at ply 0 and,
+ * in a match, wherever a new game starts; a computed tie where a different roll is shown can
+ * only be such a refused roll (any other roll accepts a double), so it is skipped there too.
  */
-export async function verifyDice(roomId, seedHex, commitment, rolls, useFallback = false) {
+export async function verifyDice(roomId, seedHex, commitment, rolls, useFallback = false,
+  seeds = null) {
   const seed = hexToBytes(seedHex);
   const digest = useFallback ? sha256js(seed) : await sha256(seed);
   const commitmentOk = bytesToHex(digest) === String(commitment || "").toLowerCase();
@@ -134,9 +148,10 @@ export async function verifyDice(roomId, seedHex, commitment, rolls, useFallback
     let attempt = attempts.get(r.ply) || 0;
     let computed;
     for (;;) {
-      computed = await rollFromSeed(hmac, roomId, r.ply, attempt);
+      computed = await rollFromSeed(hmac, roomId, r.ply, attempt, seeds);
       attempt += 1;
-      if (r.ply === 0 && computed[0] === computed[1] && attempt < 100) continue;
+      const tie = computed[0] === computed[1];
+      if (tie && (r.ply === 0 || r.dice[0] !== r.dice[1]) && attempt < 100) continue;
       break;
     }
     attempts.set(r.ply, attempt);

@@ -2,7 +2,7 @@
 import { h, s, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { serverGames } from "./net.js";
-import { resultText, reviewHref } from "./room.js";
+import { resultText, reviewHref, seedField } from "./room.js";
 
 
 /** Small SVG pictures of the games (no emoji: not every system has an emoji font). */
@@ -45,9 +45,11 @@ export function renderLobby(app, root) {
   form.append(games);
   const heap = h("input", { type: "number", id: "opt-heap", min: 3, max: 60, value: saved.heap || 7 });
   const cube = h("input", { type: "checkbox", id: "opt-cube", checked: saved.cube !== false });
+  const seed = seedField("opt-seed");
+  seed.label.classList.add("opt", "opt-backgammon");
   const opts = h("div", { class: "row options" },
     h("label", { class: "opt opt-grundy" }, "Heap size ", heap),
-    h("label", { class: "opt opt-backgammon" }, cube, " Doubling cube"));
+    h("label", { class: "opt opt-backgammon" }, cube, " Doubling cube"), seed.label);
   form.append(opts);
   const opp = h("select", { id: "opponent" },
     h("option", { value: "human" }, "A person (share the link)"));
@@ -98,6 +100,7 @@ export function renderLobby(app, root) {
       msg.clock = { base_ms: base, increment_ms: inc };
     }
     if (showAnalysis.checked) msg.show_analysis = true;
+    if (game === "backgammon" && seed.input.value) msg.seed = seed.input.value;
     app.createRoom(msg);
   });
 

@@ -1,7 +1,7 @@
 // The room view: board, players, turn, moves, result, chat, analysis, dice verification.
 import { h, clear, fmtClock } from "./dom.js";
 import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes } from "./notation.js";
-import { verifyDice } from "./dice.js";
+import { verifyDice, randomSeatSeed } from "./dice.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
 import * as drop from "./boards/drop.js";
@@ -110,8 +110,11 @@ function seatCard(app, room, seat, el) {
       fmtClock(clockValue(room, seat))));
   }
   if (!s.name && s.kind === "human" && room.status === "waiting" && !(room.your_seats || []).length) {
+    // Games with dice: the seat's seed goes with the join (the opening roll may follow it).
+    const seed = Array.isArray(room.seeds) ? seedField(`join-seed-${seat}`) : null;
     el.append(h("button", { class: "btn primary small", id: `take-seat-${seat}`,
-      on: { click: () => app.takeSeat(seat) } }, "Take this seat"));
+      on: { click: () => app.takeSeat(seat, seed ? seed.input.value : "") } }, "Take this seat"));
+    if (seed) el.append(seed.label);
   }
   if (room.status === "playing" && room.to_move === seat) {
     el.append(h("span", { class: "turn-flag" }, mine ? "your move" : "to move"));
@@ -395,6 +398,10 @@ function renderDicePanel(app, room) {
   el.append(h("h3", {}, "Fair dice"),
     h("p", { class: "small muted" }, "The server committed to every roll before the game: sha256 of a secret seed."),
     h("code", { class: "hash", id: "dice-commitment", title: room.dice_commitment }, room.dice_commitment));
+  if (Array.isArray(room.seeds)) {
+    el.append(h("p", { class: "small", id: "dice-seeds" }, "Seats' seeds (mixed into every roll): ",
+      h("code", {}, room.seeds[0] || "(none)"), " / ", h("code", {}, room.seeds[1] || "(none)")));
+  }
   if (room.dice_seed) {
     const out = h("div", { id: "dice-verify-out" });
     el.append(h("p", { class: "small" }, "Seed revealed: ", h("code", { class: "hash" }, room.dice_seed)),
@@ -405,11 +412,22 @@ function renderDicePanel(app, room) {
   }
 }
 
+/** An optional dice seed (docs/dice.md): typed, or drawn by the "random" button. */
+export function seedField(id) {
+  const input = h("input", { type: "text", id, class: "seed-input", maxlength: 64, size: 12,
+    pattern: "[0-9A-Za-z]{0,64}", placeholder: "optional", title: "0-64 letters or digits" });
+  const label = h("label", { class: "small seed-field" }, "Dice seed ", input,
+    h("button", { type: "button", class: "btn small", id: `${id}-random`,
+      on: { click: () => { input.value = randomSeatSeed(); } } }, "random"));
+  return { input, label };
+}
+
 async function runVerify(room, out, panel) {
   clear(out);
   out.append(h("p", { class: "muted small" }, "Checking…"));
   try {
-    const res = await verifyDice(room.room_id, room.dice_seed, room.dice_commitment, room.rolls);
+    const res = await verifyDice(room.room_id, room.dice_seed, room.dice_commitment, room.rolls,
+      false, room.seeds);
     clear(out);
     panel.dataset.verified = "1";
     out.append(h("p", { class: `verdict ${res.ok ? "ok" : "bad"}`, id: "dice-verdict" },
