@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import os
 import signal
@@ -224,3 +226,23 @@ class Subprocess:
             except subprocess.TimeoutExpired:
                 self.kill9()
         return self.proc.returncode if self.proc else None
+
+
+def contract_roll(server_seed: bytes, room_id: str, ply: int, attempt: int = 0,
+                  seeds: Sequence[str] | None = ("", "")) -> tuple[int, int]:
+    """The dice of contract section 8 in its own words, written here independently of
+    server/dice.py (the tests' oracle): the bytes of HMAC-SHA256(server_seed, M), then of
+    M#1, M#2…, where M = ROOM_ID:PLY (+ :a when a > 0) + :SEED0:SEED1 (``seeds`` None: a room
+    stored before seat seeds, whose M has no seed part); a byte b < 252 gives b % 6 + 1."""
+    m = f"{room_id}:{ply}" + (f":{attempt}" if attempt > 0 else "")
+    if seeds is not None:
+        m += f":{seeds[0]}:{seeds[1]}"
+    dice: list[int] = []
+    block = 0
+    while len(dice) < 2:
+        text = m if block == 0 else f"{m}#{block}"
+        for b in hmac.new(server_seed, text.encode(), hashlib.sha256).digest():
+            if b < 252 and len(dice) < 2:
+                dice.append(b % 6 + 1)
+        block += 1
+    return dice[0], dice[1]

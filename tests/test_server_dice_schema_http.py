@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import random
 import urllib.error
@@ -11,7 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from server_support import Client, create, running
+from server_support import Client, contract_roll, create, running
 
 from engine.games import GAME_IDS, all_games
 from engine.search.decision import LEVELS
@@ -29,36 +28,18 @@ from server.protocol import (
 from server.room import Room, SeatState
 
 
-def recompute(seed: bytes, room_id: str, ply: int, attempt: int,
-              seeds: tuple[str, str] | None = ("", "")) -> tuple[int, int]:
-    """The recipe of docs/dice.md, written out again independently (``seeds`` None: the
-    message of rooms stored before seat seeds)."""
-    msg = f"{room_id}:{ply}" if attempt == 0 else f"{room_id}:{ply}:{attempt}"
-    if seeds is not None:
-        msg += f":{seeds[0]}:{seeds[1]}"
-    out: list[int] = []
-    block = 0
-    while len(out) < 2:
-        m = msg if block == 0 else f"{msg}#{block}"
-        for byte in hmac.new(seed, m.encode(), hashlib.sha256).digest():
-            if byte < 252 and len(out) < 2:
-                out.append(byte % 6 + 1)
-        block += 1
-    return out[0], out[1]
-
-
 def test_dice_recipe_is_uniform_and_matches() -> None:
     seed = bytes(range(32))
     counts = [0] * 7
     for ply in range(3000):
         a, b = dice_from_seed(seed, "room", ply)
-        assert (a, b) == recompute(seed, "room", ply, 0)
+        assert (a, b) == contract_roll(seed, "room", ply, 0)
         counts[a] += 1
         counts[b] += 1
     assert all(800 < c < 1200 for c in counts[1:])
-    assert dice_from_seed(seed, "room", 5, 1) == recompute(seed, "room", 5, 1)
+    assert dice_from_seed(seed, "room", 5, 1) == contract_roll(seed, "room", 5, 1)
     for seeds in (None, ("a", ""), ("", "Zz9")):
-        assert dice_from_seed(seed, "room", 5, 1, seeds) == recompute(seed, "room", 5, 1, seeds)
+        assert dice_from_seed(seed, "room", 5, 1, seeds) == contract_roll(seed, "room", 5, 1, seeds)
 
 
 def test_room_rolls_follow_the_commitment() -> None:
@@ -79,7 +60,7 @@ def test_room_rolls_follow_the_commitment() -> None:
     for roll in room.snapshot(None).rolls:
         attempt = 0
         while True:
-            d = recompute(seed, "r1", roll.ply, attempt)
+            d = contract_roll(seed, "r1", roll.ply, attempt)
             if roll.ply > 0 or d[0] != d[1]:
                 break
             attempt += 1
@@ -108,12 +89,12 @@ async def test_seed_revealed_over_the_socket(tmp_path: Path) -> None:
         for roll in snap["rolls"]:
             attempt = 0
             while True:
-                d = recompute(seed, room, roll["ply"], attempt)
+                d = contract_roll(seed, room, roll["ply"], attempt)
                 if roll["ply"] > 0 or d[0] != d[1]:
                     break
                 attempt += 1
             assert list(d) == roll["dice"]
-        assert CommitRevealDice(room, seed).roll(0, 0) == recompute(seed, room, 0, 0)
+        assert CommitRevealDice(room, seed).roll(0, 0) == contract_roll(seed, room, 0, 0)
 
 
 def test_protocol_schema_is_current() -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import hmac
 import json
 import re
 import urllib.request
@@ -16,7 +15,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from server_support import Client, create, running
+from server_support import Client, contract_roll, create, running
 
 from engine.core import Outcome
 from server.room import Room, SeatState
@@ -27,25 +26,6 @@ SEAT_SEEDS = st.text(alphabet="0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM
                      max_size=64)
 
 
-def derive(server_seed: bytes, room_id: str, ply: int, attempt: int,
-           seeds: list[str] | None) -> tuple[int, int]:
-    """Contract section 8 in its own words, written again here (not server/dice.py): the
-    bytes of HMAC-SHA256(server_seed, M), then of M#1, M#2…, where M = ROOM_ID:PLY (+ :a when
-    a > 0) + :SEED0:SEED1 (a room from before seeds: no seed part); b < 252 gives b % 6 + 1."""
-    m = f"{room_id}:{ply}" + (f":{attempt}" if attempt > 0 else "")
-    if seeds is not None:
-        m += f":{seeds[0]}:{seeds[1]}"
-    dice: list[int] = []
-    block = 0
-    while len(dice) < 2:
-        text = m if block == 0 else f"{m}#{block}"
-        for b in hmac.new(server_seed, text.encode(), hashlib.sha256).digest():
-            if b < 252 and len(dice) < 2:
-                dice.append(b % 6 + 1)
-        block += 1
-    return dice[0], dice[1]
-
-
 def expected_roll(server_seed: bytes, room_id: str, ply: int, seeds: list[str] | None,
                   shown: list[int] | None = None) -> list[int]:
     """The roll shown at ``ply``: an opening roll re-rolls ties (the next attempt). Openings
@@ -53,7 +33,7 @@ def expected_roll(server_seed: bytes, room_id: str, ply: int, seeds: list[str] |
     roll is ``shown`` was refused (any other roll accepts a double)."""
     attempt = 0
     while True:
-        d = derive(server_seed, room_id, ply, attempt, seeds)
+        d = contract_roll(server_seed, room_id, ply, attempt, seeds)
         opening = ply == 0 or (shown is not None and shown[0] != shown[1])
         if d[0] != d[1] or not opening:
             return list(d)
@@ -290,7 +270,7 @@ def test_a_changed_seed_changes_the_rolls(s0: str, s1: str, other: str) -> None:
         return [room.dice.roll(ply, 0) for ply in range(10)]
 
     mine = rolls((s0, s1))
-    assert mine == [derive(server_seed, "r", p, 0, [s0, s1]) for p in range(10)]
+    assert mine == [contract_roll(server_seed, "r", p, 0, [s0, s1]) for p in range(10)]
     if other != s0:
         assert rolls((other, s1)) != mine
     if other != s1:
