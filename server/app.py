@@ -63,7 +63,7 @@ from server.protocol import (
     Spectate,
 )
 from server.records import Records
-from server.store import Store
+from server.store import Storage, open_store
 
 log = logging.getLogger("tablas.server")
 
@@ -73,7 +73,7 @@ class TablasServer:
 
     def __init__(
         self,
-        store: Store,
+        store: Storage,
         bot_workers: int | None = None,
         *,
         clock: Callable[[], float] = time.time,
@@ -150,13 +150,14 @@ async def run(host: str, port: int, db: str, bot_workers: int | None,
               max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
               abandon_after: float | None = ABANDON_AFTER,
               keep_adjourned: float | None = KEEP_ADJOURNED) -> None:
-    """``tablas serve``: runs until SIGTERM/SIGINT, then shuts down gracefully (with the
-    garbage collector as :func:`server.loop.quiet_collector` sets it for serving)."""
+    """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
+    :func:`server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
+    (with the garbage collector as :func:`server.loop.quiet_collector` sets it for serving)."""
     import signal
 
     async with quiet_collector():
         web = web_folder()  # a broken install stops here, before anything starts
-        store = await Store.open(db)
+        store = await open_store(db)
         server = TablasServer(store, bot_workers, web=web, allow_origins=allow_origins,
                               max_conns_per_address=max_conns_per_address,
                               max_msgs_per_address=max_msgs_per_address,

@@ -58,7 +58,7 @@ from server.room import LIVE, Action, BotJob, Flagged, Lapse, Pending, Room, Sea
 
 if TYPE_CHECKING:
     from server.bots import BotPool
-    from server.store import Store
+    from server.store import Storage
 
 log = logging.getLogger("tablas.server")
 
@@ -109,7 +109,7 @@ class RoomServices:
     """What every live room shares, passed in by the composition root (``server.app``):
     where changes are written, where bots think, who is online, the time."""
 
-    store: Store
+    store: Storage
     bots: BotPool
     presence: Presence
     clock: Callable[[], float]

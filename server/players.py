@@ -17,11 +17,11 @@ from server.errors import ProtocolError
 from server.hub import Hub
 from server.protocol import Hello, Welcome
 from server.room import LIVE
-from server.store import Store
+from server.store import Storage
 
 
 class Players:
-    def __init__(self, store: Store, presence: Presence, hub: Hub) -> None:
+    def __init__(self, store: Storage, presence: Presence, hub: Hub) -> None:
         self.store = store
         self.presence = presence
         self.hub = hub

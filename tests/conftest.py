@@ -20,3 +20,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 
 # The bear-off database is cached on disk; keep the tests' copy out of the home folder.
 os.environ.setdefault("TABLAS_CACHE", tempfile.mkdtemp(prefix="tablas-test-cache-"))
+
+# A real PostgreSQL for the tests that ask for it (skipped where it is not installed).
+from pg_support import backend, pg_cluster, pg_url  # noqa: E402, F401

@@ -1,5 +1,6 @@
 """The store's group commit: moves of many rooms share transactions, and stay each their
-caller's own (durable before the call returns; a bad one fails alone)."""
+caller's own (durable before the call returns; a bad one fails alone). Every test that takes
+``backend`` runs on SQLite and on PostgreSQL (tests/pg_support.py)."""
 
 from __future__ import annotations
 
@@ -9,78 +10,50 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from pg_support import Backend
+
 from server.room import Action, SeatState
-from server.store import CommitStats, Store
+from server.store import CommitStats, SqliteStore, Storage, Store
 
 HUMANS = [SeatState("human"), SeatState("human")]
 
 
-async def _store_with_rooms(db: Path, n: int) -> Store:
-    store = await Store.open(db)
+async def _store_with_rooms(backend: Backend, n: int) -> Storage:
+    store = await backend.open()
     for i in range(n):
         await store.create_room(f"r{i}", "tictactoe", {}, HUMANS, "playing", None, [], 0.0)
     return store
 
 
-def wal_commits(db: Path) -> int:
-    """The transactions committed to ``db``'s write-ahead log since its last checkpoint,
-    read from the file itself (the WAL format: a 32-byte header, then frames of a 24-byte
-    header and a page; a frame whose bytes 4–7 are not 0 ends a commit, and only frames
-    carrying the header's salts are the log's own)."""
-    wal = db.with_name(db.name + "-wal").read_bytes()
-    if len(wal) < 32:
-        return 0
-    page = int.from_bytes(wal[8:12], "big")
-    salts = wal[16:24]
-    commits = 0
-    for at in range(32, len(wal) - 24 - page + 1, 24 + page):
-        frame = wal[at:at + 24]
-        if frame[8:16] != salts:
-            break
-        commits += int.from_bytes(frame[4:8], "big") != 0
-    return commits
-
-
-def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    """What another connection reads: what the store committed."""
-    con = sqlite3.connect(db)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
-async def test_concurrent_moves_of_many_rooms_share_commits(tmp_path: Path) -> None:
-    db = tmp_path / "t.db"
-    store = await _store_with_rooms(db, 30)
-    before = wal_commits(db)
+async def test_concurrent_moves_of_many_rooms_share_commits(backend: Backend) -> None:
+    store = await _store_with_rooms(backend, 30)
+    before = await backend.commits()
     for ply in range(3):
         await asyncio.gather(*(
             store.record_move(f"r{i}", Action(ply, ply % 2, {"cell": ply}), None)
             for i in range(30)))
-    commits = wal_commits(db) - before
-    rows = _rows(db, "SELECT room_id, ply FROM moves ORDER BY room_id, ply")
+    commits = await backend.commits() - before
+    rows = await backend.rows("SELECT room_id, ply FROM moves ORDER BY room_id, ply")
     await store.close()
     assert sorted(rows) == sorted((f"r{i}", p) for i in range(30) for p in range(3))
     # 90 moves: the first of each wave commits alone, the 29 that queued behind it together.
     assert 3 <= commits <= 6, commits
 
 
-async def test_commit_stats_count_the_transactions_sqlite_ran(tmp_path: Path) -> None:
+async def test_commit_stats_count_the_transactions_the_database_ran(backend: Backend) -> None:
     """The group commit's running totals (what the load report shows per transaction): as
-    many transactions as the log on disk holds commits, every write counted once, their time
+    many transactions as the database committed, every write counted once, their time
     counted."""
-    db = tmp_path / "t.db"
-    store = await _store_with_rooms(db, 20)
+    store = await _store_with_rooms(backend, 20)
     before = dataclasses.replace(store.commit_stats)
     assert before.transactions == before.writes == 20  # one room at a time
-    on_disk = wal_commits(db)
+    on_disk = await backend.commits()
     for ply in range(4):
         await asyncio.gather(*(
             store.record_move(f"r{i}", Action(ply, ply % 2, {"cell": ply}), None)
             for i in range(20)))
     window = store.commit_stats.minus(before)
-    commits = wal_commits(db) - on_disk
+    commits = await backend.commits() - on_disk
     await store.close()
     assert window.transactions == commits and 4 <= commits < 80
     assert window.writes == 80
@@ -92,8 +65,8 @@ async def test_commit_stats_count_the_transactions_sqlite_ran(tmp_path: Path) ->
     assert CommitStats().summary()["transaction_ms"] is None
 
 
-async def test_a_bad_move_in_a_batch_fails_only_its_caller(tmp_path: Path) -> None:
-    store = await _store_with_rooms(tmp_path / "t.db", 4)
+async def test_a_bad_move_in_a_batch_fails_only_its_caller(backend: Backend) -> None:
+    store = await _store_with_rooms(backend, 4)
     await store.record_move("r0", Action(0, 0, {"cell": 4}), None)
 
     async def move(room: str) -> Any:
@@ -101,7 +74,7 @@ async def test_a_bad_move_in_a_batch_fails_only_its_caller(tmp_path: Path) -> No
 
     # r0's ply 0 exists already: its insert breaks the batch, the others must still land.
     results = await asyncio.gather(*(move(f"r{i}") for i in range(4)), return_exceptions=True)
-    assert isinstance(results[0], sqlite3.IntegrityError), results
+    assert isinstance(results[0], backend.integrity_error), results
     assert results[1:] == [None, None, None]
     for i in range(1, 4):
         record = await store.load_room(f"r{i}")
@@ -111,52 +84,52 @@ async def test_a_bad_move_in_a_batch_fails_only_its_caller(tmp_path: Path) -> No
     await store.close()
 
 
-async def test_a_bad_write_alone_changes_nothing_and_the_next_one_lands(tmp_path: Path) -> None:
-    """A lone single-row statement goes to SQLite with its COMMIT at once: when it fails,
-    its caller gets the error, nothing of it is written, and the store goes on."""
-    store = await _store_with_rooms(tmp_path / "t.db", 1)
+async def test_a_bad_write_alone_changes_nothing_and_the_next_one_lands(
+        backend: Backend) -> None:
+    """A lone write goes to the database as one statement, its own transaction: when it
+    fails, its caller gets the error, nothing of it is written, and the store goes on."""
+    store = await _store_with_rooms(backend, 1)
     await store.record_move("r0", Action(0, 0, {"cell": 4}), None)
     try:
         await store.record_move("r0", Action(0, 1, {"cell": 5}), None)  # ply 0 again
         raise AssertionError("a second ply 0 was accepted")
-    except sqlite3.IntegrityError:
+    except backend.integrity_error:
         pass
-    assert not store.db.in_transaction
+    if isinstance(store, SqliteStore):
+        assert not store.db.in_transaction
     await store.record_move("r0", Action(1, 1, {"cell": 0}), None)
     record = await store.load_room("r0")
     await store.close()
     assert record is not None and [a.move for a in record.actions] == [{"cell": 4}, {"cell": 0}]
+    assert await backend.rows("SELECT ply, move FROM moves ORDER BY ply") == [
+        (0, '{"cell":4}'), (1, '{"cell":0}')]
 
 
-async def test_close_writes_what_was_handed_over(tmp_path: Path) -> None:
-    store = await _store_with_rooms(tmp_path / "t.db", 3)
+async def test_close_writes_what_was_handed_over(backend: Backend) -> None:
+    store = await _store_with_rooms(backend, 3)
     tasks = [asyncio.create_task(store.record_move(f"r{i}", Action(0, 0, {"cell": 1}), None))
              for i in range(3)]
     await asyncio.sleep(0)  # handed over, not yet written
     await store.close()
     assert [t.result() for t in tasks] == [None, None, None]
-    con = sqlite3.connect(tmp_path / "t.db")
-    assert con.execute("SELECT COUNT(*) FROM moves").fetchone() == (3,)
-    con.close()
+    assert await backend.rows("SELECT COUNT(*) FROM moves") == [(3,)]
 
 
-async def test_one_move_alone_is_one_commit(tmp_path: Path) -> None:
-    """A move alone is one commit in the log, for any other connection to read once the
-    call returns."""
-    db = tmp_path / "t.db"
-    store = await _store_with_rooms(db, 1)
-    before = wal_commits(db)
+async def test_one_move_alone_is_one_commit(backend: Backend) -> None:
+    """A move alone is one commit, for any other connection to read once the call
+    returns."""
+    store = await _store_with_rooms(backend, 1)
+    before = await backend.commits()
     await store.record_move("r0", Action(0, 0, {"cell": 4}), None)
-    assert wal_commits(db) == before + 1
-    assert _rows(db, "SELECT COUNT(*) FROM moves") == [(1,)]
+    assert await backend.commits() == before + 1
+    assert await backend.rows("SELECT COUNT(*) FROM moves") == [(1,)]
     await store.close()
 
 
-async def test_rooms_seats_and_moves_share_commits(tmp_path: Path) -> None:
+async def test_rooms_seats_and_moves_share_commits(backend: Backend) -> None:
     """Every kind of write joins the group commit, not only moves."""
-    db = tmp_path / "t.db"
-    store = await _store_with_rooms(db, 2)
-    before = wal_commits(db)
+    store = await _store_with_rooms(backend, 2)
+    before = await backend.commits()
     await asyncio.gather(
         store.record_move("r0", Action(0, 0, {"cell": 4}), None),
         store.create_room("r9", "tictactoe", {}, HUMANS, "waiting", None, [], 0.0),
@@ -164,21 +137,19 @@ async def test_rooms_seats_and_moves_share_commits(tmp_path: Path) -> None:
         store.record_chat("r1", "p", "hi", 0.0),
         store.record_move("r1", Action(0, 0, {"cell": 2}), None),
     )
-    assert wal_commits(db) - before <= 2
+    assert await backend.commits() - before <= 2
     await store.close()
-    con = sqlite3.connect(db)
-    assert con.execute("SELECT COUNT(*) FROM moves").fetchone() == (2,)
-    assert con.execute("SELECT COUNT(*) FROM seats WHERE room_id = 'r9'").fetchone() == (2,)
-    assert con.execute("SELECT COUNT(*) FROM chat").fetchone() == (1,)
-    con.close()
+    assert await backend.rows("SELECT COUNT(*) FROM moves") == [(2,)]
+    assert await backend.rows("SELECT COUNT(*) FROM seats WHERE room_id = 'r9'") == [(2,)]
+    assert await backend.rows("SELECT COUNT(*) FROM chat") == [(1,)]
 
 
-async def test_json_columns_round_trip_whatever_text_they_hold(tmp_path: Path) -> None:
+async def test_json_columns_round_trip_whatever_text_they_hold(backend: Backend) -> None:
     """Options, moves and dice are written compactly by pydantic-core, which refuses a lone
     surrogate (not UTF-8; JSON from the wire may escape one): such text is still stored,
     escaped, and every value reads back as it was written."""
-    store = await Store.open(tmp_path / "t.db")
-    options = {"note": "\ud800 é", "n": [1, 2.5, None, True]}
+    store = await backend.open()
+    options = {"note": "\ud800 é \u0000", "n": [1, 2.5, None, True]}
     await store.create_room("r", "backgammon", options, HUMANS, "playing", None, [(3, 1)], 0.0)
     move = {"play": "24/21 \udfff"}
     await store.record_move("r", Action(0, 0, move, rolls=((6, 6),)), None)
@@ -190,13 +161,23 @@ async def test_json_columns_round_trip_whatever_text_they_hold(tmp_path: Path) -
     assert [(a.move, a.rolls) for a in record.actions] == [(move, ((6, 6),))]
 
 
-async def test_dice_seeds_read_back_as_written_now_and_before(tmp_path: Path) -> None:
-    """A room's dice seed goes into a batch as hexadecimal text and comes back as its bytes;
-    a room an older version stored (the seed as a BLOB) still reads back the same."""
+async def test_dice_seeds_read_back_as_written(backend: Backend) -> None:
+    """A room's dice seed goes into a batch as hexadecimal text and comes back as its
+    bytes."""
+    store = await backend.open()
+    seed = bytes(range(32))
+    await store.create_room("new", "backgammon", {}, HUMANS, "waiting", seed, [], 0.0)
+    new = await store.load_room("new")
+    await store.close()
+    assert new is not None and new.seed == seed
+
+
+async def test_an_older_sqlite_rooms_seed_still_reads_back(tmp_path: Path) -> None:
+    """A room an older version stored in SQLite (the seed as a BLOB) still reads back the
+    same."""
     db = tmp_path / "t.db"
     store = await Store.open(db)
     seed = bytes(range(32))
-    await store.create_room("new", "backgammon", {}, HUMANS, "waiting", seed, [], 0.0)
     con = sqlite3.connect(db)
     con.execute("INSERT INTO rooms (id, game, options, status, dice_seed, opening_dice,"
                 " created_at) VALUES ('old', 'backgammon', '{}', 'waiting', ?, '[]', 0)",
@@ -205,20 +186,20 @@ async def test_dice_seeds_read_back_as_written_now_and_before(tmp_path: Path) ->
                     [(0,), (1,)])
     con.commit()
     con.close()
-    new, old = await store.load_room("new"), await store.load_room("old")
+    old = await store.load_room("old")
     await store.close()
-    assert new is not None and new.seed == seed
     assert old is not None and old.seed == seed[::-1]
 
 
-async def test_a_value_the_database_cannot_hold_fails_its_write_alone(tmp_path: Path) -> None:
+async def test_a_value_the_database_cannot_hold_fails_its_write_alone(
+        backend: Backend) -> None:
     """A lone surrogate (not UTF-8; JSON from the wire may escape one) in a chat line is
     refused before it joins a batch: the writes beside it land."""
-    store = await _store_with_rooms(tmp_path / "t.db", 1)
+    store = await _store_with_rooms(backend, 1)
     await store.create_player("p", "Ana", "secret")
     bad, good = await asyncio.gather(store.record_chat("r0", "p", "\ud800", 0.0),
                                      store.record_chat("r0", "p", "hi", 0.0),
                                      return_exceptions=True)
     assert isinstance(bad, ValueError) and good is None
-    assert _rows(tmp_path / "t.db", "SELECT text FROM chat") == [("hi",)]
+    assert await backend.rows("SELECT text FROM chat") == [("hi",)]
     await store.close()

@@ -1,4 +1,6 @@
-"""Persistence: ALL the SQL of the server lives here (aiosqlite, parameterised queries only).
+"""The SQLite backend of the store (:class:`~server.store.base.Storage`), the embedded
+default: all of its SQL lives here and in its migrations (aiosqlite, parameterised queries
+only).
 
 Durability: the database runs in WAL mode with ``synchronous=FULL``. Every move is committed
 (and, with FULL, the WAL is fsynced) before anyone receives its ``update``, so a move anyone
@@ -7,16 +9,12 @@ survive a process crash too, since a commit is in the OS's page cache once ``wri
 but could lose the last commits on power loss; moves are rare enough that FULL costs nothing.)
 
 Concurrency: the server has one connection, shared by every room, used through aiosqlite's
-public API. Every write (a move, a new room, a seat taken, a player, a chat line...) goes
-through one group commit: the writes handed over while a transaction is being written wait
-together and go into the next one. A write is a few rows for the view ``store_write``
-(migration 0004), whose triggers put each row in its table; a whole batch is one
-``INSERT … SELECT`` over a JSON array of those rows (one parameter), which SQLite runs as a
-transaction of its own, committed with one fsync: one trip to aiosqlite's thread for the whole
-batch, however many writes it holds. If it fails, nothing of it is written, and its writes are
-retried one by one, each in its own statement, so one bad write fails only its own caller.
-Reads hold the store's lock for their few trips, so they never see a transaction half done.
-``Store.commit_stats`` keeps running totals of the transactions and their time.
+public API. Every write goes through the group commit of :mod:`server.store.base`. A write
+is a few rows for the view ``store_write`` (migration 0004), whose triggers put each row in
+its table; a whole batch is one ``INSERT … SELECT`` over a JSON array of those rows (one
+parameter), which SQLite runs as a transaction of its own, committed with one fsync: one trip
+to aiosqlite's thread for the whole batch, however many writes it holds. Reads hold the
+store's lock for their few trips, so they never see a transaction half done.
 
 Migrations are the numbered files of ``server/store/migrations/`` (``0001_initial.sql``, ...),
 shipped with the package and applied in order at start, each inside one transaction and
@@ -25,80 +23,33 @@ recorded in ``schema_migrations``.
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import hashlib
-import json
-import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import aiosqlite
-from pydantic_core import PydanticSerializationError, to_json
 
-from engine.core import Outcome
-from engine.search.decision import check_level
-from server.dice import Seeds
-from server.errors import MissingFiles
-from server.protocol import RoomOptions, json_text
-from server.room import Action, Dice, RoomRecord, SeatState, Status
-
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def migrations_folder() -> Traversable:
-    """The migrations shipped with the package (``server/store/migrations/``), wherever it is
-    installed; :class:`~server.errors.MissingFiles` if they are not there."""
-    folder = resources.files("server.store") / "migrations"
-    if not folder.is_dir():
-        raise MissingFiles(f"the database migrations are missing: no folder {folder} "
-                           "(reinstall tablas: pip install --force-reinstall tablas)")
-    return folder
-
-
-def migration_files(folder: Traversable | None = None) -> list[tuple[int, str, str]]:
-    """``(version, name, sql)`` for every migration file, in version order."""
-    folder = migrations_folder() if folder is None else folder
-    out = []
-    for path in sorted(folder.iterdir(), key=lambda p: p.name):
-        m = _MIGRATION_NAME.match(path.name)
-        if m:
-            out.append((int(m.group(1)), path.name, path.read_text(encoding="utf-8")))
-    versions = [v for v, _, _ in out]
-    if versions != list(range(1, len(out) + 1)):
-        raise RuntimeError(f"migrations in {folder} must be numbered 1..n, found {versions}")
-    return out
-
+from server.room import RoomRecord, Status
+from server.store.base import Storage, Write, migration_files, room_record, token_hash
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 
 def _serialised(
-    fn: Callable[Concatenate[Store, P], Awaitable[R]],
-) -> Callable[Concatenate[Store, P], Coroutine[Any, Any, R]]:
+    fn: Callable[Concatenate[SqliteStore, P], Awaitable[R]],
+) -> Callable[Concatenate[SqliteStore, P], Coroutine[Any, Any, R]]:
     """Runs the method under the store's lock: one transaction at a time on the connection."""
 
-    async def locked(self: Store, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    async def locked(self: SqliteStore, /, *args: P.args, **kwargs: P.kwargs) -> R:
         async with self._lock:
             return await fn(self, *args, **kwargs)
 
     functools.update_wrapper(locked, fn)
     return locked
 
-
-# A write: its rows for the view ``store_write`` (migration 0004), each ``[kind, a, b, …]``,
-# already written as JSON text (the batch's one parameter is these joined in an array).
-Write = str
 
 # The one statement every group commit runs: each element of the JSON array is a row of the
 # view, whose triggers put it in its table.
@@ -109,100 +60,17 @@ _WRITE_ROWS = (
 )
 
 
-def _row(kind: str, *values: Any) -> list[Any]:
-    """One row of a write: ``kind`` names the trigger of migration 0004 that writes it (a
-    literal: a test checks every one), ``values`` its a, b, … in that trigger's order."""
-    return [kind, *values]
-
-
-def _encode(rows: Sequence[list[Any]]) -> Write:
-    """A write's rows as JSON text, or :class:`ValueError` for a value SQLite cannot hold
-    as text (a lone surrogate is not UTF-8): refused at once, before it joins a batch."""
-    try:
-        return to_json(rows).decode()[1:-1]
-    except PydanticSerializationError as e:
-        raise ValueError(f"a value the database cannot store: {e}") from None
-
-
-@dataclass
-class CommitStats:
-    """The group commit's running totals since the store opened: transactions, the writes in
-    them, and their time as the event loop sees it, from the batch handed to aiosqlite's
-    thread until its callers can be answered (``time.perf_counter``). Take two and
-    :meth:`minus` them for a window (the load generator's report does)."""
-
-    transactions: int = 0
-    writes: int = 0
-    seconds: float = 0.0
-
-    def add(self, writes: int, seconds: float) -> None:
-        """One transaction of ``writes`` writes that took ``seconds``."""
-        self.transactions += 1
-        self.writes += writes
-        self.seconds += seconds
-
-    def minus(self, before: CommitStats) -> CommitStats:
-        return CommitStats(self.transactions - before.transactions,
-                           self.writes - before.writes, self.seconds - before.seconds)
-
-    def summary(self) -> dict[str, float | int | None]:
-        """Per transaction: writes and milliseconds (None before the first)."""
-        n = self.transactions
-
-        def per(total: float) -> float | None:
-            return round(total / n, 3) if n else None
-
-        return {"transactions": n, "writes_per_transaction": per(self.writes),
-                "transaction_ms": per(self.seconds * 1000)}
-
-
-def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] | None
-            ) -> list[list[Any]]:
-    c0, c1 = clocks if clocks is not None else (None, None)
-    return [_row("result", room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
-            _row("room_finished", room_id)]
-
-
-def _rolls(text: str | None) -> list[Dice]:
-    return [(int(a), int(b)) for a, b in json.loads(text or "[]")]
-
-
-def _seeds(text: str) -> Seeds:
-    a, b = json.loads(text)
-    return str(a), str(b)
-
-
-def _rolls_text(rolls: Sequence[Dice]) -> str:
-    """The inverse of :func:`_rolls`."""
-    return json_text([list(r) for r in rolls]) if rolls else "[]"
-
-
-def _save_status(room_id: str, status: Status, opening_rolls: Sequence[Dice]) -> list[Any]:
-    """The room's status and opening roll: what a filled or handed-over seat can change."""
-    return _row("room_status", room_id, status, _rolls_text(opening_rolls))
-
-
-def _save_seeds(room_id: str, seeds: Seeds | None) -> list[list[Any]]:
-    """The seats' dice seeds (a JSON list); none written for a room without them, whose
-    NULL column means the roll message without seeds (docs/dice.md)."""
-    return [] if seeds is None else [_row("room_seeds", room_id, json_text(list(seeds)))]
-
-
-class Store:
+class SqliteStore(Storage):
     """One SQLite database; open with :meth:`open` (which migrates), close with :meth:`close`."""
 
     def __init__(self, db: aiosqlite.Connection) -> None:
+        super().__init__()
         self.db = db
-        self._lock = asyncio.Lock()
-        # Waiting for the next group commit: each write and its caller's future.
-        self._pending: list[tuple[Write, asyncio.Future[None]]] = []
-        self._flusher: asyncio.Task[None] | None = None
-        self.commit_stats = CommitStats()
 
     @classmethod
     async def open(
         cls, path: str | Path, *, synchronous: str = "FULL", upto: int | None = None
-    ) -> Store:
+    ) -> SqliteStore:
         if synchronous not in ("FULL", "NORMAL"):
             raise ValueError("synchronous must be FULL or NORMAL")
         # Autocommit: the store says where its transactions begin and end.
@@ -220,9 +88,7 @@ class Store:
             raise
         return store
 
-    async def close(self) -> None:
-        if self._flusher is not None:
-            await self._flusher  # moves already handed to the store are written first
+    async def _close_database(self) -> None:
         await self.db.close()
 
     # --- migrations ----------------------------------------------------------------------
@@ -274,10 +140,6 @@ class Store:
 
     # --- players -------------------------------------------------------------------------
 
-    async def create_player(self, player_id: str, name: str, token: str) -> None:
-        now = time.time()
-        await self._write(_row("player", player_id, name, token_hash(token), now, now))
-
     @_serialised
     async def player_by_token(self, token: str) -> tuple[str, str] | None:
         async with self.db.execute(
@@ -286,174 +148,12 @@ class Store:
             row = await cur.fetchone()
         return None if row is None else (str(row[0]), str(row[1]))
 
-    async def touch_player(self, player_id: str, name: str) -> None:
-        await self._write(_row("player_seen", player_id, name, time.time()))
-
     # --- rooms ---------------------------------------------------------------------------
-
-    async def create_room(
-        self,
-        room_id: str,
-        game_id: str,
-        options: dict[str, Any],
-        seats: Sequence[SeatState],
-        status: Status,
-        seed: bytes | None,
-        opening_rolls: Sequence[Dice],
-        created_at: float,
-        room_options: RoomOptions | None = None,
-        created_by: str | None = None,
-        seeds: Seeds | None = None,
-    ) -> None:
-        """The room with its seats, its creator and its seats' dice seeds, in one
-        transaction."""
-        ropts = (room_options or RoomOptions()).model_dump(mode="json")
-        await self._write(
-            _row("room", room_id, game_id, json_text(options), status,
-                 None if seed is None else seed.hex(), _rolls_text(opening_rolls), created_at,
-                 json_text(ropts)),
-            *(_row("seat", room_id, i, s.kind, s.level, s.player_id)
-              for i, s in enumerate(seats)),
-            *([] if created_by is None else [_row("room_creator", room_id, created_by)]),
-            *_save_seeds(room_id, seeds),
-        )
-
-    async def set_status(self, room_id: str, status: Status, at: float) -> None:
-        """A change of status without a move (adjourned, closed, playing again)."""
-        await self._write(_row("room_lapse", room_id, status, at))
-
-    async def set_statuses(self, changes: Sequence[tuple[str, Status]], at: float) -> None:
-        """:meth:`set_status` for many rooms in one transaction (rooms not in memory)."""
-        if changes:
-            await self._write(*(_row("room_lapse", r, status, at) for r, status in changes))
-
-    async def expire(self, room_ids: Sequence[str], at: float) -> None:
-        """Adjourned games nobody resumed end in one transaction, without a winner."""
-        outcome = Outcome(winner=None, points=0, reason="expired")
-        if room_ids:
-            await self._write(*(row for r in room_ids for row in _finish(r, outcome, at, None)))
-
-    async def save_seats(
-        self,
-        room_id: str,
-        seats: Sequence[SeatState],
-        status: Status,
-        opening_rolls: Sequence[Dice],
-        seeds: Seeds | None = None,
-    ) -> None:
-        """Seat holders, their dice seeds, and the start of the game (status, opening roll),
-        in one transaction."""
-        await self._write(
-            *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
-            *_save_seeds(room_id, seeds),
-            _save_status(room_id, status, opening_rolls),
-        )
-
-    async def record_move(
-        self, room_id: str, action: Action, outcome: Outcome | None
-    ) -> None:
-        """One action (and the end of the game, if it ends it), committed durably before this
-        returns. The caller holds its room's lock, so a batch never holds two moves of one
-        room."""
-        move = _row("move", room_id, action.index, action.seat, json_text(action.move),
-                    _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
-        if outcome is None:
-            await self._write(move)
-        else:
-            await self._write(move, *_finish(room_id, outcome, action.time, action.clocks))
-
-    async def _write(self, *rows: list[Any]) -> None:
-        """Group commit: the write (``rows``) goes into the next transaction, with whatever
-        else was handed over meanwhile (one statement, one trip to the thread and one fsync
-        for all: those, not the SQL, are what a write costs); returns once that transaction
-        is committed. A value the database cannot hold is refused here (``ValueError``)."""
-        write = _encode(rows)
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((write, fut))
-        if self._flusher is None:
-            # A task of its own, not the first caller: a caller may be cancelled, the batch
-            # it would have carried must still be written.
-            self._flusher = asyncio.create_task(self._flush())
-        await fut
-
-    async def _flush(self) -> None:
-        try:
-            while self._pending:
-                async with self._lock:
-                    batch, self._pending = self._pending, []
-                    started = time.perf_counter()
-                    try:
-                        errors = await self._commit([write for write, _ in batch])
-                    except BaseException:
-                        for _, fut in batch:
-                            fut.cancel()
-                        raise
-                    self.commit_stats.add(len(batch), time.perf_counter() - started)
-                for (_, fut), error in zip(batch, errors, strict=True):
-                    if fut.done():
-                        continue
-                    if error is None:
-                        fut.set_result(None)
-                    else:
-                        fut.set_exception(error)
-        finally:
-            self._flusher = None
-            for _, fut in self._pending:  # only when cancelled: nobody will write these
-                fut.cancel()
-            self._pending = []
-
-    async def _commit(self, writes: list[Write]) -> list[Exception | None]:
-        """``writes`` in one transaction; if it fails, each in its own, so one bad write fails
-        only its own caller. Each write's error (None: committed)."""
-        try:
-            await self._transaction(writes)
-            return [None] * len(writes)
-        except Exception as e:
-            if len(writes) == 1:
-                return [e]
-        errors: list[Exception | None] = []
-        for write in writes:
-            try:
-                await self._transaction([write])
-                errors.append(None)
-            except Exception as e:
-                errors.append(e)
-        return errors
 
     async def _transaction(self, writes: Sequence[Write]) -> None:
         """Every row of ``writes`` in one statement, which SQLite runs as a transaction of
         its own (committed and fsynced before it returns, or not written at all)."""
         await self.db.execute(_WRITE_ROWS, ("[" + ",".join(writes) + "]",))
-
-    async def record_result(
-        self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
-        when: float | None = None,
-    ) -> None:
-        """The end of a game that no move ended (a resignation, a timeout)."""
-        at = time.time() if when is None else when
-        await self._write(*_finish(room_id, outcome, at, clocks))
-
-    async def hand_seat_to_bot(
-        self,
-        room_id: str,
-        seat: int,
-        level: str,
-        ply: int,
-        from_player: str | None,
-        reason: str,
-        when: float,
-        status: Status,
-        opening_rolls: Sequence[Dice],
-        seeds: Seeds | None = None,
-    ) -> None:
-        """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
-        handover can start a waiting game), in one transaction."""
-        await self._write(
-            _row("seat_to_bot", room_id, seat, level),
-            _row("seat_change", room_id, seat, ply, from_player, level, reason, when),
-            *_save_seeds(room_id, seeds),
-            _save_status(room_id, status, opening_rolls),
-        )
 
     @_serialised
     async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
@@ -465,9 +165,6 @@ class Store:
         ) as cur:
             cols = ("seat", "ply", "from_player", "kind", "level", "reason", "created_at")
             return [dict(zip(cols, row)) for row in await cur.fetchall()]
-
-    async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
-        await self._write(_row("chat", room_id, player_id, text, when))
 
     @_serialised
     async def chat_lines(self, room_id: str, limit: int) -> list[dict[str, Any]]:
@@ -483,10 +180,6 @@ class Store:
             rows = await cur.fetchall()
         return [{"player_id": str(pid), "name": str(name), "text": str(text), "time": float(t)}
                 for pid, name, text, t in reversed(list(rows))]
-
-    async def save_review(self, room_id: str, text: str, when: float) -> None:
-        """A finished game's review, as the JSON text it is served as (the first one stays)."""
-        await self._write(_row("review", room_id, text, when))
 
     @_serialised
     async def review(self, room_id: str) -> str | None:
@@ -553,57 +246,28 @@ class Store:
             " created_by, status_at, dice_seeds FROM rooms WHERE id = ?",
             (room_id,),
         ) as cur:
-            row = await cur.fetchone()
-        if row is None:
+            room = await cur.fetchone()
+        if room is None:
             return None
-        (game_id, options, status, seed, opening, created_at, ropts, created_by, status_at,
-         seeds) = row
         async with db.execute(
             "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
             " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ? ORDER BY s.seat",
             (room_id,),
         ) as cur:
-            seats = [
-                SeatState(kind, None if level is None else check_level(level), player_id, name)
-                for _seat, kind, level, player_id, name in await cur.fetchall()
-            ]
+            seats = list(await cur.fetchall())
         async with db.execute(
             "SELECT ply, seat, move, dice, created_at, clock0_ms, clock1_ms FROM moves"
             " WHERE room_id = ? ORDER BY ply",
             (room_id,),
         ) as cur:
-            actions = [
-                Action(int(ply), int(seat), json.loads(move), tuple(_rolls(dice)), float(t),
-                       None if c0 is None or c1 is None else (int(c0), int(c1)))
-                for ply, seat, move, dice, t, c0, c1 in await cur.fetchall()
-            ]
-        if [a.index for a in actions] != list(range(len(actions))):
-            raise RuntimeError(f"room {room_id}: the stored plies have a gap")
+            moves = list(await cur.fetchall())
         async with db.execute(
             "SELECT winner, points, reason, clock0_ms, clock1_ms FROM results WHERE room_id = ?",
             (room_id,),
         ) as cur:
-            res = await cur.fetchone()
-        result = None if res is None else Outcome(res[0], int(res[1]), str(res[2]))
-        final_clocks = (
-            None if res is None or res[3] is None or res[4] is None else [int(res[3]), int(res[4])]
-        )
-        return RoomRecord(
-            room_id=room_id,
-            game_id=str(game_id),
-            options=json.loads(options),
-            status=status,
-            # Written as hexadecimal text (a batch travels as JSON); an older room's is a BLOB.
-            seed=None if seed is None else bytes.fromhex(seed) if isinstance(seed, str)
-            else bytes(seed),
-            created_at=float(created_at),
-            seats=seats,
-            seeds=None if seeds is None else _seeds(seeds),
-            opening_rolls=_rolls(opening),
-            actions=actions,
-            result=result,
-            room_options=RoomOptions.model_validate(json.loads(ropts or "{}")),
-            final_clocks=final_clocks,
-            created_by=created_by,
-            status_at=status_at,
-        )
+            result = await cur.fetchone()
+        return room_record(room_id, room, seats, moves, result)
+
+
+# The name the server's tests and tools open a SQLite file by (``Store.open(path)``).
+Store = SqliteStore

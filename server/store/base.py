@@ -1,0 +1,466 @@
+"""The store interface, :class:`Storage`: what the server asks of a database, whatever it is.
+
+The rest of the server types against :class:`Storage` and nothing else. A backend is a
+subclass (:mod:`server.store.sqlite`, :mod:`server.store.postgres`) that gives it a way to run
+a batch of writes as one transaction (:meth:`Storage._transaction`), the reads, and its
+migrations. What every backend shares lives here, written once:
+
+- the write methods (``create_room``, ``record_move``, …): each builds a write, a few rows
+  ``[kind, a, b, …]`` whose ``kind`` names what the database does with them (a trigger of
+  the view ``store_write`` in SQLite, a function ``store_write_KIND`` in PostgreSQL), and
+  returns once the transaction holding it is committed;
+- the group commit: the writes handed over while a transaction is in flight wait and go
+  together into the next one, all or nothing; if it fails, its writes are retried one by
+  one, so one bad write fails only its own caller;
+- the migrations' files: ``NNNN_name.sql``, numbered 1..n, one folder per backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from pydantic_core import PydanticSerializationError, to_json
+
+from engine.core import Outcome
+from engine.search.decision import check_level
+from server.dice import Seeds
+from server.errors import MissingFiles
+from server.protocol import RoomOptions, json_text
+from server.room import Action, Dice, RoomRecord, SeatState, Status
+
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def migrations_folder(name: str = "migrations") -> Traversable:
+    """A backend's migrations shipped with the package (``server/store/NAME/``), wherever it
+    is installed; :class:`~server.errors.MissingFiles` if they are not there."""
+    folder = resources.files("server.store") / name
+    if not folder.is_dir():
+        raise MissingFiles(f"the database migrations are missing: no folder {folder} "
+                           "(reinstall tablas: pip install --force-reinstall tablas)")
+    return folder
+
+
+def migration_files(folder: Traversable | None = None) -> list[tuple[int, str, str]]:
+    """``(version, name, sql)`` for every migration file, in version order (by default
+    SQLite's)."""
+    folder = migrations_folder() if folder is None else folder
+    out = []
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        m = _MIGRATION_NAME.match(path.name)
+        if m:
+            out.append((int(m.group(1)), path.name, path.read_text(encoding="utf-8")))
+    versions = [v for v, _, _ in out]
+    if versions != list(range(1, len(out) + 1)):
+        raise RuntimeError(f"migrations in {folder} must be numbered 1..n, found {versions}")
+    return out
+
+
+# A write: its rows, each ``[kind, a, b, …]``, already written as JSON text (a batch is
+# these joined in a JSON array: the one parameter of the one statement a backend runs).
+Write = str
+
+
+def _row(kind: str, *values: Any) -> list[Any]:
+    """One row of a write: ``kind`` names what writes it (a trigger of SQLite's migration
+    0004 and after, a PostgreSQL function ``store_write_KIND``; a literal: a test checks
+    every one), ``values`` its a, b, … in that order."""
+    return [kind, *values]
+
+
+def _encode(rows: Sequence[list[Any]]) -> Write:
+    """A write's rows as JSON text, or :class:`ValueError` for a value the database cannot
+    hold as text (a lone surrogate is not UTF-8): refused at once, before it joins a batch."""
+    try:
+        return to_json(rows).decode()[1:-1]
+    except PydanticSerializationError as e:
+        raise ValueError(f"a value the database cannot store: {e}") from None
+
+
+@dataclass
+class CommitStats:
+    """The group commit's running totals since the store opened: transactions, the writes in
+    them, and their time as the event loop sees it, from the batch handed to the database
+    until its callers can be answered (``time.perf_counter``). Take two and :meth:`minus`
+    them for a window (the load generator's report does)."""
+
+    transactions: int = 0
+    writes: int = 0
+    seconds: float = 0.0
+
+    def add(self, writes: int, seconds: float) -> None:
+        """One transaction of ``writes`` writes that took ``seconds``."""
+        self.transactions += 1
+        self.writes += writes
+        self.seconds += seconds
+
+    def minus(self, before: CommitStats) -> CommitStats:
+        return CommitStats(self.transactions - before.transactions,
+                           self.writes - before.writes, self.seconds - before.seconds)
+
+    def summary(self) -> dict[str, float | int | None]:
+        """Per transaction: writes and milliseconds (None before the first)."""
+        n = self.transactions
+
+        def per(total: float) -> float | None:
+            return round(total / n, 3) if n else None
+
+        return {"transactions": n, "writes_per_transaction": per(self.writes),
+                "transaction_ms": per(self.seconds * 1000)}
+
+
+def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] | None
+            ) -> list[list[Any]]:
+    c0, c1 = clocks if clocks is not None else (None, None)
+    return [_row("result", room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
+            _row("room_finished", room_id)]
+
+
+def _rolls(text: str | None) -> list[Dice]:
+    return [(int(a), int(b)) for a, b in json.loads(text or "[]")]
+
+
+def _seeds(text: str) -> Seeds:
+    a, b = json.loads(text)
+    return str(a), str(b)
+
+
+def _rolls_text(rolls: Sequence[Dice]) -> str:
+    """The inverse of :func:`_rolls`."""
+    return json_text([list(r) for r in rolls]) if rolls else "[]"
+
+
+def _save_status(room_id: str, status: Status, opening_rolls: Sequence[Dice]) -> list[Any]:
+    """The room's status and opening roll: what a filled or handed-over seat can change."""
+    return _row("room_status", room_id, status, _rolls_text(opening_rolls))
+
+
+def _save_seeds(room_id: str, seeds: Seeds | None) -> list[list[Any]]:
+    """The seats' dice seeds (a JSON list); none written for a room without them, whose
+    NULL column means the roll message without seeds (docs/dice.md)."""
+    return [] if seeds is None else [_row("room_seeds", room_id, json_text(list(seeds)))]
+
+
+def room_record(
+    room_id: str,
+    room: Sequence[Any],
+    seats: Sequence[Sequence[Any]],
+    moves: Sequence[Sequence[Any]],
+    result: Sequence[Any] | None,
+) -> RoomRecord:
+    """A room as read back, from its rows (the same columns, in the same order, in every
+    backend): ``room`` (game, options, status, dice_seed, opening_dice, created_at,
+    room_options, created_by, status_at, dice_seeds), ``seats`` (seat, kind, level,
+    player_id, the player's name) in seat order, ``moves`` (ply, seat, move, dice,
+    created_at, clock0_ms, clock1_ms) in ply order, ``result`` (winner, points, reason,
+    clock0_ms, clock1_ms) or None."""
+    (game_id, options, status, seed, opening, created_at, ropts, created_by, status_at,
+     seeds) = room
+    actions = [
+        Action(int(ply), int(seat), json.loads(move), tuple(_rolls(dice)), float(t),
+               None if c0 is None or c1 is None else (int(c0), int(c1)))
+        for ply, seat, move, dice, t, c0, c1 in moves
+    ]
+    if [a.index for a in actions] != list(range(len(actions))):
+        raise RuntimeError(f"room {room_id}: the stored plies have a gap")
+    res = result
+    return RoomRecord(
+        room_id=room_id,
+        game_id=str(game_id),
+        options=json.loads(options),
+        status=status,
+        # Written as hexadecimal text (a batch travels as JSON); an older SQLite room's is
+        # a BLOB, PostgreSQL's a bytea: bytes either way.
+        seed=None if seed is None else bytes.fromhex(seed) if isinstance(seed, str)
+        else bytes(seed),
+        created_at=float(created_at),
+        seats=[SeatState(kind, None if level is None else check_level(level), player_id, name)
+               for _seat, kind, level, player_id, name in seats],
+        seeds=None if seeds is None else _seeds(seeds),
+        opening_rolls=_rolls(opening),
+        actions=actions,
+        result=None if res is None else Outcome(res[0], int(res[1]), str(res[2])),
+        room_options=RoomOptions.model_validate(json.loads(ropts or "{}")),
+        final_clocks=(None if res is None or res[3] is None or res[4] is None
+                      else [int(res[3]), int(res[4])]),
+        created_by=created_by,
+        status_at=None if status_at is None else float(status_at),
+    )
+
+
+class Storage(ABC):
+    """The store: every write and read of the server's database. Open a backend with
+    :func:`server.store.open_store` (which migrates), close it with :meth:`close`.
+
+    The write methods return once their write is committed, durably (the group commit);
+    the reads never see a transaction half done."""
+
+    def __init__(self) -> None:
+        # The flusher holds it while a batch is written; SQLite's reads take it too.
+        self._lock = asyncio.Lock()
+        # Waiting for the next group commit: each write and its caller's future.
+        self._pending: list[tuple[Write, asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self.commit_stats = CommitStats()
+
+    # --- what a backend provides -----------------------------------------------------------
+
+    @abstractmethod
+    async def _transaction(self, writes: Sequence[Write]) -> None:
+        """Every row of ``writes``, in order, in one transaction: committed durably before
+        this returns, or not written at all (and the exception raised)."""
+
+    @abstractmethod
+    async def _close_database(self) -> None:
+        """Close the connection(s); every write handed over is written by then."""
+
+    @abstractmethod
+    async def schema_version(self) -> int:
+        """The newest migration applied (0: none)."""
+
+    @abstractmethod
+    async def migrate(self, upto: int | None = None) -> int:
+        """Applies every migration newer than the database (up to ``upto``); the new
+        version."""
+
+    @abstractmethod
+    async def player_by_token(self, token: str) -> tuple[str, str] | None:
+        """(player id, name) of the player whose token this is."""
+
+    @abstractmethod
+    async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
+        """The room's seat handovers, oldest first: seat, ply, from_player, kind, level,
+        reason, created_at."""
+
+    @abstractmethod
+    async def chat_lines(self, room_id: str, limit: int) -> list[dict[str, Any]]:
+        """The room's last ``limit`` chat lines, oldest first, as the ``chat`` message carries
+        them (``name`` is the name its player goes by now)."""
+
+    @abstractmethod
+    async def review(self, room_id: str) -> str | None:
+        """The room's stored review (JSON text), None if it has none yet."""
+
+    @abstractmethod
+    async def live_rooms(self) -> list[tuple[str, Status, bool]]:
+        """Every room waiting or being played: (id, status, whether it plays on by itself:
+        no person sits in it, or absent people's seats go to bots), oldest first."""
+
+    @abstractmethod
+    async def adjourned_before(self, before: float, limit: int) -> list[str]:
+        """Up to ``limit`` rooms adjourned before ``before``, oldest first."""
+
+    @abstractmethod
+    async def seats_held(self, player_id: str) -> list[tuple[str, int, Status]]:
+        """Every seat ``player_id`` holds in a room that may still be played (waiting,
+        playing or adjourned): (room id, seat, the room's status), oldest room first (rooms
+        created at the same time: in the order they were written)."""
+
+    @abstractmethod
+    async def waiting_rooms_opened_by(self, player_id: str) -> list[str]:
+        """The waiting rooms ``player_id`` opened (seated in them or not), oldest first."""
+
+    @abstractmethod
+    async def load_room(self, room_id: str) -> RoomRecord | None:
+        """The room as stored (see :func:`room_record`), None if there is no such room."""
+
+    # --- closing ---------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._flusher is not None:
+            await self._flusher  # moves already handed to the store are written first
+        await self._close_database()
+
+    # --- players ---------------------------------------------------------------------------
+
+    async def create_player(self, player_id: str, name: str, token: str) -> None:
+        now = time.time()
+        await self._write(_row("player", player_id, name, token_hash(token), now, now))
+
+    async def touch_player(self, player_id: str, name: str) -> None:
+        await self._write(_row("player_seen", player_id, name, time.time()))
+
+    # --- rooms -----------------------------------------------------------------------------
+
+    async def create_room(
+        self,
+        room_id: str,
+        game_id: str,
+        options: dict[str, Any],
+        seats: Sequence[SeatState],
+        status: Status,
+        seed: bytes | None,
+        opening_rolls: Sequence[Dice],
+        created_at: float,
+        room_options: RoomOptions | None = None,
+        created_by: str | None = None,
+        seeds: Seeds | None = None,
+    ) -> None:
+        """The room with its seats, its creator and its seats' dice seeds, in one
+        transaction."""
+        ropts = (room_options or RoomOptions()).model_dump(mode="json")
+        await self._write(
+            _row("room", room_id, game_id, json_text(options), status,
+                 None if seed is None else seed.hex(), _rolls_text(opening_rolls), created_at,
+                 json_text(ropts)),
+            *(_row("seat", room_id, i, s.kind, s.level, s.player_id)
+              for i, s in enumerate(seats)),
+            *([] if created_by is None else [_row("room_creator", room_id, created_by)]),
+            *_save_seeds(room_id, seeds),
+        )
+
+    async def set_status(self, room_id: str, status: Status, at: float) -> None:
+        """A change of status without a move (adjourned, closed, playing again)."""
+        await self._write(_row("room_lapse", room_id, status, at))
+
+    async def set_statuses(self, changes: Sequence[tuple[str, Status]], at: float) -> None:
+        """:meth:`set_status` for many rooms in one transaction (rooms not in memory)."""
+        if changes:
+            await self._write(*(_row("room_lapse", r, status, at) for r, status in changes))
+
+    async def expire(self, room_ids: Sequence[str], at: float) -> None:
+        """Adjourned games nobody resumed end in one transaction, without a winner."""
+        outcome = Outcome(winner=None, points=0, reason="expired")
+        if room_ids:
+            await self._write(*(row for r in room_ids for row in _finish(r, outcome, at, None)))
+
+    async def save_seats(
+        self,
+        room_id: str,
+        seats: Sequence[SeatState],
+        status: Status,
+        opening_rolls: Sequence[Dice],
+        seeds: Seeds | None = None,
+    ) -> None:
+        """Seat holders, their dice seeds, and the start of the game (status, opening roll),
+        in one transaction."""
+        await self._write(
+            *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
+            *_save_seeds(room_id, seeds),
+            _save_status(room_id, status, opening_rolls),
+        )
+
+    async def record_move(
+        self, room_id: str, action: Action, outcome: Outcome | None
+    ) -> None:
+        """One action (and the end of the game, if it ends it), committed durably before this
+        returns. The caller holds its room's lock, so a batch never holds two moves of one
+        room."""
+        move = _row("move", room_id, action.index, action.seat, json_text(action.move),
+                    _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
+        if outcome is None:
+            await self._write(move)
+        else:
+            await self._write(move, *_finish(room_id, outcome, action.time, action.clocks))
+
+    async def record_result(
+        self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
+        when: float | None = None,
+    ) -> None:
+        """The end of a game that no move ended (a resignation, a timeout)."""
+        at = time.time() if when is None else when
+        await self._write(*_finish(room_id, outcome, at, clocks))
+
+    async def hand_seat_to_bot(
+        self,
+        room_id: str,
+        seat: int,
+        level: str,
+        ply: int,
+        from_player: str | None,
+        reason: str,
+        when: float,
+        status: Status,
+        opening_rolls: Sequence[Dice],
+        seeds: Seeds | None = None,
+    ) -> None:
+        """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
+        handover can start a waiting game), in one transaction."""
+        await self._write(
+            _row("seat_to_bot", room_id, seat, level),
+            _row("seat_change", room_id, seat, ply, from_player, level, reason, when),
+            *_save_seeds(room_id, seeds),
+            _save_status(room_id, status, opening_rolls),
+        )
+
+    async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
+        await self._write(_row("chat", room_id, player_id, text, when))
+
+    async def save_review(self, room_id: str, text: str, when: float) -> None:
+        """A finished game's review, as the JSON text it is served as (the first one stays)."""
+        await self._write(_row("review", room_id, text, when))
+
+    # --- the group commit ------------------------------------------------------------------
+
+    async def _write(self, *rows: list[Any]) -> None:
+        """Group commit: the write (``rows``) goes into the next transaction, with whatever
+        else was handed over meanwhile (one statement, one trip to the database and one
+        durable commit for all: those, not the SQL, are what a write costs); returns once
+        that transaction is committed. A value the database cannot hold is refused here
+        (``ValueError``)."""
+        write = _encode(rows)
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((write, fut))
+        if self._flusher is None:
+            # A task of its own, not the first caller: a caller may be cancelled, the batch
+            # it would have carried must still be written.
+            self._flusher = asyncio.create_task(self._flush())
+        await fut
+
+    async def _flush(self) -> None:
+        try:
+            while self._pending:
+                async with self._lock:
+                    batch, self._pending = self._pending, []
+                    started = time.perf_counter()
+                    try:
+                        errors = await self._commit([write for write, _ in batch])
+                    except BaseException:
+                        for _, fut in batch:
+                            fut.cancel()
+                        raise
+                    self.commit_stats.add(len(batch), time.perf_counter() - started)
+                for (_, fut), error in zip(batch, errors, strict=True):
+                    if fut.done():
+                        continue
+                    if error is None:
+                        fut.set_result(None)
+                    else:
+                        fut.set_exception(error)
+        finally:
+            self._flusher = None
+            for _, fut in self._pending:  # only when cancelled: nobody will write these
+                fut.cancel()
+            self._pending = []
+
+    async def _commit(self, writes: list[Write]) -> list[Exception | None]:
+        """``writes`` in one transaction; if it fails, each in its own, so one bad write fails
+        only its own caller. Each write's error (None: committed)."""
+        try:
+            await self._transaction(writes)
+            return [None] * len(writes)
+        except Exception as e:
+            if len(writes) == 1:
+                return [e]
+        errors: list[Exception | None] = []
+        for write in writes:
+            try:
+                await self._transaction([write])
+                errors.append(None)
+            except Exception as e:
+                errors.append(e)
+        return errors

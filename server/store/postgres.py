@@ -1,0 +1,216 @@
+"""The PostgreSQL backend of the store (:class:`~server.store.base.Storage`), for a node of a
+cluster (contract section 9): all of its SQL lives here and in ``migrations_postgresql/``.
+
+Durability: every session runs with ``synchronous_commit = on`` (PostgreSQL's default, set
+here whatever the server's configuration says): a commit returns once its WAL record is
+flushed to disk, and a write is acknowledged only after its COMMIT has returned, so a move
+anyone has seen survives ``kill -9`` of the node and of the database server.
+
+Concurrency: a pool of connections (asyncpg). Writes go through the group commit of
+:mod:`server.store.base`, one batch at a time: a batch is one statement, ``SELECT
+store_write($1)`` over a JSON array of its rows (migration 0004), which PostgreSQL runs as a
+transaction of its own: one round trip and one WAL flush for the whole batch. Reads take a
+connection of their own and never wait for the writer; a read of several statements (a
+room) runs in one read-only REPEATABLE READ transaction, so it sees one committed state.
+
+Migrations: the numbered files of ``server/store/migrations_postgresql/``, in step with
+SQLite's (``README.md`` there), applied in order at start, each in one transaction recorded
+in ``schema_migrations``, under an advisory lock, so nodes starting together migrate once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+from server.errors import StartupError
+from server.room import RoomRecord, Status
+from server.store.base import (
+    Storage,
+    Write,
+    migration_files,
+    migrations_folder,
+    room_record,
+    token_hash,
+)
+
+FOLDER = "migrations_postgresql"
+# pg_advisory_lock's key for migrations: any constant the application uses for nothing else.
+_MIGRATION_LOCK = 0x7461626C6173  # "tablas"
+CONNECT_TIMEOUT = 10.0
+
+
+def safe_url(url: str) -> str:
+    """``url`` without its password, fit for a message or a log."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "the database URL"
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def postgres_migrations() -> list[tuple[int, str, str]]:
+    return migration_files(migrations_folder(FOLDER))
+
+
+class PostgresStore(Storage):
+    """One PostgreSQL database through a pool; open with :meth:`open` (which migrates)."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        super().__init__()
+        self.pool = pool
+
+    @classmethod
+    async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10
+                   ) -> PostgresStore:
+        """The store of the database at ``url`` (``postgresql://…``), migrated; a
+        :class:`~server.errors.StartupError` naming it (without its password) when it
+        cannot be reached or used."""
+        try:
+            pool = await asyncpg.create_pool(
+                url, min_size=1, max_size=max_size, timeout=CONNECT_TIMEOUT,
+                server_settings={"synchronous_commit": "on", "application_name": "tablas"})
+        except (OSError, TimeoutError, ValueError, asyncpg.PostgresError,
+                asyncpg.InterfaceError) as e:
+            raise StartupError(f"cannot use the database {safe_url(url)}: "
+                               f"{str(e) or type(e).__name__}") from None
+        store = cls(pool)
+        try:
+            await store.migrate(upto)
+        except BaseException:
+            await pool.close()
+            raise
+        return store
+
+    async def _close_database(self) -> None:
+        await self.pool.close()
+
+    # --- migrations ------------------------------------------------------------------------
+
+    async def schema_version(self) -> int:
+        async with self.pool.acquire() as con:
+            return await self._version(con)
+
+    @staticmethod
+    async def _version(con: asyncpg.Connection) -> int:
+        if await con.fetchval("SELECT to_regclass('schema_migrations')") is None:
+            return 0
+        version = await con.fetchval("SELECT MAX(version) FROM schema_migrations")
+        return 0 if version is None else int(version)
+
+    async def migrate(self, upto: int | None = None) -> int:
+        """Applies every migration newer than the database (up to ``upto``), each in one
+        transaction with its row of ``schema_migrations``; the new version. Nodes that start
+        together take turns (an advisory lock): the first migrates, the others find it done."""
+        async with self.pool.acquire() as con:
+            await con.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+            try:
+                await con.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                    " applied_at DOUBLE PRECISION NOT NULL)")
+                current = await self._version(con)
+                for version, name, sql in postgres_migrations():
+                    if version <= current or (upto is not None and version > upto):
+                        continue
+                    async with con.transaction():
+                        await con.execute(sql)  # no arguments: the simple protocol, a script
+                        await con.execute(
+                            "INSERT INTO schema_migrations (version, name, applied_at)"
+                            " VALUES ($1, $2, $3)", version, name, time.time())
+                    current = version
+            finally:
+                await con.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+        return current
+
+    # --- the group commit's one statement --------------------------------------------------
+
+    async def _transaction(self, writes: Sequence[Write]) -> None:
+        """Every row of ``writes`` in one statement, which PostgreSQL runs as a transaction
+        of its own: committed (its WAL flushed) before it returns, or not written at all."""
+        async with self.pool.acquire() as con:
+            await con.execute("SELECT store_write($1::jsonb)", "[" + ",".join(writes) + "]")
+
+    # --- reads -----------------------------------------------------------------------------
+
+    async def player_by_token(self, token: str) -> tuple[str, str] | None:
+        row = await self.pool.fetchrow(
+            "SELECT id, name FROM players WHERE token_hash = $1", token_hash(token))
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch(
+            "SELECT seat, ply, from_player, kind, level, reason, created_at FROM seat_changes"
+            " WHERE room_id = $1 ORDER BY id", room_id)
+        cols = ("seat", "ply", "from_player", "kind", "level", "reason", "created_at")
+        return [dict(zip(cols, tuple(row))) for row in rows]
+
+    async def chat_lines(self, room_id: str, limit: int) -> list[dict[str, Any]]:
+        rows = await self.pool.fetch(
+            "SELECT c.player_id, p.name, c.text, c.created_at FROM chat c"
+            " JOIN players p ON p.id = c.player_id WHERE c.room_id = $1"
+            " ORDER BY c.id DESC LIMIT $2", room_id, limit)
+        return [{"player_id": str(pid), "name": str(name), "text": str(text), "time": float(t)}
+                for pid, name, text, t in reversed(rows)]
+
+    async def review(self, room_id: str) -> str | None:
+        text = await self.pool.fetchval("SELECT json FROM reviews WHERE room_id = $1", room_id)
+        return None if text is None else str(text)
+
+    async def live_rooms(self) -> list[tuple[str, Status, bool]]:
+        rows = await self.pool.fetch(
+            "SELECT r.id, r.status, NOT EXISTS (SELECT 1 FROM seats s WHERE s.room_id = r.id"
+            " AND s.kind = 'human')"
+            " OR (r.room_options::jsonb ->> 'abandon_to_bot_after_ms') IS NOT NULL"
+            " FROM rooms r WHERE r.status IN ('waiting', 'playing') ORDER BY r.created_at, r.seq")
+        return [(str(r), status, bool(alone)) for r, status, alone in rows]
+
+    async def adjourned_before(self, before: float, limit: int) -> list[str]:
+        rows = await self.pool.fetch(
+            "SELECT id FROM rooms WHERE status = 'adjourned' AND status_at < $1"
+            " ORDER BY status_at LIMIT $2", float(before), limit)
+        return [str(r[0]) for r in rows]
+
+    async def seats_held(self, player_id: str) -> list[tuple[str, int, Status]]:
+        rows = await self.pool.fetch(
+            "SELECT s.room_id, s.seat, r.status FROM seats s JOIN rooms r ON r.id = s.room_id"
+            " WHERE s.player_id = $1 AND r.status IN ('waiting', 'playing', 'adjourned')"
+            " ORDER BY r.created_at, r.seq, s.seat", player_id)
+        return [(str(r), int(seat), status) for r, seat, status in rows]
+
+    async def waiting_rooms_opened_by(self, player_id: str) -> list[str]:
+        rows = await self.pool.fetch(
+            "SELECT id FROM rooms WHERE created_by = $1 AND status = 'waiting'"
+            " ORDER BY created_at, seq", player_id)
+        return [str(r[0]) for r in rows]
+
+    async def load_room(self, room_id: str) -> RoomRecord | None:
+        async with self.pool.acquire() as con, con.transaction(
+                isolation="repeatable_read", readonly=True):
+            room = await con.fetchrow(
+                "SELECT game, options, status, dice_seed, opening_dice, created_at,"
+                " room_options, created_by, status_at, dice_seeds FROM rooms WHERE id = $1",
+                room_id)
+            if room is None:
+                return None
+            seats = await con.fetch(
+                "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
+                " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = $1"
+                " ORDER BY s.seat", room_id)
+            moves = await con.fetch(
+                "SELECT ply, seat, move, dice, created_at, clock0_ms, clock1_ms FROM moves"
+                " WHERE room_id = $1 ORDER BY ply", room_id)
+            result = await con.fetchrow(
+                "SELECT winner, points, reason, clock0_ms, clock1_ms FROM results"
+                " WHERE room_id = $1", room_id)
+        return room_record(room_id, tuple(room), [tuple(s) for s in seats],
+                           [tuple(m) for m in moves],
+                           None if result is None else tuple(result))
