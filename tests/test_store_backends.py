@@ -1,0 +1,272 @@
+"""The store's two backends, SQLite and PostgreSQL: the same answers to every read after the
+same writes, migrations kept in step (the same numbers, the same logical schema), and
+migrations from every version on PostgreSQL. ``backend`` runs a test on each
+(tests/pg_support.py); the tests of the group commit are tests/test_server_store.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from pg_support import Backend
+
+from engine.core import Outcome
+from server.protocol import RoomOptions
+from server.room import Action, SeatState
+from server.store import (
+    BadDatabase,
+    Database,
+    SqliteStore,
+    migration_files,
+    open_store,
+    parse_database,
+    token_hash,
+)
+from server.store.base import migrations_folder
+from server.store.postgres import PostgresStore, postgres_migrations, safe_url
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _person(pid: str, name: str) -> SeatState:
+    return SeatState("human", None, pid, name)
+
+
+async def test_every_read_answers_the_same_after_the_same_writes(backend: Backend) -> None:
+    """Every write the server makes, then every read, with the answers written out: the same
+    on each backend."""
+    store = await backend.open()
+    await store.create_player("pa", "Ana", "tok-a")
+    await store.create_player("pb", "Bo", "tok-b")
+    await store.touch_player("pb", "Bob")
+    bot = SeatState("bot", "easy")
+    clock = RoomOptions.model_validate({"clock": {"base_ms": 60000, "increment_ms": 0}})
+    # r1: a waiting room Ana opened; r2: Ana against Bob, played and finished; r3: Ana
+    # against a bot, adjourned; r4: handed to a bot; r5 created at the same time as r1.
+    await store.create_room("r1", "connect4", {}, [_person("pa", "Ana"), SeatState("human")],
+                            "waiting", None, [], 10.0, created_by="pa", seeds=("s", ""))
+    await store.create_room("r5", "tictactoe", {}, [SeatState("human"), _person("pa", "Ana")],
+                            "waiting", None, [], 10.0, created_by="pb")
+    await store.create_room("r2", "backgammon", {"x": [1]}, [_person("pa", "Ana"),
+                            SeatState("human")], "waiting", b"\x00\xff", [], 11.0, clock,
+                            created_by="pa")
+    await store.save_seats("r2", [_person("pa", "Ana"), _person("pb", "Bob")], "playing",
+                           [(3, 1)], ("a", "b"))
+    await store.record_move("r2", Action(0, 0, {"play": [[8, 5], [6, 5]]}, ((6, 2),), 12.5,
+                                         (59000, 60000)), None)
+    await store.record_move("r2", Action(1, 1, {"action": "double"}, (), 13.0,
+                                         (59000, 58000)), None)
+    await store.record_chat("r2", "pb", "gl", 13.5)
+    await store.record_chat("r2", "pa", "thanks\nyou too", 14.0)
+    await store.record_result("r2", Outcome(0, 1, "drop"), [59000, 57000], 15.0)
+    await store.save_review("r2", '{"moves":[]}', 16.0)
+    await store.save_review("r2", '{"moves":[1]}', 17.0)  # the first one stays
+    await store.create_room("r3", "connect4", {}, [_person("pa", "Ana"), bot], "playing",
+                            None, [], 12.0, created_by="pa")
+    await store.set_status("r3", "adjourned", 20.0)
+    await store.create_room("r4", "tictactoe", {}, [_person("pb", "Bob"), SeatState("human")],
+                            "waiting", None, [], 13.0,
+                            RoomOptions.model_validate({"abandon_to_bot_after_ms": 1000}),
+                            created_by="pb")
+    await store.hand_seat_to_bot("r4", 1, "hard", 0, None, "hand_to_bot", 21.0, "playing", [])
+    await store.create_room("r6", "connect4", {}, [_person("pb", "Bob"), bot], "playing",
+                            None, [], 14.0, created_by="pb")
+    await store.set_statuses([("r6", "adjourned")], 5.0)
+    await store.expire(["r6"], 30.0)
+
+    assert await store.player_by_token("tok-b") == ("pb", "Bob")
+    assert await store.player_by_token("nope") is None
+    assert await store.live_rooms() == [("r1", "waiting", False), ("r5", "waiting", False),
+                                        ("r4", "playing", True)]
+    assert await store.adjourned_before(25.0, 10) == ["r3"]
+    assert await store.adjourned_before(20.0, 10) == []
+    assert await store.seats_held("pa") == [("r1", 0, "waiting"), ("r5", 1, "waiting"),
+                                            ("r3", 0, "adjourned")]
+    assert await store.waiting_rooms_opened_by("pa") == ["r1"]
+    assert await store.seat_changes("r4") == [
+        {"seat": 1, "ply": 0, "from_player": None, "kind": "bot", "level": "hard",
+         "reason": "hand_to_bot", "created_at": 21.0}]
+    assert await store.chat_lines("r2", 1) == [
+        {"player_id": "pa", "name": "Ana", "text": "thanks\nyou too", "time": 14.0}]
+    assert [c["text"] for c in await store.chat_lines("r2", 5)] == ["gl", "thanks\nyou too"]
+    assert await store.review("r2") == '{"moves":[]}'
+    assert await store.review("r1") is None
+    assert await store.load_room("nope") is None
+
+    r2 = await store.load_room("r2")
+    assert r2 is not None
+    assert (r2.game_id, r2.options, r2.status, r2.seed, r2.created_at, r2.seeds,
+            r2.opening_rolls, r2.result, r2.final_clocks, r2.created_by, r2.status_at) == (
+        "backgammon", {"x": [1]}, "finished", b"\x00\xff", 11.0, ("a", "b"), [(3, 1)],
+        Outcome(0, 1, "drop"), [59000, 57000], "pa", None)
+    assert r2.room_options == clock
+    assert [(s.kind, s.player_id, s.name) for s in r2.seats] == [
+        ("human", "pa", "Ana"), ("human", "pb", "Bob")]
+    assert r2.actions == [
+        Action(0, 0, {"play": [[8, 5], [6, 5]]}, ((6, 2),), 12.5, (59000, 60000)),
+        Action(1, 1, {"action": "double"}, (), 13.0, (59000, 58000))]
+    r4 = await store.load_room("r4")
+    assert r4 is not None and r4.status == "playing"
+    assert [(s.kind, s.level, s.player_id) for s in r4.seats] == [
+        ("human", None, "pb"), ("bot", "hard", None)]
+    r6 = await store.load_room("r6")
+    assert r6 is not None and (r6.status, r6.status_at, r6.result) == (
+        "finished", 5.0, Outcome(None, 0, "expired"))
+    r1 = await store.load_room("r1")
+    assert r1 is not None and (r1.seeds, r1.seed, r1.result) == (("s", ""), None, None)
+    await store.close()
+
+
+async def test_an_unknown_kind_of_write_is_refused_and_writes_nothing(
+        backend: Backend) -> None:
+    """A row no trigger (SQLite) or function (PostgreSQL) knows fails its whole write."""
+    store = await backend.open()
+    with pytest.raises(Exception, match="unknown kind"):
+        await store._write(["player", "p", "Ana", "h", 1.0, 1.0], ["no_such_kind", "x"])
+    assert await backend.rows("SELECT COUNT(*) FROM players") == [(0,)]
+    await store.close()
+
+
+def _kinds_written() -> set[str]:
+    """Every kind of row the store writes: the literals of ``_row(...)`` in base.py."""
+    source = (ROOT / "server" / "store" / "base.py").read_text()
+    return set(re.findall(r'_row\("([a-z_]+)"', source))
+
+
+def test_every_kind_of_write_has_its_trigger_and_its_function() -> None:
+    sqlite_sql = "\n".join(sql for _, _, sql in migration_files())
+    postgres_sql = "\n".join(sql for _, _, sql in postgres_migrations())
+    kinds = _kinds_written()
+    assert len(kinds) >= 16
+    for kind in kinds:
+        assert f"NEW.kind = '{kind}'" in sqlite_sql, kind
+        assert f"FUNCTION store_write_{kind}(r jsonb)" in postgres_sql, kind
+
+
+def test_the_two_backends_migrations_are_in_step() -> None:
+    """Migration N exists for both backends, under the same name: a database of either kind
+    at version N has the same logical schema (migrations_postgresql/README.md)."""
+    assert [name for _, name, _ in migration_files()] == [
+        name for _, name, _ in postgres_migrations()]
+    assert migrations_folder("migrations_postgresql").joinpath("README.md").is_file()
+
+
+async def _sqlite_schema(store: SqliteStore) -> dict[str, Any]:
+    async with store.db.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')"
+            " AND name NOT LIKE 'sqlite_%'") as cur:
+        objects = list(await cur.fetchall())
+    columns: dict[str, set[str]] = {}
+    for kind, name in objects:
+        if kind == "table":
+            async with store.db.execute(f"PRAGMA table_info({name})") as cur:
+                columns[name] = {str(r[1]) for r in await cur.fetchall()}
+    return {"columns": columns,
+            "indexes": {name for kind, name in objects if kind == "index"}}
+
+
+async def _postgres_schema(url: str) -> dict[str, Any]:
+    con = await asyncpg.connect(url)
+    try:
+        columns: dict[str, set[str]] = {}
+        for table, column in await con.fetch(
+                "SELECT table_name, column_name FROM information_schema.columns"
+                " WHERE table_schema = 'public'"):
+            columns.setdefault(table, set()).add(column)
+        # Named indexes only: SQLite names those of its keys sqlite_autoindex_*.
+        indexes = {r[0] for r in await con.fetch(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'"
+            " AND indexname NOT LIKE '%\\_pkey' AND indexname NOT LIKE '%\\_key'")}
+    finally:
+        await con.close()
+    columns["rooms"].discard("seq")  # what SQLite's rowid is there
+    return {"columns": columns, "indexes": indexes}
+
+
+@pytest.mark.parametrize("version", [1, 4, 5, 7])
+async def test_the_same_version_is_the_same_schema_on_both(
+        tmp_path: Path, pg_url: str, version: int) -> None:
+    sqlite = await SqliteStore.open(tmp_path / "t.db", upto=version)
+    postgres = await PostgresStore.open(pg_url, upto=version)
+    try:
+        assert await sqlite.schema_version() == await postgres.schema_version() == version
+        assert await _sqlite_schema(sqlite) == await _postgres_schema(pg_url)
+    finally:
+        await sqlite.close()
+        await postgres.close()
+
+
+@pytest.mark.parametrize("start", range(len(postgres_migrations()) + 1))
+async def test_postgres_migrations_from_every_version(pg_cluster: Any, start: int) -> None:
+    fresh, old = pg_cluster.new_database(), pg_cluster.new_database()
+    s = await PostgresStore.open(fresh)
+    await s.close()
+    s = await PostgresStore.open(old, upto=start)
+    assert await s.schema_version() == start
+    if start >= 1:  # data written at the old version survives the upgrade
+        con = await asyncpg.connect(old)
+        await con.execute(
+            "INSERT INTO players (id, name, token_hash, created_at) VALUES ($1, $2, $3, $4)",
+            "p1", "Old", token_hash("tok"), 1.0)
+        await con.execute(
+            "INSERT INTO rooms (id, game, options, status, created_at)"
+            " VALUES ('r1', 'connect4', '{}', 'playing', 1.0)")
+        await con.execute(
+            "INSERT INTO seats (room_id, seat, kind, level, player_id)"
+            " VALUES ('r1', 0, 'human', NULL, 'p1'), ('r1', 1, 'bot', 'easy', NULL)")
+        await con.execute(
+            "INSERT INTO moves (room_id, ply, seat, move, created_at)"
+            " VALUES ('r1', 0, 0, '{\"column\": 3}', 2.0)")
+        await con.close()
+    await s.close()
+    s = await PostgresStore.open(old)
+    assert await s.schema_version() == len(postgres_migrations())
+    if start >= 1:
+        assert await s.player_by_token("tok") == ("p1", "Old")
+        record = await s.load_room("r1")
+        assert record is not None and record.room_options.clock is None
+        assert [a.clocks for a in record.actions] == [None] and record.final_clocks is None
+        assert record.created_by == ("p1" if start < 5 else None)
+        room = record.to_room()
+        assert room.ply == 1 and room.bot_to_move() == 1
+    await s.close()
+    assert await _postgres_schema(old) == await _postgres_schema(fresh)
+    con = await asyncpg.connect(old)
+    versions = [r[0] for r in await con.fetch("SELECT version FROM schema_migrations ORDER BY 1")]
+    await con.close()
+    assert versions == list(range(1, len(postgres_migrations()) + 1))
+
+
+async def test_nodes_starting_together_migrate_once(pg_url: str) -> None:
+    import asyncio
+
+    stores = await asyncio.gather(*(PostgresStore.open(pg_url) for _ in range(4)))
+    for s in stores:
+        assert await s.schema_version() == len(postgres_migrations())
+        await s.close()
+
+
+def test_database_texts() -> None:
+    assert parse_database("tablas.sqlite3") == Database("sqlite", "tablas.sqlite3")
+    assert parse_database("/var/db/t.db") == Database("sqlite", "/var/db/t.db")
+    assert parse_database("sqlite:///t.db") == Database("sqlite", "t.db")
+    assert parse_database("sqlite:////var/t.db") == Database("sqlite", "/var/t.db")
+    url = "postgresql://u:pw@db.example:5432/tablas"
+    assert parse_database(url) == Database("postgresql", url)
+    assert parse_database("postgres://h/db") == Database("postgresql", "postgres://h/db")
+    for bad in ("", "mysql://h/db", "sqlite://t.db", "sqlite:///", "redis://h:6379/0"):
+        with pytest.raises(BadDatabase, match="postgresql://"):
+            parse_database(bad)
+    assert safe_url(url) == "postgresql://u:***@db.example:5432/tablas"
+    assert safe_url("postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+async def test_open_store_picks_the_backend(backend: Backend) -> None:
+    store = await open_store(backend.where)
+    try:
+        assert type(store) is {"sqlite": SqliteStore, "postgresql": PostgresStore}[backend.kind]
+    finally:
+        await store.close()
