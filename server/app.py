@@ -63,7 +63,7 @@ from server.protocol import (
     Spectate,
 )
 from server.records import Records
-from server.store import Storage, open_store
+from server.store import Database, Storage, open_store
 
 log = logging.getLogger("tablas.server")
 
@@ -144,7 +144,7 @@ class TablasServer:
         await self.store.close()
 
 
-async def run(host: str, port: int, db: str, bot_workers: int | None,
+async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               allow_origins: Sequence[str] | None = None,
               max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
               max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,

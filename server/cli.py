@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from engine.core import JSON, Game
 from engine.errors import InvalidInputError, TablasError
@@ -19,6 +19,13 @@ from engine.positions import position_state
 from server.errors import StartupError
 from server.loop import LOOPS, loop_in_use
 from server.loop import run as run_on_loop
+
+if TYPE_CHECKING:
+    from server.store import Database
+
+
+DB_HELP = ("the database: a SQLite file (default tablas.sqlite3), sqlite:///PATH, or "
+           "postgresql://USER[:PASSWORD]@HOST[:PORT]/NAME (pip install 'tablas[cluster]')")
 
 
 class CliError(Exception):
@@ -229,20 +236,64 @@ def cmd_serve(args: argparse.Namespace) -> int:
     logs.configure(args.log_level, args.log_json)
     import sqlite3
 
-    try:  # a database that cannot be opened is a bad argument, said before anything starts
-        sqlite3.connect(args.db).close()
-    except sqlite3.Error as e:
-        raise CliError(f"cannot use the database {args.db!r}: {e}") from None
+    from server.store import BadDatabase
+
+    database = _database(args.db)
     logging.getLogger("tablas.server").info("event loop: %s", loop)
     try:
-        run_on_loop(run(args.host, args.port, args.db, args.bot_workers, args.allow_origin,
+        run_on_loop(run(args.host, args.port, database, args.bot_workers, args.allow_origin,
                         per_address or None, max_msgs_per_address=msgs or None,
                         abandon_after=args.abandon_after or None,
                         keep_adjourned=args.keep_adjourned * 86400 or None), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
-    except StartupError as e:
+    except (StartupError, BadDatabase) as e:
         raise CliError(str(e)) from None
+    return 0
+
+
+def _database(text: str) -> Database:
+    """``--db``'s text as a database, or a :class:`CliError` naming the accepted forms (or
+    why a SQLite file cannot be opened: said before anything starts)."""
+    import sqlite3
+
+    from server.store import BadDatabase, parse_database
+
+    try:
+        database = parse_database(text)
+    except BadDatabase as e:
+        raise CliError(str(e)) from None
+    if database.kind == "sqlite":
+        try:
+            sqlite3.connect(database.target).close()
+        except sqlite3.Error as e:
+            raise CliError(f"cannot use the database {text!r}: {e}") from None
+    return database
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """Applies the migrations to the database and exits, printing its schema version."""
+    import asyncio
+    import sqlite3
+
+    from server.store import BadDatabase, open_store
+
+    database = _database(args.db)
+
+    async def migrate() -> int:
+        store = await open_store(database)
+        try:
+            return await store.schema_version()
+        finally:
+            await store.close()
+
+    try:
+        version = asyncio.run(migrate())
+    except sqlite3.Error as e:
+        raise CliError(f"cannot use the database {args.db!r}: {e}") from None
+    except (StartupError, BadDatabase) as e:
+        raise CliError(str(e)) from None
+    print(f"schema version {version}")
     return 0
 
 
@@ -293,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the game server (WebSocket and HTTP on one port)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on")
     p.add_argument("--port", type=int, default=8765, help="the port to listen on")
-    p.add_argument("--db", default="tablas.sqlite3", help="the SQLite database file")
+    p.add_argument("--db", default="tablas.sqlite3", metavar="PATH|URL", help=DB_HELP)
     p.add_argument("--bot-workers", type=int, default=None, metavar="N",
                    help="bot worker processes (default: the number of CPUs)")
     p.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
@@ -322,6 +373,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-json", action="store_true",
                    help="write the log as JSON lines (time, level, logger, message, room_id…)")
     p.set_defaults(run=cmd_serve)
+
+    p = sub.add_parser("migrate", help="apply the database's migrations and exit")
+    p.add_argument("--db", default="tablas.sqlite3", metavar="PATH|URL", help=DB_HELP)
+    p.set_defaults(run=cmd_migrate)
 
     p = sub.add_parser("bench", help="run the benchmarks")
     p.add_argument("--json", action="store_true", help="print JSON")

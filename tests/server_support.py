@@ -21,15 +21,17 @@ from typing import Any
 import websockets
 
 from server.app import TablasServer
-from server.store import Store
+from server.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @asynccontextmanager
-async def running(db: Path, workers: int = 2, **kw: Any) -> AsyncIterator[tuple[TablasServer, str]]:
-    """A server in this process on a free port; yields it and its ws:// URL."""
-    store = await Store.open(db)
+async def running(db: Path | str, workers: int = 2, **kw: Any
+                  ) -> AsyncIterator[tuple[TablasServer, str]]:
+    """A server in this process on a free port, on the database ``db`` (a SQLite file, or
+    what ``--db`` takes); yields it and its ws:// URL."""
+    store = await open_store(str(db))
     srv = TablasServer(store, workers, **kw)
     port = await srv.start("127.0.0.1", 0)
     try:
@@ -185,8 +187,10 @@ def free_port() -> int:
 class Subprocess:
     """``tablas serve`` as a real process (for kill -9)."""
 
-    def __init__(self, db: Path, log: Path, workers: int = 1, args: Sequence[str] = ()) -> None:
-        """``args``: more options for ``tablas serve``."""
+    def __init__(self, db: Path | str, log: Path, workers: int = 1, args: Sequence[str] = ()
+                 ) -> None:
+        """``db``: a SQLite file or what ``--db`` takes; ``args``: more options for
+        ``tablas serve``."""
         self.db, self.log, self.workers, self.args = db, log, workers, list(args)
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sqlite3
 from pathlib import Path
 
 import pytest
+from pg_support import Backend
 from server_support import Client, Subprocess, create, play_vs_bot, running
 
 from server.store import Store, migration_files, token_hash
@@ -16,8 +18,8 @@ from server.store import Store, migration_files, token_hash
 HUMAN = {"kind": "human"}
 
 
-async def test_restart_resumes_the_same_game(tmp_path: Path) -> None:
-    db = tmp_path / "t.db"
+async def test_restart_resumes_the_same_game(backend: Backend) -> None:
+    db = backend.where
     async with running(db) as (_srv, url):
         a, b = Client(url), Client(url)
         wa = await a.connect("Ana")
@@ -74,8 +76,11 @@ async def test_restart_bot_thinks_again(tmp_path: Path) -> None:
         assert end["status"] == "finished"
 
 
-async def test_kill9_keeps_every_acknowledged_move(tmp_path: Path) -> None:
-    srv = Subprocess(tmp_path / "t.db", tmp_path / "server.log")
+async def test_kill9_keeps_every_acknowledged_move(tmp_path: Path, backend: Backend) -> None:
+    """``tablas serve`` on each backend (``--db`` a file, or a ``postgresql://`` URL) killed
+    with SIGKILL mid-game: every move its client saw is in the database, and the game plays
+    on after the restart."""
+    srv = Subprocess(backend.where, tmp_path / "server.log")
     srv.start()
     try:
         a = Client(srv.url)
@@ -89,6 +94,10 @@ async def test_kill9_keeps_every_acknowledged_move(tmp_path: Path) -> None:
             view = await a.expect("update", timeout=60)
             acked.append((view["ply"], view["move"]))
         srv.kill9()
+        stored = await backend.rows(
+            f"SELECT ply, move FROM moves WHERE room_id = '{room}' ORDER BY ply")
+        assert [json.loads(m) for p, m in stored[:len(acked)]] == [mv for _, mv in acked]
+        assert [p + 1 for p, _ in stored] == list(range(1, len(stored) + 1))
         srv.start()
         a2 = Client(srv.url)
         w2 = await a2.connect("Kim", token=w["token"])

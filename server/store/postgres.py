@@ -85,6 +85,9 @@ class PostgresStore(Storage):
         store = cls(pool)
         try:
             await store.migrate(upto)
+        except asyncpg.PostgresError as e:
+            await pool.close()
+            raise StartupError(f"cannot migrate the database {safe_url(url)}: {e}") from None
         except BaseException:
             await pool.close()
             raise
