@@ -60,8 +60,12 @@ def test_the_wheel_ships_the_page_and_the_migrations_and_no_tools(wheel: Path) -
     web = ROOT / "server" / "web"
     assert {f"server/web/{p.relative_to(web).as_posix()}" for p in web.rglob("*")
             if p.is_file()} <= names
-    assert {p.name for p in (ROOT / "server" / "store" / "migrations").glob("*.sql")} == {
-        Path(n).name for n in names if n.startswith("server/store/migrations/")}
+    for backend in ("migrations", "migrations_postgresql"):
+        folder = ROOT / "server" / "store" / backend
+        assert {p.name for p in folder.glob("*.sql")} == {
+            Path(n).name for n in names
+            if n.startswith(f"server/store/{backend}/") and n.endswith(".sql")}
+    assert "server/store/migrations_postgresql/README.md" in names
     assert not any(n.startswith(("tools/", "tests/")) for n in names)
 
 

@@ -201,49 +201,62 @@ def test_allow_origin_option_is_repeatable() -> None:
 
 # --- SQL --------------------------------------------------------------------------------------
 
-# The only SQL not written as one literal where it runs: the PRAGMA value is checked against a
+# SQL built at run time, each checked: SQLite's PRAGMA synchronous takes its value from the
 # fixed list just above it (a PRAGMA takes no parameters), the migration scripts are the
-# project's own files, and every write runs the one literal statement _WRITE_ROWS.
+# project's own files, and every write runs the one literal statement _WRITE_ROWS (SQLite) or
+# "SELECT store_write($1::jsonb)" (PostgreSQL).
 _SQL_EXCEPTIONS = {"f'PRAGMA synchronous={synchronous}'", "'BEGIN IMMEDIATE;\\n' + sql",
-                   "_WRITE_ROWS"}
+                   "_WRITE_ROWS", "sql"}
+_STORES = [ROOT / "server" / "store" / name for name in ("sqlite.py", "postgres.py")]
+# The methods that run SQL: aiosqlite's execute*, asyncpg's execute/fetch*.
+_RUNS_SQL = ("execute", "fetch")
 
 
 def test_sql_is_parameterised_only() -> None:
-    """Every execute*() in server/store/sqlite.py takes a literal SQL string (values go as
-    ``?`` parameters): no f-string, ``%`` or ``.format`` builds SQL, nowhere in the server.
-    Writes go as data: every row (``_row``) names, by a literal, a trigger the migrations
-    define, and its values travel in the one parameter of the literal ``_WRITE_ROWS``."""
-    store = ROOT / "server" / "store" / "sqlite.py"
-    tree = ast.parse(store.read_text(encoding="utf-8"))
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-             and isinstance(n.func, ast.Attribute) and n.func.attr.startswith("execute")]
-    assert len(calls) > 10
-    for call in calls:
-        sql = call.args[0]
-        text = ast.unparse(sql)
-        if text in _SQL_EXCEPTIONS:
-            continue
-        assert isinstance(sql, ast.Constant) and isinstance(sql.value, str), (
-            f"sqlite.py:{call.lineno}: SQL built at run time: {text[:80]}")
+    """Every statement in the store's backends (server/store/sqlite.py, postgres.py) is a
+    literal SQL string (values go as ``?`` or ``$n`` parameters): no f-string, ``%`` or
+    ``.format`` builds SQL, nowhere in the server. Writes go as data: every row (``_row``,
+    server/store/base.py) names, by a literal, a trigger (SQLite) and a function (PostgreSQL)
+    the migrations define, and its values travel in the one parameter of the literal batch
+    statement."""
+    for store in _STORES:
+        tree = ast.parse(store.read_text(encoding="utf-8"))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args
+                 and isinstance(n.func, ast.Attribute) and n.func.attr.startswith(_RUNS_SQL)]
+        assert len(calls) > 10
+        for call in calls:
+            sql = call.args[0]
+            text = ast.unparse(sql)
+            if text in _SQL_EXCEPTIONS:
+                continue
+            assert isinstance(sql, ast.Constant) and isinstance(sql.value, str), (
+                f"{store.name}:{call.lineno}: SQL built at run time: {text[:80]}")
+    tree = ast.parse(_STORES[0].read_text(encoding="utf-8"))
     (write_rows,) = [n.value for n in ast.walk(tree) if isinstance(n, ast.Assign)
                      and ast.unparse(n.targets[0]) == "_WRITE_ROWS"]
     assert isinstance(write_rows, ast.Constant) and "json_each(?)" in write_rows.value
+    assert '"SELECT store_write($1::jsonb)"' in _STORES[1].read_text(encoding="utf-8")
     migrations = "".join(p.read_text(encoding="utf-8") for p in
                          sorted((ROOT / "server" / "store" / "migrations").glob("*.sql")))
+    functions = "".join(p.read_text(encoding="utf-8") for p in sorted(
+        (ROOT / "server" / "store" / "migrations_postgresql").glob("*.sql")))
+    base = ROOT / "server" / "store" / "base.py"
+    tree = ast.parse(base.read_text(encoding="utf-8"))
     kinds = [n.args[0] for n in ast.walk(tree) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Name) and n.func.id == "_row"]
     assert len(kinds) >= 12
     for kind in kinds:
         assert isinstance(kind, ast.Constant) and isinstance(kind.value, str), (
-            f"sqlite.py:{kind.lineno}: a row's kind built at run time")
+            f"base.py:{kind.lineno}: a row's kind built at run time")
         assert f"WHEN NEW.kind = '{kind.value}'" in migrations, kind.value
-    synchronous = store.read_text(encoding="utf-8")
+        assert f"FUNCTION store_write_{kind.value}(r jsonb)" in functions, kind.value
+    synchronous = _STORES[0].read_text(encoding="utf-8")
     assert 'if synchronous not in ("FULL", "NORMAL"):' in synchronous
     for path in sorted((ROOT / "server").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    node.func.attr.startswith("execute") and path != store:
-                raise AssertionError(f"{path.name}:{node.lineno}: SQL outside store.py")
+                    node.func.attr.startswith("execute") and path not in _STORES:
+                raise AssertionError(f"{path.name}:{node.lineno}: SQL outside the store")
 
 
 # --- static files -----------------------------------------------------------------------------

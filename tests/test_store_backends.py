@@ -5,7 +5,6 @@ migrations from every version on PostgreSQL. ``backend`` runs a test on each
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -128,22 +127,6 @@ async def test_an_unknown_kind_of_write_is_refused_and_writes_nothing(
         await store._write(["player", "p", "Ana", "h", 1.0, 1.0], ["no_such_kind", "x"])
     assert await backend.rows("SELECT COUNT(*) FROM players") == [(0,)]
     await store.close()
-
-
-def _kinds_written() -> set[str]:
-    """Every kind of row the store writes: the literals of ``_row(...)`` in base.py."""
-    source = (ROOT / "server" / "store" / "base.py").read_text()
-    return set(re.findall(r'_row\("([a-z_]+)"', source))
-
-
-def test_every_kind_of_write_has_its_trigger_and_its_function() -> None:
-    sqlite_sql = "\n".join(sql for _, _, sql in migration_files())
-    postgres_sql = "\n".join(sql for _, _, sql in postgres_migrations())
-    kinds = _kinds_written()
-    assert len(kinds) >= 16
-    for kind in kinds:
-        assert f"NEW.kind = '{kind}'" in sqlite_sql, kind
-        assert f"FUNCTION store_write_{kind}(r jsonb)" in postgres_sql, kind
 
 
 def test_the_two_backends_migrations_are_in_step() -> None:
