@@ -253,3 +253,13 @@ async def test_open_store_picks_the_backend(backend: Backend) -> None:
         assert type(store) is {"sqlite": SqliteStore, "postgresql": PostgresStore}[backend.kind]
     finally:
         await store.close()
+
+
+async def test_postgresql_without_asyncpg_says_which_extra_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "asyncpg", None)  # as if it were not installed
+    monkeypatch.delitem(sys.modules, "server.store.postgres")
+    with pytest.raises(BadDatabase, match=r"asyncpg.*pip install 'tablas\[cluster\]'"):
+        await open_store("postgresql://tablas@127.0.0.1:1/x")

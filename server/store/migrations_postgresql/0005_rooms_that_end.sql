@@ -21,12 +21,16 @@ UPDATE rooms r SET created_by = (
 CREATE INDEX rooms_adjourned ON rooms (status_at) WHERE status = 'adjourned';
 CREATE INDEX rooms_waiting_by_creator ON rooms (created_by) WHERE status = 'waiting';
 
-CREATE FUNCTION store_write_room_creator(r jsonb) RETURNS void LANGUAGE sql AS $$
+CREATE FUNCTION store_write_room_creator(r jsonb) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     UPDATE rooms SET created_by = r ->> 2 WHERE id = r ->> 1;
+END
 $$;
 
 -- Adjourned, closed, or playing again: a change of status without a move.
-CREATE FUNCTION store_write_room_lapse(r jsonb) RETURNS void LANGUAGE sql AS $$
+CREATE FUNCTION store_write_room_lapse(r jsonb) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     UPDATE rooms SET status = r ->> 2, status_at = (r ->> 3)::double precision
     WHERE id = r ->> 1;
+END
 $$;

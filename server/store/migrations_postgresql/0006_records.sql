@@ -13,8 +13,10 @@ CREATE TABLE reviews (
 );
 
 -- A review is computed once per room; should two ever be written, the first stays.
-CREATE FUNCTION store_write_review(r jsonb) RETURNS void LANGUAGE sql AS $$
+CREATE FUNCTION store_write_review(r jsonb) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     INSERT INTO reviews (room_id, json, created_at)
     VALUES (r ->> 1, r ->> 2, (r ->> 3)::double precision)
     ON CONFLICT (room_id) DO NOTHING;
+END
 $$;

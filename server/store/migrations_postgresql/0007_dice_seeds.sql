@@ -4,6 +4,8 @@
 
 ALTER TABLE rooms ADD COLUMN dice_seeds TEXT;
 
-CREATE FUNCTION store_write_room_seeds(r jsonb) RETURNS void LANGUAGE sql AS $$
+CREATE FUNCTION store_write_room_seeds(r jsonb) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
     UPDATE rooms SET dice_seeds = r ->> 2 WHERE id = r ->> 1;
+END
 $$;
