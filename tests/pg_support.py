@@ -8,8 +8,8 @@ the ``postgres`` system user the Debian package creates, in a folder chowned to 
 binaries are missing the tests that need them are skipped, saying so.
 
 ``fsync`` is off in this cluster: the tests kill ``tablas serve``, never PostgreSQL, and a
-commit a client saw is in the server's memory whatever fsync says. ``synchronous_commit``
-stays on, as the store requires.
+commit a client saw is in the database server's memory whatever fsync says.
+``synchronous_commit`` stays on, as the store requires.
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ class Cluster:
     def start(self) -> None:
         self._run([str(self.bin / "initdb"), "-D", str(self.data), "-U", USER,
                    "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"])
+        # autovacuum off: its ANALYZE takes transaction ids, which Backend.commits counts.
         opts = (f"-h 127.0.0.1 -p {self.port} -k {self.root} -F -c max_connections=200"
-                " -c shared_buffers=32MB")
+                " -c shared_buffers=32MB -c autovacuum=off")
         self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
                    "-o", opts, "-w", "-t", "60", "start"])
 

@@ -263,3 +263,22 @@ async def test_postgresql_without_asyncpg_says_which_extra_to_install(
     monkeypatch.delitem(sys.modules, "server.store.postgres")
     with pytest.raises(BadDatabase, match=r"asyncpg.*pip install 'tablas\[cluster\]'"):
         await open_store("postgresql://tablas@127.0.0.1:1/x")
+
+
+async def test_postgresql_commits_are_durable_whatever_the_database_says(pg_url: str) -> None:
+    """The store's sessions commit with synchronous_commit on (a commit returns once its WAL
+    is flushed), even on a database configured to acknowledge commits before that."""
+    con = await asyncpg.connect(pg_url)
+    name = await con.fetchval("SELECT current_database()")
+    await con.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
+    await con.close()
+    con = await asyncpg.connect(pg_url)
+    assert await con.fetchval("SHOW synchronous_commit") == "off"
+    await con.close()
+    store = await PostgresStore.open(pg_url)
+    try:
+        for _ in range(3):  # every connection of the pool the store may use
+            async with store.pool.acquire() as c:
+                assert await c.fetchval("SHOW synchronous_commit") == "on"
+    finally:
+        await store.close()
