@@ -46,12 +46,15 @@ class Cluster:
 
     def __init__(self, bin_dir: Path) -> None:
         self.bin = bin_dir
-        self.root = Path(tempfile.mkdtemp(prefix="tablas-pg-"))
+        self.as_root = os.geteuid() == 0
+        # As root, in /tmp: the postgres user must reach the folder (a TMPDIR of root's may
+        # be closed to it).
+        self.root = Path(tempfile.mkdtemp(prefix="tablas-pg-",
+                                          dir="/tmp" if self.as_root else None))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self.port = free_port()
         self._names = itertools.count()
-        self.as_root = os.geteuid() == 0
         if self.as_root:
             shutil.chown(self.root, "postgres", "postgres")
 
