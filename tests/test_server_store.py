@@ -193,13 +193,14 @@ async def test_an_older_sqlite_rooms_seed_still_reads_back(tmp_path: Path) -> No
 
 async def test_a_value_the_database_cannot_hold_fails_its_write_alone(
         backend: Backend) -> None:
-    """A lone surrogate (not UTF-8; JSON from the wire may escape one) in a chat line is
-    refused before it joins a batch: the writes beside it land."""
+    """A lone surrogate (not UTF-8; JSON from the wire may escape one) or a U+0000
+    (PostgreSQL's text cannot hold it) in a chat line is refused before it joins a batch, on
+    every backend: the writes beside it land."""
     store = await _store_with_rooms(backend, 1)
     await store.create_player("p", "Ana", "secret")
-    bad, good = await asyncio.gather(store.record_chat("r0", "p", "\ud800", 0.0),
-                                     store.record_chat("r0", "p", "hi", 0.0),
-                                     return_exceptions=True)
-    assert isinstance(bad, ValueError) and good is None
+    surrogate, nul, good = await asyncio.gather(
+        store.record_chat("r0", "p", "\ud800", 0.0), store.record_chat("r0", "p", "a\x00", 0.0),
+        store.record_chat("r0", "p", "hi", 0.0), return_exceptions=True)
+    assert isinstance(surrogate, ValueError) and isinstance(nul, ValueError) and good is None
     assert await backend.rows("SELECT text FROM chat") == [("hi",)]
     await store.close()

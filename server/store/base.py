@@ -83,8 +83,11 @@ def _row(kind: str, *values: Any) -> list[Any]:
 
 
 def _encode(rows: Sequence[list[Any]]) -> Write:
-    """A write's rows as JSON text, or :class:`ValueError` for a value the database cannot
-    hold as text (a lone surrogate is not UTF-8): refused at once, before it joins a batch."""
+    """A write's rows as JSON text, or :class:`ValueError` for a value some backend cannot
+    hold as text (a lone surrogate is not UTF-8; PostgreSQL's text holds no U+0000): refused
+    at once, on every backend alike, before it joins a batch."""
+    if any(type(v) is str and "\x00" in v for row in rows for v in row):
+        raise ValueError("a value the database cannot store: U+0000 in a text")
     try:
         return to_json(rows).decode()[1:-1]
     except PydanticSerializationError as e:
