@@ -5,9 +5,9 @@ tic-tac-toe and Connect-4 against each other and against a bot; the server is ki
 SIGKILL at seeded random moments, 20 times, and restarted on the same database and port. After
 each restart every player says ``hello`` with its token, takes its seat again (``join``: the
 snapshot) and plays on. Every move any client saw in an ``update`` is recorded; at the end each
-one must be in the SQLite file, and every game unfinished at the last kill must resume and
-finish. A second test kills the bot worker process in the middle of a bot's thinking: the
-bot's move must still arrive.
+one must be in the database (a SQLite file; a PostgreSQL database, the same test again), and
+every game unfinished at the last kill must resume and finish. A second test kills the bot
+worker process in the middle of a bot's thinking: the bot's move must still arrive.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import json
 import os
 import random
 import signal
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import websockets
+from pg_support import Backend
 from server_support import Subprocess
 
 HUMAN = {"kind": "human"}
@@ -183,23 +183,21 @@ async def one_life(srv: Subprocess, slots: list[Slot], people: list[Player],
         await task
 
 
-def rooms_with_status(db: Path, *status: str) -> list[str]:
-    with contextlib.closing(sqlite3.connect(db)) as con:
-        rows = con.execute(f"SELECT id FROM rooms WHERE status IN ({','.join('?' * len(status))})",
-                           status).fetchall()
-    return [r for (r,) in rows]
+async def rooms_with_status(backend: Backend, *status: str) -> list[str]:
+    # The statuses are this file's own literals.
+    listed = ", ".join(f"'{s}'" for s in status)
+    return [r for (r,) in await backend.rows(f"SELECT id FROM rooms WHERE status IN ({listed})")]
 
 
-def stored_moves(db: Path) -> dict[tuple[str, int], Any]:
-    with contextlib.closing(sqlite3.connect(db)) as con:
-        rows = con.execute("SELECT room_id, ply, move FROM moves").fetchall()
+async def stored_moves(backend: Backend) -> dict[tuple[str, int], Any]:
+    rows = await backend.rows("SELECT room_id, ply, move FROM moves")
     return {(r, ply + 1): json.loads(mv) for r, ply, mv in rows}  # update ply = stored ply + 1
 
 
-async def test_kill9_twenty_times_loses_no_seen_move(tmp_path: Path) -> None:
+async def test_kill9_twenty_times_loses_no_seen_move(tmp_path: Path, backend: Backend) -> None:
+    """On each backend: a SQLite file, and PostgreSQL (``--db postgresql://…``)."""
     rng = random.Random(SEED)
-    db = tmp_path / "crash.db"
-    srv = Subprocess(db, tmp_path / "server.log", workers=1)
+    srv = Subprocess(backend.where, tmp_path / "server.log", workers=1)
     seen: dict[tuple[str, int], Any] = {}
     people = [Player(f"p{i}", seen) for i in range(7)]
     slots = [
@@ -216,28 +214,25 @@ async def test_kill9_twenty_times_loses_no_seen_move(tmp_path: Path) -> None:
             for p in people:
                 await p.close()
         assert srv.proc is not None and srv.proc.returncode == -signal.SIGKILL
-        open_rooms = rooms_with_status(db, "playing")
-        with contextlib.closing(sqlite3.connect(db)) as con:
-            last_statuses = con.execute("SELECT status, COUNT(*) FROM rooms GROUP BY status"
-                                        ).fetchall()
+        open_rooms = await rooms_with_status(backend, "playing")
+        last_statuses = await backend.rows("SELECT status, COUNT(*) FROM rooms GROUP BY status")
         for _ in range(3):  # the last lives: every game resumes and is played to its end
             srv.start()
             await one_life(srv, slots, people, None)
             for p in people:
                 await p.close()
             assert srv.terminate() == 0
-            if not rooms_with_status(db, "playing", "waiting"):
+            if not await rooms_with_status(backend, "playing", "waiting"):
                 break
     finally:
         srv.kill9()
-    stored = stored_moves(db)
+    stored = await stored_moves(backend)
     lost = {k: v for k, v in seen.items() if stored.get(k) != v}
     assert not lost, f"moves seen in an update but not on disk: {lost}"
     assert len(seen) > 100, len(seen)
     assert open_rooms, f"no game left open by the last kill: {last_statuses}, {slots}"
-    assert not rooms_with_status(db, "playing", "waiting")  # every game was finished
-    with contextlib.closing(sqlite3.connect(db)) as con:
-        results = {r for (r,) in con.execute("SELECT room_id FROM results")}
+    assert not await rooms_with_status(backend, "playing", "waiting")  # every game finished
+    results = {r for (r,) in await backend.rows("SELECT room_id FROM results")}
     assert set(open_rooms) <= results
     print(f"{KILLS} kills, {len(seen)} moves seen, {sum(len(s.rooms) for s in slots)} games,"
           f" {time.monotonic() - started:.1f} s")
@@ -320,5 +315,5 @@ async def test_killed_bot_worker_mid_think_still_moves(tmp_path: Path) -> None:
         assert srv.terminate() == 0
     finally:
         srv.kill9()
-    stored = stored_moves(db)
+    stored = await stored_moves(Backend("sqlite", str(db)))
     assert seen and all(stored.get(k) == v for k, v in seen.items())
