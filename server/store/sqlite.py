@@ -30,13 +30,14 @@ import functools
 import hashlib
 import json
 import re
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import aiosqlite
 from pydantic_core import PydanticSerializationError, to_json
@@ -46,6 +47,7 @@ from engine.search.decision import check_level
 from server.dice import Seeds
 from server.errors import MissingFiles
 from server.protocol import RoomOptions, json_text
+from server.ratings import NEW, Rating, RatingChange
 from server.room import Action, Dice, RoomRecord, SeatState, Status
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -161,6 +163,28 @@ def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] |
     c0, c1 = clocks if clocks is not None else (None, None)
     return [_row("result", room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
             _row("room_finished", room_id)]
+
+
+def _rated(room_id: str, changes: Sequence[RatingChange]) -> list[list[Any]]:
+    """A rated game's new ratings and what it did to them (migration 0008): written with
+    the result, so a finished rated game is rated exactly once, crash or not."""
+    rows: list[list[Any]] = []
+    for c in changes:
+        a = c.after
+        rows.append(_row("rating", c.player_id, c.game, a.rating, a.rd, a.volatility, a.games))
+        rows.append(_row("rating_change", room_id, c.seat, c.player_id, c.score,
+                         c.before.rating, c.before.rd, a.rating, a.rd))
+    return rows
+
+
+@dataclass(frozen=True)
+class Account:
+    """A player as ``hello`` finds them: by token, or (registered) by name key."""
+
+    player_id: str
+    name: str
+    registered: bool
+    password_hash: str | None = None
 
 
 def _rolls(text: str | None) -> list[Dice]:
@@ -289,6 +313,128 @@ class Store:
     async def touch_player(self, player_id: str, name: str) -> None:
         await self._write(_row("player_seen", player_id, name, time.time()))
 
+    @_serialised
+    async def account_by_token(self, token: str) -> Account | None:
+        """The player a token is of: the token of their first ``welcome`` or of a login."""
+        h = token_hash(token)
+        async with self.db.execute(
+            "SELECT id, name, password_hash IS NOT NULL FROM players WHERE token_hash = ?"
+            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL FROM player_tokens t"
+            " JOIN players p ON p.id = t.player_id WHERE t.token_hash = ? LIMIT 1",
+            (h, h),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]))
+
+    @_serialised
+    async def account_by_key(self, name_key: str) -> Account | None:
+        """The registered player whose name has this key (casefold of NFKC), with the hash
+        of their password."""
+        async with self.db.execute(
+            "SELECT id, name, password_hash FROM players WHERE name_key = ?", (name_key,)
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+
+    async def register_player(self, player_id: str, name: str, name_key: str,
+                              password_hash: str, when: float
+                              ) -> Literal["registered", "name_taken", "already_registered"]:
+        """The player's name becomes theirs, with their password's hash: ``registered``;
+        or nothing is written, because the key is a registered player's (the unique index
+        decides between two registrations at once), or the player registered already."""
+        try:
+            await self._write(_row("player_seen", player_id, name, when),
+                              _row("register", player_id, name_key, password_hash, when))
+        except sqlite3.IntegrityError as e:
+            return "already_registered" if "already registered" in str(e) else "name_taken"
+        return "registered"
+
+    async def add_token(self, player_id: str, token: str, when: float) -> None:
+        """A new device's token for a registered player (stored as its hash only)."""
+        await self._write(_row("player_token", token_hash(token), player_id, when))
+
+    # --- ratings -------------------------------------------------------------------------
+
+    @_serialised
+    async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:
+        """Each of ``player_ids``' rating in ``game`` (a new rating for one never rated)."""
+        found: dict[str, Rating] = {}
+        for pid in dict.fromkeys(player_ids):
+            async with self.db.execute(
+                "SELECT rating, rd, volatility, games FROM ratings"
+                " WHERE player_id = ? AND game = ?", (pid, game),
+            ) as cur:
+                row = await cur.fetchone()
+            found[pid] = NEW if row is None else Rating(float(row[0]), float(row[1]),
+                                                        float(row[2]), int(row[3]))
+        return found
+
+    @_serialised
+    async def leaderboard(self, game: str, limit: int) -> list[tuple[str, str | None, Rating]]:
+        """The ``limit`` best rated in ``game``: (player id, name (None for a bot), rating),
+        by rating, then the smaller RD, the more games, the player id."""
+        async with self.db.execute(
+            "SELECT r.player_id, p.name, r.rating, r.rd, r.volatility, r.games FROM ratings r"
+            " LEFT JOIN players p ON p.id = r.player_id WHERE r.game = ?"
+            " ORDER BY r.rating DESC, r.rd, r.games DESC, r.player_id LIMIT ?",
+            (game, limit),
+        ) as cur:
+            return [(str(pid), None if name is None else str(name),
+                     Rating(float(r), float(rd), float(vol), int(n)))
+                    for pid, name, r, rd, vol, n in await cur.fetchall()]
+
+    @_serialised
+    async def player_info(self, player_id: str) -> tuple[str, bool] | None:
+        """A player's name and whether they are registered; None for no such player."""
+        async with self.db.execute(
+            "SELECT name, password_hash IS NOT NULL FROM players WHERE id = ?", (player_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else (str(row[0]), bool(row[1]))
+
+    @_serialised
+    async def ratings_by_game(self, player_id: str) -> dict[str, Rating]:
+        """Every game ``player_id`` is rated in, and the rating."""
+        async with self.db.execute(
+            "SELECT game, rating, rd, volatility, games FROM ratings WHERE player_id = ?"
+            " ORDER BY game", (player_id,),
+        ) as cur:
+            return {str(g): Rating(float(r), float(rd), float(v), int(n))
+                    for g, r, rd, v, n in await cur.fetchall()}
+
+    @_serialised
+    async def games_of(self, player_id: str, limit: int) -> list[dict[str, Any]]:
+        """The player's ``limit`` latest rooms (seated in them), newest first: each
+        ``{room_id, game, status, created_at, room_options, result, seats}`` with the seats'
+        kind, level, player id and name."""
+        async with self.db.execute(
+            "SELECT r.id, r.game, r.status, r.created_at, r.room_options, res.winner,"
+            " res.points, res.reason FROM rooms r LEFT JOIN results res ON res.room_id = r.id"
+            " WHERE r.id IN (SELECT room_id FROM seats WHERE player_id = ?)"
+            " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?",
+            (player_id, limit),
+        ) as cur:
+            rooms = [
+                {"room_id": str(rid), "game": str(game), "status": status,
+                 "created_at": float(created), "room_options": json.loads(ropts or "{}"),
+                 "result": None if reason is None else
+                 {"winner": winner, "points": int(points), "reason": str(reason)},
+                 "seats": []}
+                for rid, game, status, created, ropts, winner, points, reason
+                in await cur.fetchall()
+            ]
+        for room in rooms:
+            async with self.db.execute(
+                "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
+                " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ?"
+                " ORDER BY s.seat", (room["room_id"],),
+            ) as cur:
+                room["seats"] = [
+                    {"seat": int(seat), "kind": kind, "level": level, "player_id": pid,
+                     "name": name}
+                    for seat, kind, level, pid, name in await cur.fetchall()]
+        return rooms
+
     # --- rooms ---------------------------------------------------------------------------
 
     async def create_room(
@@ -350,17 +496,19 @@ class Store:
         )
 
     async def record_move(
-        self, room_id: str, action: Action, outcome: Outcome | None
+        self, room_id: str, action: Action, outcome: Outcome | None,
+        ratings: Sequence[RatingChange] = (),
     ) -> None:
-        """One action (and the end of the game, if it ends it), committed durably before this
-        returns. The caller holds its room's lock, so a batch never holds two moves of one
-        room."""
+        """One action (and the end of the game, if it ends it, with the ``ratings`` it
+        changes), committed durably before this returns. The caller holds its room's lock,
+        so a batch never holds two moves of one room."""
         move = _row("move", room_id, action.index, action.seat, json_text(action.move),
                     _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
         if outcome is None:
             await self._write(move)
         else:
-            await self._write(move, *_finish(room_id, outcome, action.time, action.clocks))
+            await self._write(move, *_finish(room_id, outcome, action.time, action.clocks),
+                              *_rated(room_id, ratings))
 
     async def _write(self, *rows: list[Any]) -> None:
         """Group commit: the write (``rows``) goes into the next transaction, with whatever
@@ -427,11 +575,12 @@ class Store:
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
-        when: float | None = None,
+        when: float | None = None, ratings: Sequence[RatingChange] = (),
     ) -> None:
-        """The end of a game that no move ended (a resignation, a timeout)."""
+        """The end of a game that no move ended (a resignation, a timeout), with the
+        ``ratings`` it changes, in one transaction."""
         at = time.time() if when is None else when
-        await self._write(*_finish(room_id, outcome, at, clocks))
+        await self._write(*_finish(room_id, outcome, at, clocks), *_rated(room_id, ratings))
 
     async def hand_seat_to_bot(
         self,
