@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.games import GAME_IDS
+from engine.search.decision import LEVELS
 from server.errors import RecordError
 from server.ratings import Rating, is_bot_rating_id
 from server.store import Store
@@ -19,7 +20,7 @@ PLAYER_GAMES = 50  # a player's page lists their latest 50 rooms
 def _bot_parts(player_id: str) -> tuple[str, str] | None:
     """(game, level) of a bot's rated id (``bot:GAME:LEVEL``)."""
     parts = player_id.split(":")
-    if len(parts) != 3 or parts[1] not in GAME_IDS:
+    if len(parts) != 3 or parts[1] not in GAME_IDS or parts[2] not in LEVELS:
         return None
     return parts[1], parts[2]
 

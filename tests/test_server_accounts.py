@@ -314,3 +314,20 @@ async def test_password_hash_is_salted_scrypt(tmp_path: Path) -> None:
     digest = hashlib.scrypt(PASSWORD.encode(), salt=salt, n=2**10, r=4, p=2, dklen=24)
     stored = f"scrypt$1024$4$2${salt.hex()}${digest.hex()}"
     assert await verify_password(PASSWORD, stored)
+
+
+def test_name_key_is_stable_for_every_code_point() -> None:
+    """Exhaustive over Unicode: a key is its own key (so the unique index compares like with
+    like), and a character's key is its NFKC form's; ASCII letters of either case share one."""
+    import string
+    import unicodedata
+
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = chr(cp)
+        k = name_key(c)
+        assert name_key(k) == k, hex(cp)
+        assert name_key(unicodedata.normalize("NFKC", c)) == k, hex(cp)
+    for a, b in zip(string.ascii_lowercase, string.ascii_uppercase, strict=True):
+        assert name_key(a) == name_key(b) == a

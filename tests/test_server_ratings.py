@@ -87,6 +87,13 @@ def _get(url: str, path: str) -> tuple[int, Any]:
         return e.code, json.loads(e.read())
 
 
+def _get_text(url: str, path: str) -> tuple[int, str]:
+    base = url.replace("ws://", "http://").removesuffix("/ws")
+    with urllib.request.urlopen(base + path, timeout=30) as r:
+        assert r.headers["Content-Type"].startswith("text/html")
+        return r.status, r.read().decode()
+
+
 async def get(url: str, path: str, status: int = 200) -> Any:
     code, body = await asyncio.to_thread(_get, url, path)
     assert code == status, (path, code, body)
@@ -322,7 +329,9 @@ async def test_leaderboard_and_player_refusals(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
         for path, status in (("/api/leaderboard", 400), ("/api/leaderboard?game=chess", 400),
                              ("/api/leaderboard?game=tictactoe&game=grundy", 400),
-                             ("/api/players/nobody", 404), ("/api/players/bot:chess:max", 404)):
+                             ("/api/players/nobody", 404), ("/api/players/bot:chess:max", 404),
+                             ("/api/players/bot:tictactoe:nope", 404),
+                             ("/api/players/a/b", 404)):
             body = await get(url, path, status)
             assert isinstance(body["error"], str) and body["error"]
         guest = Client(url)
@@ -330,4 +339,12 @@ async def test_leaderboard_and_player_refusals(tmp_path: Path) -> None:
         page = await get(url, f"/api/players/{gid}")
         assert page == {"player_id": gid, "name": "Guest", "registered": False, "bot": False,
                         "ratings": {}, "games": []}
+        # A bot level never played is a rated player with no rating yet.
+        bot = await get(url, "/api/players/bot:tictactoe:max")
+        assert bot == {"player_id": "bot:tictactoe:max", "name": "bot (max)", "registered": False,
+                       "bot": True, "ratings": {}, "games": []}
+        # The pages are served for any id; they ask the API themselves.
+        for path in ("/leaderboard", f"/players/{gid}"):
+            status, _ = await asyncio.to_thread(_get_text, url, path)
+            assert status == 200
         await guest.close()
