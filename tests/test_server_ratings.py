@@ -348,3 +348,34 @@ async def test_leaderboard_and_player_refusals(tmp_path: Path) -> None:
             status, _ = await asyncio.to_thread(_get_text, url, path)
             assert status == 200
         await guest.close()
+
+
+async def test_a_rating_anyone_saw_survives_kill9(tmp_path: Path) -> None:
+    """A real ``tablas serve``: the final snapshot of a rated game carries the new ratings,
+    and it is sent only once they are on disk: killed at once (SIGKILL), the server comes back
+    with them."""
+    from server_support import Subprocess
+
+    srv = Subprocess(tmp_path / "t.db", tmp_path / "server.log", workers=1)
+    srv.start()
+    try:
+        ana, ana_id = await member(srv.url, "Ana")
+        room, _ = await rated_room(ana, "grundy", [HUMAN, {"kind": "bot", "level": "random"}])
+        final = await ana.request({"type": "resign", "room_id": room}, "room")
+        seen = [s["rating"] for s in final["seats"]]
+        srv.kill9()
+        await ana.close()
+        srv.start()
+        page = await get(srv.url, f"/api/players/{ana_id}")
+        assert round(page["ratings"]["grundy"]["rating"]) == seen[0] == 1338
+        bot = await get(srv.url, "/api/players/bot:grundy:random")
+        assert round(bot["ratings"]["grundy"]["rating"]) == seen[1] == 1662
+        # And the player logs in again after the restart, from a new connection.
+        again = Client(srv.url)
+        await again.open()
+        w = await again.request({"type": "hello", "name": "ana", "password": PASSWORD},
+                                "welcome")
+        assert w["player_id"] == ana_id and w["registered"] is True
+        await again.close()
+    finally:
+        srv.terminate()
