@@ -57,12 +57,15 @@ from server.protocol import (
     Leave,
     ListRooms,
     Move,
+    Register,
     Rematch,
     Resign,
     Seed,
     Spectate,
 )
+from server.rated import RatedGames
 from server.records import Records
+from server.standings import Standings
 from server.store import Database, Storage, open_store
 
 log = logging.getLogger("tablas.server")
@@ -101,16 +104,18 @@ class TablasServer:
         self.bots = BotPool(bot_workers)
         self.presence = Presence()
         self.services = RoomServices(store, self.bots, self.presence, clock,
-                                     bot_pause=bot_pause, abandon_after=abandon_after)
+                                     bot_pause=bot_pause, abandon_after=abandon_after,
+                                     rated=RatedGames(store))
         self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
                        max_finished_followed=max_finished_followed,
                        max_waiting_rooms=max_waiting_rooms, keep_adjourned=keep_adjourned)
         self.lobby = Lobby(self.hub)
-        self.players = Players(store, self.presence, self.hub)
+        self.players = Players(store, self.presence, self.hub, clock)
         handlers: dict[type[Any], Handler] = {
             Hello: self.players.hello,
+            Register: self.players.register,
             ListRooms: self.lobby.list_rooms,
             CreateRoom: self.hub.create_room,
             Rematch: self.hub.rematch,
@@ -119,7 +124,7 @@ class TablasServer:
         }
         self.records = Records(self.hub)
         http = Http(web if web is not None else web_folder(), self.lobby.http_body, self.bots,
-                    self.records)
+                    self.records, Standings(store))
         self.edge = Edge(handlers, self.presence, self.players.goodbye, http,
                          allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,

@@ -30,6 +30,7 @@ OUT_BUFFER = 256 * 1024
 class Player:
     id: str
     name: str
+    registered: bool = False
 
 
 @dataclass(eq=False)
@@ -39,6 +40,7 @@ class Conn:
 
     ws: ServerConnection
     player: Player | None = None
+    address: str = ""  # the peer's address without its port (login limits count by it)
     rooms: dict[str, None] = field(default_factory=dict)
     closing: bool = False
 

@@ -34,6 +34,7 @@ ErrorCode = Literal[
     "rate_limited",
     "too_large",
     "internal",
+    "name_taken",
 ]
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
 

@@ -135,7 +135,12 @@ class Hub:
             return None
         if room_id in self.rooms:  # loaded by another command meanwhile
             return self.rooms[room_id]
-        live = LiveRoom(record.to_room(self.services.clock), self.services)
+        room = record.to_room(self.services.clock)
+        if room.rated and self.services.rated is not None:
+            room.ratings = await self.services.rated.current(room)
+            if room_id in self.rooms:
+                return self.rooms[room_id]
+        live = LiveRoom(room, self.services)
         self._add(live)
         # As at start: a bot to move thinks, a clock or an absence is timed again.
         live.reschedule()
@@ -270,6 +275,9 @@ class Hub:
         """A new room: made in private, written, then added to memory and announced; its id."""
         assert conn.player is not None
         game_for(game_id)  # unknown_game before anything else
+        if room_options.rated and not conn.player.registered:
+            raise RoomError("not_authenticated", "only a registered player opens a rated"
+                            " game: register (or log in) first")
         room_id = self._new_room_id()
         seed = self.seed_factory() if self.seed_factory is not None else None
         room = Room(room_id, game_id, options, seats, clock=self.services.clock, seed=seed,
@@ -277,9 +285,12 @@ class Hub:
         if join_seat is not None:
             if room.seats[join_seat].kind != "human":
                 raise RoomError("seat_taken", f"seat {join_seat} is a bot's")
-            room.join(conn.player.id, conn.player.name, join_seat, seat_seed)
+            room.join(conn.player.id, conn.player.name, join_seat, seat_seed,
+                      registered=conn.player.registered)
         if room.ready:
             room.start()
+        if room.rated and self.services.rated is not None:
+            room.ratings = await self.services.rated.current(room)
         if room.status == "waiting":
             self.check_waiting_rooms(conn.player.id)
         await self.store.create_room(

@@ -58,6 +58,8 @@ from server.room import LIVE, Action, BotJob, Flagged, Lapse, Pending, Room, Sea
 
 if TYPE_CHECKING:
     from server.bots import BotPool
+    from server.rated import RatedGames
+    from server.ratings import RatingChange
     from server.store import Storage
 
 log = logging.getLogger("tablas.server")
@@ -126,6 +128,8 @@ class RoomServices:
     # Seconds without a connection after which a person is absent (None: rooms never end).
     abandon_after: float | None = None
     closing: bool = False  # the server is shutting down: no new bot or timer tasks
+    # Rates a rated room's finished game (None: no game is rated).
+    rated: RatedGames | None = None
 
 
 class LiveRoom:
@@ -182,8 +186,10 @@ class LiveRoom:
                     self.services.check_waiting_cap(player.id)  # the room goes on waiting
                 change: SeatChange | Lapse | None = room.prepare_resume(player.id)
                 if change is None:
+                    if room.rated and player.id not in room.ratings:
+                        await self._read_ratings(player.id)
                     change = room.prepare_join(player.id, player.name, command.seat,
-                                               command.seed)
+                                               command.seed, registered=player.registered)
                 if change is not None:
                     await self._persist(change)
                 self.subscribe(conn, spectator=False)
@@ -235,14 +241,33 @@ class LiveRoom:
     async def _apply(self, change: Change, answer: Conn | None = None,
                      re: str | int | None = None) -> None:
         """Persist, then commit and send (the caller holds the lock)."""
-        await self._persist(change)
+        ratings = await self._persist(change)
+        self.room.commit_ratings(ratings)
         self._commit(change, answer, re)
 
-    async def _persist(self, change: Change) -> None:
+    async def _read_ratings(self, player_id: str) -> None:
+        """A player about to sit in this rated room: their rating, for the seat's."""
+        rated = self.services.rated
+        if rated is not None:
+            self.room.ratings.update(await rated.current(self.room, [player_id]))
+
+    def _rating(self, outcome: Outcome | None
+                ) -> contextlib.AbstractAsyncContextManager[list[RatingChange]]:
+        """The rating changes the end of the game makes (held locked while written)."""
+        rated = self.services.rated
+        if rated is None or outcome is None:
+            return contextlib.nullcontext([])
+        return rated.settle(self.room, outcome)
+
+    async def _persist(self, change: Change) -> list[RatingChange]:
+        """Writes ``change``; the rating changes written with it (a rated game's end)."""
         store, room = self.services.store, self.room
         match change:
             case Pending():
-                await store.record_move(room.room_id, change.action, change.outcome)
+                async with self._rating(change.outcome) as ratings:
+                    await store.record_move(room.room_id, change.action, change.outcome,
+                                            ratings)
+                return ratings
             case SeatChange(handover=None):
                 await store.save_seats(room.room_id, change.seats, change.status,
                                        change.opening_rolls, change.seeds)
@@ -251,10 +276,13 @@ class LiveRoom:
                                              h.from_player, h.reason, h.time, change.status,
                                              change.opening_rolls, change.seeds)
             case Ending():
-                await store.record_result(room.room_id, change.outcome, change.clocks,
-                                          self.services.clock())
+                async with self._rating(change.outcome) as ratings:
+                    await store.record_result(room.room_id, change.outcome, change.clocks,
+                                              self.services.clock(), ratings)
+                return ratings
             case Lapse():
                 await store.set_status(room.room_id, change.status, change.at)
+        return []
 
     def _commit(self, change: Change, answer: Conn | None = None,
                 re: str | int | None = None) -> None:

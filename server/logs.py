@@ -47,5 +47,10 @@ def configure(level: str = "info", json_lines: bool = False) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    logging.getLogger("websockets").setLevel(logging.DEBUG if level == "debug"
+    # websockets' INFO lines (connections opened and closed, HTTP answers) show at debug
+    # only; never its DEBUG lines, which hold every frame (tokens and passwords in hello and
+    # register). Nor aiosqlite's, every statement with its parameters (token and password
+    # hashes): a log must never hold a secret, whatever its level.
+    logging.getLogger("websockets").setLevel(logging.INFO if level == "debug"
                                              else logging.WARNING)
+    logging.getLogger("aiosqlite").setLevel(logging.WARNING)

@@ -1,8 +1,15 @@
-"""Who a connection is: ``hello`` makes a new player or restores one by its token, and a
+"""Who a connection is: ``hello`` makes a new player, restores one by its token or logs a
+registered one in by name and password; ``register`` makes a player's name theirs; a
 player's coming and going is told to the rooms they sit in.
 
 A token is a secret: the store keeps only its hash, and only its owner's ``welcome`` carries
-it. A returning player's seats are read from the store (their rooms may have left memory, or
+it. So is a password: the store keeps only its scrypt hash (:mod:`server.accounts`), and
+neither is ever sent or logged. A registered player may log in from any device, each login
+getting a token of its own; their name is theirs (a ``hello`` with their token and another
+name does not rename them), and nobody else may go by a name with the same key (NFKC and
+case folding), guest or not.
+
+A returning player's seats are read from the store (their rooms may have left memory, or
 never been loaded since a restart); their rooms waiting or in play come back at once (their
 open tables are in the lobby again and count for the cap on waiting rooms, their games are
 timed again), adjourned games when they join them.
@@ -11,39 +18,57 @@ timed again), adjourned games when they join them.
 from __future__ import annotations
 
 import secrets
+import time
+from collections.abc import Callable
 
+from server.accounts import LoginLimits, hash_password, name_key, verify_password
 from server.connections import Conn, Player, Presence
 from server.errors import ProtocolError
 from server.hub import Hub
-from server.protocol import Hello, Welcome
+from server.protocol import Hello, Register, Registered, Welcome
 from server.room import LIVE
 from server.store import Storage
 
+# The same words for an unknown name and a wrong password: a login tells nobody which names
+# are registered.
+BAD_LOGIN = "wrong name or password"
+
 
 class Players:
-    def __init__(self, store: Storage, presence: Presence, hub: Hub) -> None:
+    def __init__(self, store: Storage, presence: Presence, hub: Hub,
+                 clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.presence = presence
         self.hub = hub
+        self.clock = clock
+        self.limits = LoginLimits(clock)
 
     async def hello(self, conn: Conn, msg: Hello) -> None:
         if conn.player is not None:
             raise ProtocolError("bad_request", "hello was already said on this connection",
                                 msg.id)
-        if msg.token is None:
+        returning = msg.token is not None or msg.password is not None
+        if msg.password is not None:
+            player, token = await self._login(conn, msg, msg.password)
+        elif msg.token is None:
+            await self._check_name_free(msg.name, None, msg.id)
             token = secrets.token_urlsafe(16)  # 128 random bits
             player = Player(secrets.token_hex(8), msg.name)
             await self.store.create_player(player.id, player.name, token)
         else:
-            found = await self.store.player_by_token(msg.token)
+            found = await self.store.account_by_token(msg.token)
             if found is None:
                 raise ProtocolError("not_authenticated", "unknown token", msg.id)
             token = msg.token
-            player = Player(found[0], msg.name)
-            if found[1] != msg.name:
-                await self.store.touch_player(player.id, player.name)
-        held = [] if msg.token is None else await self.store.seats_held(player.id)
-        opened = [] if msg.token is None else await self.store.waiting_rooms_opened_by(player.id)
+            if found.registered:  # their name is theirs: another one in hello is ignored
+                player = Player(found.player_id, found.name, registered=True)
+            else:
+                await self._check_name_free(msg.name, found.player_id, msg.id)
+                player = Player(found.player_id, msg.name)
+                if found.name != msg.name:
+                    await self.store.touch_player(player.id, player.name)
+        held = await self.store.seats_held(player.id) if returning else []
+        opened = await self.store.waiting_rooms_opened_by(player.id) if returning else []
         live_ids = [r for r, _, status in held if status in LIVE]
         for room_id in dict.fromkeys(live_ids + opened):
             await self.hub.reload(room_id)
@@ -54,9 +79,62 @@ class Players:
         first = self.presence.arrive(conn, player, held_ids)
         conn.send(Welcome(re=msg.id, player_id=player.id, name=player.name, token=token,
                           seats=[{"room_id": r, "seat": seat, "status": status}
-                                 for r, seat, status in held]))
+                                 for r, seat, status in held],
+                          registered=player.registered))
         if first:
             await self.hub.presence_changed(player.id, seated_in)
+
+    async def _check_name_free(self, name: str, player_id: str | None,
+                               re: str | int | None) -> None:
+        """Refuses ``name`` (``name_taken``) if a registered player other than
+        ``player_id`` has a name with its key."""
+        owner = await self.store.account_by_key(name_key(name))
+        if owner is not None and owner.player_id != player_id:
+            raise ProtocolError("name_taken", f"the name {name!r} is a registered player's"
+                                " (compared without case and width): log in with its"
+                                " password, or choose another", re)
+
+    async def _login(self, conn: Conn, msg: Hello, password: str) -> tuple[Player, str]:
+        """A registered player by name and password, with a new token for this device."""
+        key = name_key(msg.name)
+        refused = self.limits.login_refused(key, conn.address)
+        if refused is not None:
+            raise ProtocolError("rate_limited", refused, msg.id)
+        found = await self.store.account_by_key(key)
+        # An unknown name costs a hash too (of a dummy): the time does not tell.
+        ok = await verify_password(password, None if found is None else found.password_hash)
+        if found is None or not ok:
+            self.limits.failed(key, conn.address)
+            raise ProtocolError("not_authenticated", BAD_LOGIN, msg.id)
+        token = secrets.token_urlsafe(16)
+        await self.store.add_token(found.player_id, token, self.clock())
+        return Player(found.player_id, found.name, registered=True), token
+
+    async def register(self, conn: Conn, msg: Register) -> None:
+        """``register``: the player's current name becomes theirs, with this password."""
+        player = conn.player
+        assert player is not None
+        if player.registered:
+            raise ProtocolError("bad_request", "you are registered already", msg.id)
+        refused = self.limits.register_refused(conn.address)
+        if refused is not None:
+            raise ProtocolError("rate_limited", refused, msg.id)
+        key = name_key(player.name)
+        await self._check_name_free(player.name, player.id, msg.id)
+        hashed = await hash_password(msg.password)
+        done = await self.store.register_player(player.id, player.name, key, hashed,
+                                                self.clock())
+        if done == "already_registered":  # from another connection, meanwhile
+            raise ProtocolError("bad_request", "you are registered already", msg.id)
+        if done == "name_taken":  # another registration took it meanwhile
+            raise ProtocolError("name_taken", f"the name {player.name!r} was just registered"
+                                " by someone else", msg.id)
+        # Every connection of the player is registered from now on.
+        for c in self.presence.online.get(player.id, ()):
+            if c.player is not None:
+                c.player.registered = True
+        player.registered = True
+        conn.send(Registered(re=msg.id, player_id=player.id, name=player.name))
 
     async def goodbye(self, conn: Conn) -> None:
         """``conn`` closed: it leaves its rooms, and if it was its player's last connection,

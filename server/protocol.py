@@ -17,7 +17,15 @@ import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticSerializationError, to_json
 
 from engine.search.decision import Level
@@ -119,11 +127,27 @@ class Hello(ClientMessage):
     type: Literal["hello"]
     name: str
     token: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+    password: Annotated[str, Field(min_length=1, max_length=128)] | None = Field(
+        default=None, description="additive: log into the registered player of this name"
+        " (without a token)")
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> Hello:
+        if self.password is not None and self.token is not None:
+            raise ValueError("give a token or a password, not both")
+        return self
 
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
         return clean_name(v)
+
+
+class Register(ClientMessage):
+    """Additive: the sender's current name becomes theirs, with this password."""
+
+    type: Literal["register"]
+    password: Annotated[str, Field(min_length=8, max_length=128)]
 
 
 class HumanSeat(BaseModel):
@@ -166,6 +190,7 @@ class RoomOptions(BaseModel):
     abandon_to_bot_after_ms: Annotated[int, Field(ge=1, le=MAX_CLOCK_MS)] | None = Field(
         default=None,
         description="a seat whose player is disconnected this long goes to a medium bot")
+    rated: bool = Field(default=False, description="the game changes Glicko-2 ratings")
 
 
 # Additive: a seat's dice seed (docs/dice.md); the pattern keeps ":" and "#" out of it.
@@ -184,6 +209,16 @@ class CreateRoom(ClientMessage):
     abandon_to_bot_after_ms: Annotated[int, Field(ge=1, le=MAX_CLOCK_MS)] | None = Field(
         default=None, description="additive: see RoomOptions")
     seed: SeatSeed | None = Field(default=None, description="additive: join_seat's dice seed")
+    rated: bool = Field(default=False, description="additive: see RoomOptions")
+
+    @model_validator(mode="after")
+    def _rated(self) -> CreateRoom:
+        if self.rated and all(isinstance(s, BotSeat) for s in self.seats):
+            raise ValueError("a rated game needs a person: bot against bot is not rated")
+        if self.rated and self.abandon_to_bot_after_ms is not None:
+            raise ValueError("a rated game cannot hand seats to bots"
+                             " (abandon_to_bot_after_ms): an absent player loses it")
+        return self
 
     @field_validator("clock")
     @classmethod
@@ -195,7 +230,8 @@ class CreateRoom(ClientMessage):
 
     def room_options(self) -> RoomOptions:
         return RoomOptions(show_analysis=self.show_analysis, clock=self.clock,
-                           abandon_to_bot_after_ms=self.abandon_to_bot_after_ms)
+                           abandon_to_bot_after_ms=self.abandon_to_bot_after_ms,
+                           rated=self.rated)
 
 
 class Join(ClientMessage):
@@ -269,10 +305,10 @@ class HandToBot(ClientMessage):
 
 
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
-                  Rematch, HandToBot, Seed)
+                  Rematch, HandToBot, Seed, Register)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
-    | HandToBot | Seed,
+    | HandToBot | Seed | Register,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -391,6 +427,8 @@ class SeatView(BaseModel):
     level: Level | None
     connected: bool
     player_id: str | None = Field(default=None, description="additive: the seated player")
+    rating: int | None = Field(
+        default=None, description="additive: the seat's rating in this game (rated rooms)")
 
 
 class SeatSummary(BaseModel):
@@ -401,6 +439,8 @@ class SeatSummary(BaseModel):
     name: str | None
     level: Level | None
     player_id: str | None = Field(default=None, description="additive: the seated player")
+    rating: int | None = Field(
+        default=None, description="additive: the seat's rating in this game (rated rooms)")
 
 
 class RoomSummary(BaseModel):
@@ -413,6 +453,7 @@ class RoomSummary(BaseModel):
     spectators: int
     room_options: RoomOptions = Field(
         default_factory=RoomOptions, description="additive: the room's options (its clock)")
+    rated: bool = Field(default=False, description="additive: a rated game")
 
 
 class RecentGame(BaseModel):
@@ -449,6 +490,15 @@ class Welcome(ServerMessage):
         description="additive: [{room_id, seat, status}] seats held in rooms waiting,"
                     " playing or adjourned",
     )
+    registered: bool = Field(default=False, description="additive: a registered player")
+
+
+class Registered(ServerMessage):
+    """Additive: the answer to ``register``: ``name`` is the player's from now on."""
+
+    type: Literal["registered"] = "registered"
+    player_id: str
+    name: str
 
 
 class RoomCreated(ServerMessage):
@@ -482,6 +532,7 @@ class RoomSnapshot(ServerMessage):
         default=None, description="additive: each seat's time left in ms (null: no clock)")
     clock_running: Seat | None = Field(
         default=None, description="additive: the seat whose clock runs")
+    rated: bool = Field(default=False, description="additive: a rated game")
 
 
 class Update(ServerMessage):
@@ -575,7 +626,7 @@ class Analysis(ServerMessage):
 
 AnyServerMessage = Annotated[
     Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
-    | RematchOffer | Analysis,
+    | RematchOffer | Analysis | Registered,
     Field(discriminator="type"),
 ]
 

@@ -25,6 +25,9 @@ __all__ = [
     "SCALE",
     "TAU",
     "Rating",
+    "RatingChange",
+    "bot_rating_id",
+    "is_bot_rating_id",
     "rate",
     "rate_game",
     "score_of",
@@ -183,3 +186,27 @@ def score_of(result_winner: int | None, seat: int) -> float:
     if result_winner not in (0, 1):
         raise ValueError(f"a winner is 0, 1 or None, not {result_winner}")
     return 1.0 if result_winner == seat else 0.0
+
+
+def bot_rating_id(game_id: str, level: str) -> str:
+    """The rated player a bot level of a game is (``bot:connect4:hard``): each level of each
+    game has a rating of its own, so a bot's strength reads as a number."""
+    return f"bot:{game_id}:{level}"
+
+
+def is_bot_rating_id(player_id: str) -> bool:
+    return player_id.startswith("bot:")
+
+
+@dataclass(frozen=True)
+class RatingChange:
+    """What one finished rated game did to one side: ``player_id`` (a player's id or a
+    :func:`bot_rating_id`) in ``seat`` scored ``score`` and went from ``before`` to
+    ``after`` in ``game``."""
+
+    seat: int
+    player_id: str
+    game: str
+    score: float
+    before: Rating
+    after: Rating

@@ -50,6 +50,7 @@ from server.protocol import (
     SeatSummary,
     Update,
 )
+from server.ratings import RatingChange, bot_rating_id
 
 Status = RoomStatus
 # The statuses of a room people can still join or watch play: the lobby lists these, and a
@@ -247,6 +248,9 @@ class Room:
         # adjourned or closed.
         self.created_by = created_by
         self.status_at = status_at
+        # The rated players' ratings in this game (rated rooms: the owner reads them when
+        # the room is made or loaded and a seat is taken, and keeps the new ones at the end).
+        self.ratings: dict[str, float] = {}
 
     # --- reading -------------------------------------------------------------------------
 
@@ -317,6 +321,39 @@ class Room:
         return [{"ply": 0, "dice": list(r)} for r in self.opening_rolls] + [
             {"ply": a.index + 1, "dice": list(r)} for a in self.history for r in a.rolls]
 
+    @property
+    def rated(self) -> bool:
+        return self.room_options.rated
+
+    def rating_id(self, seat: int) -> str | None:
+        """Who seat ``seat`` is as a rated player: its person, or its bot's level in this
+        game (None: an open seat)."""
+        s = self.seats[seat]
+        if s.kind == "bot":
+            return bot_rating_id(self.game_id, s.level or "medium")
+        return s.player_id
+
+    def rating_ids(self) -> list[str]:
+        return [pid for i in range(len(self.seats)) if (pid := self.rating_id(i)) is not None]
+
+    def seat_rating(self, seat: int) -> int | None:
+        """The seat's rating in this game, rounded, in a rated room (None elsewhere)."""
+        pid = self.rating_id(seat) if self.rated else None
+        rating = None if pid is None else self.ratings.get(pid)
+        return None if rating is None else round(rating)
+
+    def rated_players(self) -> tuple[str, str] | None:
+        """Both seats' rated players, once the game is rated and both seats are filled."""
+        if not self.rated:
+            return None
+        a, b = self.rating_id(0), self.rating_id(1)
+        return None if a is None or b is None else (a, b)
+
+    def commit_ratings(self, changes: Sequence[RatingChange]) -> None:
+        """The ratings a finished rated game left (shown in the final snapshot)."""
+        for c in changes:
+            self.ratings[c.player_id] = c.after.rating
+
     def snapshot(
         self,
         viewer: str | None,
@@ -344,6 +381,7 @@ class Room:
                 "connected": True if s.kind == "bot" else (s.player_id is not None
                                                            and connected(s.player_id)),
                 "player_id": s.player_id,
+                "rating": self.seat_rating(i),
             }
             for i, s in enumerate(self.seats)
         ]
@@ -369,6 +407,7 @@ class Room:
             "room_options": self.room_options.model_dump(mode="json"),
             "clocks": self.live_clocks(),
             "clock_running": self.clock_running,
+            "rated": self.rated,
         }
 
     def update(self, action: Action, viewer: str | None) -> Update:
@@ -408,20 +447,24 @@ class Room:
                     name=s.name if s.kind == "human" else f"bot ({s.level})",
                     level=s.level,
                     player_id=s.player_id,
+                    rating=self.seat_rating(i),
                 )
                 for i, s in enumerate(self.seats)
             ],
             spectators=spectators,
             room_options=self.room_options,
+            rated=self.rated,
         )
 
     # --- seats ---------------------------------------------------------------------------
 
     def prepare_join(self, player_id: str, name: str, seat: int | None = None,
-                     seed: str | None = None) -> SeatChange | None:
+                     seed: str | None = None, *, registered: bool = False
+                     ) -> SeatChange | None:
         """Taking ``seat`` (or the first open one) with the seat's dice ``seed``, and the start
         of the game if it fills the last; None when the player holds it already (or any seat,
-        when none is named) and the seed changes nothing."""
+        when none is named) and the seed changes nothing. A rated room's seats are for
+        registered players, one seat each."""
         if self.status == "closed":
             self._check_not_over()
         # A join's seed is ignored where there are no seat seeds (no dice, or a room from
@@ -441,6 +484,12 @@ class Room:
             return self._join_seed(player_id, seed)
         if self.seats[seat].filled:
             raise RoomError("seat_taken", f"seat {seat} of room {self.room_id} is taken")
+        if self.rated and not registered:
+            raise RoomError("not_authenticated", "a rated game's seats are for registered"
+                            " players: register (or log in) first")
+        if self.rated and held:
+            raise RoomError("bad_request", "a rated game is played against someone else:"
+                            " you hold a seat already")
         seats = self._seats_copy()
         seats[seat] = SeatState("human", None, player_id, name)
         return self._seat_change(seats, seeds=self._with_seed((seat,), seed))
@@ -495,6 +544,9 @@ class Room:
         if player_id is None or self.seats[seat].player_id != player_id:
             raise RoomError("not_seated", f"you do not hold seat {seat} of room {self.room_id}")
         self._check_not_over()
+        if self.rated:
+            raise RoomError("bad_request", "a rated game is not handed to a bot: resign it"
+                            " or play it out")
 
     def _check_not_over(self) -> None:
         """Refuses an act in a room whose game is over or closed (``game_over``), or
@@ -551,10 +603,10 @@ class Room:
                           handover, seeds)
 
     def join(self, player_id: str, name: str, seat: int | None = None,
-             seed: str | None = None) -> bool:
+             seed: str | None = None, *, registered: bool = False) -> bool:
         """:meth:`prepare_join` and commit at once (a room nobody else sees yet: one being
         created); True if a seat changed hands."""
-        change = self.prepare_join(player_id, name, seat, seed)
+        change = self.prepare_join(player_id, name, seat, seed, registered=registered)
         if change is not None:
             self.commit_seats(change)
         return change is not None

@@ -39,6 +39,7 @@ from engine.search.decision import LEVELS
 from server.bots import BotPool
 from server.errors import MissingFiles, RecordError, RecordRefusal
 from server.records import Records, check_room_id
+from server.standings import Standings
 
 log = logging.getLogger("tablas.server")
 
@@ -55,7 +56,10 @@ _TYPES = {
     ".wasm": "application/wasm",
 }
 # Pages whose address has no file extension.
-_PAGES = {"/explain": "/explain.html"}
+_PAGES = {"/explain": "/explain.html", "/leaderboard": "/leaderboard.html"}
+# A player's page: the same file whatever the id (the page asks /api/players/{id}).
+_PLAYER_PAGE = re.compile(r"/players/[^/]+")
+_PLAYER_ROUTE = re.compile(r"/api/players/([^/]+)")
 # The review page of one room: the same file whatever the id (the page reads the id from its
 # address).
 _REVIEW_ROUTE = re.compile(r"/review/([^/]*)")
@@ -169,13 +173,14 @@ class Http:
     """Answers every HTTP request but the WebSocket's upgrade."""
 
     def __init__(self, web: Path, lobby_body: Callable[[], bytes], bots: BotPool,
-                 records: Records) -> None:
+                 records: Records, standings: Standings) -> None:
         """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``records``: the
-        answers about one room."""
+        answers about one room; ``standings``: the leaderboards and players."""
         self.web = web.resolve()
         self.lobby_body = lobby_body
         self.bots = bots
         self.records = records
+        self.standings = standings
 
     async def answer(self, request: Request) -> Response:
         """The response to a request :func:`malformed` let through (400 otherwise)."""
@@ -205,7 +210,29 @@ class Http:
             return await self._record(path, query)
         if path.startswith("/review/"):
             return await self._review_page(path)
+        if path == "/api/leaderboard" or path.startswith("/api/players/"):
+            return await self._standings(path, query)
+        if _PLAYER_PAGE.fullmatch(path):
+            return await self._static("/player.html")
         return await self._static(_PAGES.get(path, path))
+
+    async def _standings(self, path: str, query: str) -> Response:
+        """``/api/leaderboard?game=G`` and ``/api/players/{id}``; a refusal is its status
+        with ``{"error": why, …}``."""
+        try:
+            if path == "/api/leaderboard":
+                games = [v for k, v in parse_qsl(query, keep_blank_values=True) if k == "game"]
+                if len(games) > 1:
+                    raise RecordError("bad_request", "give game once")
+                body = await self.standings.leaderboard(games[0] if games else None)
+            else:
+                route = _PLAYER_ROUTE.fullmatch(path)
+                if route is None:
+                    raise RecordError("unknown_room", "no such endpoint: /api/players/{id}")
+                body = await self.standings.player(unquote(route.group(1)))
+        except RecordError as e:
+            return json_response(_RECORD_STATUS[e.code], {"error": e.message, **e.extra})
+        return json_response(HTTPStatus.OK, body)
 
     async def _review_page(self, path: str) -> Response:
         """``review.html`` for ``/review/{id}``; 400 for an id no room can have (as the

@@ -59,16 +59,22 @@ TOO_MANY_MSGS = "too many messages from this address"
 Handler = Callable[[Conn, Any], Awaitable[None]]
 
 
+_SECRETS = ("token", "password")
+
+
 def _loggable(raw: str | bytes) -> str | bytes:
-    """The start of a frame, for the log, with any token blanked out: a token is a secret
-    and logs are read by more people than the database is."""
+    """The start of a frame, for the log, with any token or password blanked out: they are
+    secrets, and logs are read by more people than the database is."""
     with contextlib.suppress(ValueError, RecursionError):
         obj = json.loads(raw)
-        if isinstance(obj, dict) and "token" in obj:
-            obj["token"] = "<redacted>"
+        if isinstance(obj, dict) and any(k in obj for k in _SECRETS):
+            for k in _SECRETS:
+                if k in obj:
+                    obj[k] = "<redacted>"
             return json.dumps(obj)[:200]
-    if b"token" in (raw.encode(errors="replace") if isinstance(raw, str) else raw):
-        return "<a frame mentioning a token, not logged>"
+    data = raw.encode(errors="replace") if isinstance(raw, str) else raw
+    if any(k.encode() in data for k in _SECRETS):
+        return "<a frame mentioning a token or password, not logged>"
     return raw[:200]
 
 
@@ -311,7 +317,7 @@ class Edge:
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
-        conn = Conn(ws)
+        conn = Conn(ws, address=address)
         budget = self.budget
         self.presence.conns.add(conn)
         try:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic_core import PydanticSerializationError, to_json
 
@@ -36,6 +36,7 @@ from engine.search.decision import check_level
 from server.dice import Seeds
 from server.errors import MissingFiles
 from server.protocol import RoomOptions, json_text
+from server.ratings import Rating, RatingChange
 from server.room import Action, Dice, RoomRecord, SeatState, Status
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -131,6 +132,28 @@ def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] |
     c0, c1 = clocks if clocks is not None else (None, None)
     return [_row("result", room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
             _row("room_finished", room_id)]
+
+
+def _rated(room_id: str, changes: Sequence[RatingChange]) -> list[list[Any]]:
+    """A rated game's new ratings and what it did to them (migration 0008): written with
+    the result, so a finished rated game is rated exactly once, crash or not."""
+    rows: list[list[Any]] = []
+    for c in changes:
+        a = c.after
+        rows.append(_row("rating", c.player_id, c.game, a.rating, a.rd, a.volatility, a.games))
+        rows.append(_row("rating_change", room_id, c.seat, c.player_id, c.score,
+                         c.before.rating, c.before.rd, a.rating, a.rd))
+    return rows
+
+
+@dataclass(frozen=True)
+class Account:
+    """A player as ``hello`` finds them: by token, or (registered) by name key."""
+
+    player_id: str
+    name: str
+    registered: bool
+    password_hash: str | None = None
 
 
 def _rolls(text: str | None) -> list[Dice]:
@@ -245,6 +268,43 @@ class Storage(ABC):
         """(player id, name) of the player whose token this is."""
 
     @abstractmethod
+    async def account_by_token(self, token: str) -> Account | None:
+        """The player a token is of: the token of their first ``welcome`` or of a login."""
+
+    @abstractmethod
+    async def account_by_key(self, name_key: str) -> Account | None:
+        """The registered player whose name has this key (casefold of NFKC), with the hash
+        of their password."""
+
+    @abstractmethod
+    async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:
+        """Each of ``player_ids``' rating in ``game`` (a new rating for one never rated)."""
+
+    @abstractmethod
+    async def leaderboard(self, game: str, limit: int) -> list[tuple[str, str | None, Rating]]:
+        """The ``limit`` best rated in ``game``: (player id, name (None for a bot), rating),
+        by rating, then the smaller RD, the more games, the player id."""
+
+    @abstractmethod
+    async def player_info(self, player_id: str) -> tuple[str, bool] | None:
+        """A player's name and whether they are registered; None for no such player."""
+
+    @abstractmethod
+    async def ratings_by_game(self, player_id: str) -> dict[str, Rating]:
+        """Every game ``player_id`` is rated in, and the rating."""
+
+    @abstractmethod
+    async def games_of(self, player_id: str, limit: int) -> list[dict[str, Any]]:
+        """The player's ``limit`` latest rooms (seated in them), newest first: each
+        ``{room_id, game, status, created_at, room_options, result, seats}`` with the seats'
+        kind, level, player id and name."""
+
+    @abstractmethod
+    def _refused(self, error: Exception) -> str | None:
+        """The message of ``error`` if the database refused a write for its content (a
+        constraint, a check of a write's own), None for any other failure."""
+
+    @abstractmethod
     async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
         """The room's seat handovers, oldest first: seat, ply, from_player, kind, level,
         reason, created_at."""
@@ -296,6 +356,26 @@ class Storage(ABC):
 
     async def touch_player(self, player_id: str, name: str) -> None:
         await self._write(_row("player_seen", player_id, name, time.time()))
+
+    async def register_player(self, player_id: str, name: str, name_key: str,
+                              password_hash: str, when: float
+                              ) -> Literal["registered", "name_taken", "already_registered"]:
+        """The player's name becomes theirs, with their password's hash: ``registered``;
+        or nothing is written, because the key is a registered player's (the unique index
+        decides between two registrations at once), or the player registered already."""
+        try:
+            await self._write(_row("player_seen", player_id, name, when),
+                              _row("register", player_id, name_key, password_hash, when))
+        except Exception as e:
+            why = self._refused(e)
+            if why is None:
+                raise
+            return "already_registered" if "already registered" in why else "name_taken"
+        return "registered"
+
+    async def add_token(self, player_id: str, token: str, when: float) -> None:
+        """A new device's token for a registered player (stored as its hash only)."""
+        await self._write(_row("player_token", token_hash(token), player_id, when))
 
     # --- rooms -----------------------------------------------------------------------------
 
@@ -358,25 +438,28 @@ class Storage(ABC):
         )
 
     async def record_move(
-        self, room_id: str, action: Action, outcome: Outcome | None
+        self, room_id: str, action: Action, outcome: Outcome | None,
+        ratings: Sequence[RatingChange] = (),
     ) -> None:
-        """One action (and the end of the game, if it ends it), committed durably before this
-        returns. The caller holds its room's lock, so a batch never holds two moves of one
-        room."""
+        """One action (and the end of the game, if it ends it, with the ``ratings`` it
+        changes), committed durably before this returns. The caller holds its room's lock,
+        so a batch never holds two moves of one room."""
         move = _row("move", room_id, action.index, action.seat, json_text(action.move),
                     _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
         if outcome is None:
             await self._write(move)
         else:
-            await self._write(move, *_finish(room_id, outcome, action.time, action.clocks))
+            await self._write(move, *_finish(room_id, outcome, action.time, action.clocks),
+                              *_rated(room_id, ratings))
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
-        when: float | None = None,
+        when: float | None = None, ratings: Sequence[RatingChange] = (),
     ) -> None:
-        """The end of a game that no move ended (a resignation, a timeout)."""
+        """The end of a game that no move ended (a resignation, a timeout), with the
+        ``ratings`` it changes, in one transaction."""
         at = time.time() if when is None else when
-        await self._write(*_finish(room_id, outcome, at, clocks))
+        await self._write(*_finish(room_id, outcome, at, clocks), *_rated(room_id, ratings))
 
     async def hand_seat_to_bot(
         self,

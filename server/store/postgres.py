@@ -20,6 +20,7 @@ in ``schema_migrations``, under an advisory lock, so nodes starting together mig
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -28,8 +29,10 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 
 from server.errors import StartupError
+from server.ratings import NEW, Rating
 from server.room import RoomRecord, Status
 from server.store.base import (
+    Account,
     Storage,
     Write,
     migration_files,
@@ -148,6 +151,84 @@ class PostgresStore(Storage):
         row = await self.pool.fetchrow(
             "SELECT id, name FROM players WHERE token_hash = $1", token_hash(token))
         return None if row is None else (str(row[0]), str(row[1]))
+
+    async def account_by_token(self, token: str) -> Account | None:
+        h = token_hash(token)
+        row = await self.pool.fetchrow(
+            "SELECT id, name, password_hash IS NOT NULL FROM players WHERE token_hash = $1"
+            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL FROM player_tokens t"
+            " JOIN players p ON p.id = t.player_id WHERE t.token_hash = $1 LIMIT 1", h)
+        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]))
+
+    async def account_by_key(self, name_key: str) -> Account | None:
+        row = await self.pool.fetchrow(
+            "SELECT id, name, password_hash FROM players WHERE name_key = $1", name_key)
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+
+    def _refused(self, error: Exception) -> str | None:
+        # A unique index, or a RAISE EXCEPTION of a write's function (migration 0008 on).
+        if isinstance(error, asyncpg.IntegrityConstraintViolationError | asyncpg.RaiseError):
+            return str(error)
+        return None
+
+    async def player_info(self, player_id: str) -> tuple[str, bool] | None:
+        row = await self.pool.fetchrow(
+            "SELECT name, password_hash IS NOT NULL FROM players WHERE id = $1", player_id)
+        return None if row is None else (str(row[0]), bool(row[1]))
+
+    async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:
+        ids = list(dict.fromkeys(player_ids))
+        rows = await self.pool.fetch(
+            "SELECT player_id, rating, rd, volatility, games FROM ratings"
+            " WHERE game = $1 AND player_id = ANY($2::text[])", game, ids)
+        stored = {str(pid): Rating(float(r), float(rd), float(v), int(n))
+                  for pid, r, rd, v, n in rows}
+        return {pid: stored.get(pid, NEW) for pid in ids}
+
+    async def leaderboard(self, game: str, limit: int) -> list[tuple[str, str | None, Rating]]:
+        rows = await self.pool.fetch(
+            "SELECT r.player_id, p.name, r.rating, r.rd, r.volatility, r.games FROM ratings r"
+            " LEFT JOIN players p ON p.id = r.player_id WHERE r.game = $1"
+            " ORDER BY r.rating DESC, r.rd, r.games DESC, r.player_id LIMIT $2", game, limit)
+        return [(str(pid), None if name is None else str(name),
+                 Rating(float(r), float(rd), float(vol), int(n)))
+                for pid, name, r, rd, vol, n in rows]
+
+    async def ratings_by_game(self, player_id: str) -> dict[str, Rating]:
+        rows = await self.pool.fetch(
+            "SELECT game, rating, rd, volatility, games FROM ratings WHERE player_id = $1"
+            " ORDER BY game", player_id)
+        return {str(g): Rating(float(r), float(rd), float(v), int(n))
+                for g, r, rd, v, n in rows}
+
+    async def games_of(self, player_id: str, limit: int) -> list[dict[str, Any]]:
+        async with self.pool.acquire() as con, con.transaction(
+                isolation="repeatable_read", readonly=True):
+            rows = await con.fetch(
+                "SELECT r.id, r.game, r.status, r.created_at, r.room_options, res.winner,"
+                " res.points, res.reason FROM rooms r"
+                " LEFT JOIN results res ON res.room_id = r.id"
+                " WHERE r.id IN (SELECT room_id FROM seats WHERE player_id = $1)"
+                " ORDER BY r.created_at DESC, r.seq DESC LIMIT $2", player_id, limit)
+            rooms = [
+                {"room_id": str(rid), "game": str(game), "status": status,
+                 "created_at": float(created), "room_options": json.loads(ropts or "{}"),
+                 "result": None if reason is None else
+                 {"winner": winner, "points": int(points), "reason": str(reason)},
+                 "seats": []}
+                for rid, game, status, created, ropts, winner, points, reason in rows
+            ]
+            seats = await con.fetch(
+                "SELECT s.room_id, s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
+                " LEFT JOIN players p ON p.id = s.player_id"
+                " WHERE s.room_id = ANY($1::text[]) ORDER BY s.room_id, s.seat",
+                [room["room_id"] for room in rooms])
+        by_id = {room["room_id"]: room for room in rooms}
+        for rid, seat, kind, level, pid, name in seats:
+            by_id[str(rid)]["seats"].append(
+                {"seat": int(seat), "kind": kind, "level": level, "player_id": pid,
+                 "name": name})
+        return rooms
 
     async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
         rows = await self.pool.fetch(

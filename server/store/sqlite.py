@@ -24,6 +24,8 @@ recorded in ``schema_migrations``.
 from __future__ import annotations
 
 import functools
+import json
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
@@ -31,8 +33,16 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import aiosqlite
 
+from server.ratings import NEW, Rating
 from server.room import RoomRecord, Status
-from server.store.base import Storage, Write, migration_files, room_record, token_hash
+from server.store.base import (
+    Account,
+    Storage,
+    Write,
+    migration_files,
+    room_record,
+    token_hash,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -147,6 +157,104 @@ class SqliteStore(Storage):
         ) as cur:
             row = await cur.fetchone()
         return None if row is None else (str(row[0]), str(row[1]))
+
+    @_serialised
+    async def account_by_token(self, token: str) -> Account | None:
+        h = token_hash(token)
+        async with self.db.execute(
+            "SELECT id, name, password_hash IS NOT NULL FROM players WHERE token_hash = ?"
+            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL FROM player_tokens t"
+            " JOIN players p ON p.id = t.player_id WHERE t.token_hash = ? LIMIT 1",
+            (h, h),
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]))
+
+    @_serialised
+    async def account_by_key(self, name_key: str) -> Account | None:
+        async with self.db.execute(
+            "SELECT id, name, password_hash FROM players WHERE name_key = ?", (name_key,)
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+
+    def _refused(self, error: Exception) -> str | None:
+        # A unique index, or a RAISE(ABORT) of a write's trigger (migration 0008 and after).
+        return str(error) if isinstance(error, sqlite3.IntegrityError) else None
+
+    @_serialised
+    async def player_info(self, player_id: str) -> tuple[str, bool] | None:
+        async with self.db.execute(
+            "SELECT name, password_hash IS NOT NULL FROM players WHERE id = ?", (player_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else (str(row[0]), bool(row[1]))
+
+    # --- ratings -------------------------------------------------------------------------
+
+    @_serialised
+    async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:
+        found: dict[str, Rating] = {}
+        for pid in dict.fromkeys(player_ids):
+            async with self.db.execute(
+                "SELECT rating, rd, volatility, games FROM ratings"
+                " WHERE player_id = ? AND game = ?", (pid, game),
+            ) as cur:
+                row = await cur.fetchone()
+            found[pid] = NEW if row is None else Rating(float(row[0]), float(row[1]),
+                                                        float(row[2]), int(row[3]))
+        return found
+
+    @_serialised
+    async def leaderboard(self, game: str, limit: int) -> list[tuple[str, str | None, Rating]]:
+        async with self.db.execute(
+            "SELECT r.player_id, p.name, r.rating, r.rd, r.volatility, r.games FROM ratings r"
+            " LEFT JOIN players p ON p.id = r.player_id WHERE r.game = ?"
+            " ORDER BY r.rating DESC, r.rd, r.games DESC, r.player_id LIMIT ?",
+            (game, limit),
+        ) as cur:
+            return [(str(pid), None if name is None else str(name),
+                     Rating(float(r), float(rd), float(vol), int(n)))
+                    for pid, name, r, rd, vol, n in await cur.fetchall()]
+
+    @_serialised
+    async def ratings_by_game(self, player_id: str) -> dict[str, Rating]:
+        async with self.db.execute(
+            "SELECT game, rating, rd, volatility, games FROM ratings WHERE player_id = ?"
+            " ORDER BY game", (player_id,),
+        ) as cur:
+            return {str(g): Rating(float(r), float(rd), float(v), int(n))
+                    for g, r, rd, v, n in await cur.fetchall()}
+
+    @_serialised
+    async def games_of(self, player_id: str, limit: int) -> list[dict[str, Any]]:
+        async with self.db.execute(
+            "SELECT r.id, r.game, r.status, r.created_at, r.room_options, res.winner,"
+            " res.points, res.reason FROM rooms r LEFT JOIN results res ON res.room_id = r.id"
+            " WHERE r.id IN (SELECT room_id FROM seats WHERE player_id = ?)"
+            " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?",
+            (player_id, limit),
+        ) as cur:
+            rooms = [
+                {"room_id": str(rid), "game": str(game), "status": status,
+                 "created_at": float(created), "room_options": json.loads(ropts or "{}"),
+                 "result": None if reason is None else
+                 {"winner": winner, "points": int(points), "reason": str(reason)},
+                 "seats": []}
+                for rid, game, status, created, ropts, winner, points, reason
+                in await cur.fetchall()
+            ]
+        for room in rooms:
+            async with self.db.execute(
+                "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
+                " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ?"
+                " ORDER BY s.seat", (room["room_id"],),
+            ) as cur:
+                room["seats"] = [
+                    {"seat": int(seat), "kind": kind, "level": level, "player_id": pid,
+                     "name": name}
+                    for seat, kind, level, pid, name in await cur.fetchall()]
+        return rooms
 
     # --- rooms ---------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 import { h, clear } from "./dom.js";
 import { randomSeatSeed } from "./dice.js";
 import { Connection } from "./net.js";
-import { renderLobby, renderRooms, renderRecent } from "./lobby.js";
+import { renderLobby, renderRooms, renderRecent, renderAccount } from "./lobby.js";
 import { mountRoom, renderRoom, appendChat, boardKey, tickClocks, canMove } from "./room.js";
 import { play, setupSoundToggle } from "./sound.js";
 
@@ -174,8 +174,10 @@ class App {
   // --- messages -------------------------------------------------------------------------------
 
   onWelcome(m) {
-    this.me = { player_id: m.player_id, name: m.name };
+    this.me = { player_id: m.player_id, name: m.name, registered: !!m.registered };
     document.getElementById("name-input").value = m.name;
+    localStorage.setItem(NAME_KEY, m.name);
+    renderAccount(this);
     for (const s of m.seats || []) this.rememberRoom(s.room_id);
     // Adjourned games are not in the lobby: the player finds them here, and opening one
     // (a join) resumes it.
@@ -297,6 +299,20 @@ class App {
   }
 
   // --- actions --------------------------------------------------------------------------------
+
+  /** `register`: the name in use becomes this player's, with `password`. */
+  register(password) {
+    return this.conn.request({ type: "register", password }).then((m) => {
+      this.me = { ...this.me, registered: true };
+      renderAccount(this);
+      this.toast(`${m.name} is registered: log in with it from any device`);
+    });
+  }
+
+  /** `hello` with a name and password: this page becomes that registered player. */
+  login(name, password) {
+    return this.conn.login(name, password).then(() => this.toast(`Logged in as ${this.me.name}`));
+  }
 
   createRoom(msg) {
     this.conn.request({ type: "create_room", ...msg }).catch((e) => this.toast(e.message || e.code, "error"));

@@ -72,9 +72,12 @@ export function renderLobby(app, root) {
       ([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)));
   clock.value = saved.clock || "";
   const showAnalysis = h("input", { type: "checkbox", id: "show-analysis", checked: !!saved.showAnalysis });
+  // Rated games are for registered players (the server says so if not).
+  const rated = h("input", { type: "checkbox", id: "rated", checked: !!saved.rated });
   const extras = h("div", { class: "row" });
   extras.append(h("label", {}, "Clock ", clock),
-    h("label", {}, showAnalysis, " Show the bot's analysis to players"));
+    h("label", {}, showAnalysis, " Show the bot's analysis to players"),
+    h("label", { title: "Glicko-2 ratings per game; registered players only" }, rated, " Rated"));
   form.append(extras);
   form.append(h("button", { class: "btn primary big", type: "submit", id: "create-btn" }, "Create game"));
   const sync = () => {
@@ -90,7 +93,8 @@ export function renderLobby(app, root) {
     if (game === "grundy") options.heap = Math.max(3, Math.min(60, Number(heap.value) || 7));
     if (game === "backgammon") options.cube = cube.checked;
     localStorage.setItem("tablas-create", JSON.stringify({ game, heap: heap.value, cube: cube.checked,
-      opponent: opp.value, seat: seat.value, clock: clock.value, showAnalysis: showAnalysis.checked }));
+      opponent: opp.value, seat: seat.value, clock: clock.value, showAnalysis: showAnalysis.checked,
+      rated: rated.checked }));
     let mine = seat.value === "random" ? Math.floor(Math.random() * 2) : Number(seat.value);
     const other = opp.value === "human" ? { kind: "human" } : { kind: "bot", level: opp.value };
     const seats = mine === 0 ? [{ kind: "human" }, other] : [other, { kind: "human" }];
@@ -100,6 +104,7 @@ export function renderLobby(app, root) {
       msg.clock = { base_ms: base, increment_ms: inc };
     }
     if (showAnalysis.checked) msg.show_analysis = true;
+    if (rated.checked) msg.rated = true;
     if (game === "backgammon" && seed.input.value) msg.seed = seed.input.value;
     app.createRoom(msg);
   });
@@ -111,7 +116,9 @@ export function renderLobby(app, root) {
   const recent = h("div", { class: "panel recent", id: "recent-panel", hidden: true },
     h("div", { class: "panel-head" }, h("h2", {}, "Recent games")),
     h("div", { id: "recent-list", class: "rooms-list" }));
+  const account = h("div", { class: "panel account", id: "account" });
   root.append(h("section", { class: "lobby" },
+    account,
     h("div", { class: "hero" },
       h("h1", {}, "Play a game"),
       h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch."),
@@ -119,6 +126,42 @@ export function renderLobby(app, root) {
     h("div", { class: "lobby-grid" }, form, h("div", { class: "lobby-lists" }, list, recent))));
   renderRooms(app, app.rooms, true);
   renderRecent(app, app.recent, true);
+  renderAccount(app);
+}
+
+/** Who this page plays as: a registered player (with links to their page and the
+ * leaderboard), or a guest with a form to register the name in use or log in. */
+export function renderAccount(app) {
+  const box = document.getElementById("account");
+  if (!box) return;
+  clear(box);
+  const links = h("span", { class: "row small" },
+    h("a", { href: "leaderboard", id: "leaderboard-link" }, "Leaderboard"));
+  if (app.me && app.me.registered) {
+    box.append(h("p", { id: "account-status" }, "Playing as ", h("strong", {}, app.me.name),
+      " (registered) · ", h("a", { href: `players/${encodeURIComponent(app.me.player_id)}`, id: "my-page" }, "your page"),
+      " · "), links);
+    return;
+  }
+  const name = h("input", { id: "login-name", autocomplete: "username", maxlength: 24,
+    value: (app.me && app.me.name) || "", "aria-label": "name" });
+  const password = h("input", { id: "login-password", type: "password", autocomplete: "current-password",
+    minlength: 8, maxlength: 128, "aria-label": "password", placeholder: "password (8+ characters)" });
+  const register = h("button", { class: "btn small", type: "button", id: "register-btn",
+    title: "make the name you play under yours" }, "Register this name");
+  const login = h("button", { class: "btn primary small", type: "submit", id: "login-btn" }, "Log in");
+  const form = h("form", { class: "row account-form", id: "account-form", "aria-label": "account" },
+    name, password, login, register, links);
+  const done = () => { password.value = ""; };
+  const fail = (e) => app.toast(e.message || e.code, "error");
+  register.addEventListener("click", () => {
+    app.register(password.value).then(done, fail);
+  });
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    app.login(name.value.trim(), password.value).then(done, fail);
+  });
+  box.append(h("p", { class: "small muted" }, "Playing as a guest. Register your name to play rated games, or log in:"), form);
 }
 
 function playersLine(seats) {
@@ -127,6 +170,7 @@ function playersLine(seats) {
     if (i) players.append(h("span", { class: "vs" }, " vs "));
     players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
       x.name || "open seat"));
+    if (x.rating != null) players.append(h("span", { class: "rating", title: "rating" }, ` (${x.rating})`));
     // Names are not unique: a short id tells two players of the same name apart.
     if (x.player_id) players.append(h("span", { class: "pid", title: `player id ${x.player_id}` }, `#${x.player_id.slice(0, 4)}`));
   });
@@ -194,7 +238,7 @@ export function renderRooms(app, rooms, force = false) {
     ul.append(h("li", { class: `room-item st-${r.status}`, "data-room": r.room_id },
       gameIcon(r.game),
       h("span", { class: "room-info" },
-        h("span", { class: "room-game" }, gameTitle(r.game)),
+        h("span", { class: "room-game" }, gameTitle(r.game), r.rated ? h("span", { class: "tag rated" }, " rated") : ""),
         players),
       h("span", { class: `status-pill ${r.status}` }, r.status),
       h("span", { class: "spec", title: "spectators" }, `${r.spectators} watching`),

@@ -24,6 +24,16 @@ export class Connection {
     this._open();
   }
 
+  /** Logs into a registered player (any device): a new socket whose hello carries the name
+   * and password instead of the stored token. Settles with the welcome, or the refusal (and
+   * the page goes on as the player it was). The password is kept only until the answer. */
+  login(name, password) {
+    return new Promise((resolve, reject) => {
+      this.loginAttempt = { name, password, resolve, reject };
+      this.restart(name);
+    });
+  }
+
   /** Closes the socket and opens a new one (e.g. after a name change). */
   restart(name) {
     if (name) this.name = name;
@@ -72,6 +82,11 @@ export class Connection {
   }
 
   _hello(token) {
+    const login = this.loginAttempt;
+    if (login) {
+      this._raw({ type: "hello", name: login.name, password: login.password, id: "hello" });
+      return;
+    }
     this._raw({ type: "hello", name: this.name, token: token || null, id: "hello" });
   }
 
@@ -93,6 +108,8 @@ export class Connection {
   _receive(m) {
     if (m.type === "welcome") {
       localStorage.setItem(TOKEN_KEY, m.token);
+      this.name = m.name;
+      if (this.loginAttempt) { this.loginAttempt.resolve(m); this.loginAttempt = null; }
       this.attempt = 0;
       this.ready = true;
       this._setStatus("online");
@@ -100,6 +117,18 @@ export class Connection {
       return;
     }
     if (m.type === "error" && m.re === "hello") {
+      if (this.loginAttempt) {  // refused: go on as the player this page was
+        this.loginAttempt.reject(m);
+        this.loginAttempt = null;
+        this._hello(localStorage.getItem(TOKEN_KEY));
+        return;
+      }
+      if (m.code === "name_taken") {
+        // The name is a registered player's: go on under another until one logs in.
+        this.name = `Guest ${Math.floor(1000 + Math.random() * 9000)}`;
+        this._hello(localStorage.getItem(TOKEN_KEY));
+        return;
+      }
       if (m.code === "not_authenticated") {
         // A token this server does not know (a fresh database): start as a new player.
         localStorage.removeItem(TOKEN_KEY);

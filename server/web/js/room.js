@@ -101,6 +101,7 @@ function seatCard(app, room, seat, el) {
   if (s.kind === "human" && s.player_id) {
     tags.append(h("span", { class: "pid", title: `player id ${s.player_id}` }, `#${s.player_id.slice(0, 4)}`));
   }
+  if (s.rating != null) tags.append(h("span", { class: "tag rating", title: `${room.game} rating` }, String(s.rating)));
   const mod = boardModule(room.game);
   const extra = mod && mod.cardExtra ? mod.cardExtra(room, seat) : pieceName(room.game, seat);
   el.append(h("span", { class: `swatch g-${room.game} s${seat}`, "aria-hidden": "true" }),

@@ -1,0 +1,96 @@
+"""The players and their ratings as the HTTP API shows them: ``GET /api/leaderboard?game=G``
+and ``GET /api/players/{player_id}``. Read from the store; nothing secret (no token, no
+password hash) is ever read for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.games import GAME_IDS
+from engine.search.decision import LEVELS
+from server.errors import RecordError
+from server.ratings import Rating, is_bot_rating_id
+from server.store import Storage
+
+LEADERBOARD_SIZE = 100  # the leaderboard lists the best 100 of a game
+PLAYER_GAMES = 50  # a player's page lists their latest 50 rooms
+
+
+def _bot_parts(player_id: str) -> tuple[str, str] | None:
+    """(game, level) of a bot's rated id (``bot:GAME:LEVEL``)."""
+    parts = player_id.split(":")
+    if len(parts) != 3 or parts[1] not in GAME_IDS or parts[2] not in LEVELS:
+        return None
+    return parts[1], parts[2]
+
+
+def _bot_name(level: str) -> str:
+    return f"bot ({level})"  # as a bot's seat is named
+
+
+def _shown(r: Rating) -> dict[str, Any]:
+    return {"rating": r.rating, "rd": r.rd, "games": r.games}
+
+
+class Standings:
+    def __init__(self, store: Storage) -> None:
+        self.store = store
+
+    async def leaderboard(self, game: str | None) -> dict[str, Any]:
+        """``{"game", "players": [{player_id, name, rating, rd, games, bot}]}``, best first
+        (by rating, then the smaller RD, the more games, the player id), at most
+        :data:`LEADERBOARD_SIZE`; an unknown or missing game is ``bad_request``."""
+        if not game:
+            raise RecordError("bad_request", "give a game: /api/leaderboard?game=G")
+        if game not in GAME_IDS:
+            raise RecordError("bad_request", f"unknown game {game[:40]!r}",
+                              {"games": list(GAME_IDS)})
+        rows = await self.store.leaderboard(game, LEADERBOARD_SIZE)
+        players = []
+        for pid, name, rating in rows:
+            bot = is_bot_rating_id(pid)
+            parts = _bot_parts(pid) if bot else None
+            shown_name = _bot_name(parts[1]) if parts is not None else name
+            players.append({"player_id": pid, "name": shown_name, **_shown(rating),
+                            "bot": bot})
+        return {"game": game, "players": players}
+
+    async def player(self, player_id: str) -> dict[str, Any]:
+        """``{"player_id", "name", "registered", "bot", "ratings": {G: {rating, rd, games}},
+        "games": [ROOM_SUMMARY + result, …]}`` (the latest :data:`PLAYER_GAMES` rooms
+        they sat in, newest first); ``unknown_room`` (404) for no such player."""
+        if len(player_id) > 100:
+            raise RecordError("unknown_room", "no such player")
+        ratings = await self.store.ratings_by_game(player_id)
+        if is_bot_rating_id(player_id):
+            parts = _bot_parts(player_id)
+            if parts is None:
+                raise RecordError("unknown_room", "no such player")
+            return {"player_id": player_id, "name": _bot_name(parts[1]), "registered": False,
+                    "bot": True, "ratings": {g: _shown(r) for g, r in ratings.items()},
+                    "games": []}
+        info = await self.store.player_info(player_id)
+        if info is None:
+            raise RecordError("unknown_room", "no such player")
+        name, registered = info
+        games = await self.store.games_of(player_id, PLAYER_GAMES)
+        return {"player_id": player_id, "name": name, "registered": registered, "bot": False,
+                "ratings": {g: _shown(r) for g, r in ratings.items()},
+                "games": [_summary(g) for g in games]}
+
+
+def _summary(g: dict[str, Any]) -> dict[str, Any]:
+    """A stored room as a ROOM_SUMMARY (additive: its ``result``, ``created_at``, ``rated``)."""
+    ropts = g["room_options"]
+    return {
+        "room_id": g["room_id"], "game": g["game"], "status": g["status"],
+        "seats": [{"seat": s["seat"], "kind": s["kind"],
+                   "name": s["name"] if s["kind"] == "human" else _bot_name(s["level"]),
+                   "level": s["level"], "player_id": s["player_id"]} for s in g["seats"]],
+        "spectators": 0,
+        "room_options": ropts,
+        "rated": bool(ropts.get("rated")),
+        "result": g["result"],
+        "created_at": g["created_at"],
+    }

@@ -1,0 +1,53 @@
+// A player's page (/players/{player_id}): their ratings per game and their latest games,
+// each linking to its review, from GET /api/players/{id}. Read only: no WebSocket.
+import { h, clear } from "./dom.js";
+import { gameTitle } from "./notation.js";
+
+const $ = (id) => document.getElementById(id);
+const playerId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
+
+function resultFor(g) {
+  if (!g.result) return g.status;
+  const mine = g.seats.findIndex((s) => s.player_id === playerId);
+  if (g.result.winner === null || g.result.winner === undefined) return `draw (${g.result.reason})`;
+  return `${g.result.winner === mine ? "won" : "lost"} (${g.result.reason})`;
+}
+
+async function main() {
+  const r = await fetch(new URL(`../api/players/${encodeURIComponent(playerId)}`, location.href));
+  const p = await r.json();
+  if (!r.ok) {
+    $("pl-name").textContent = r.status === 404 ? "No such player" : (p.error || `error ${r.status}`);
+    return;
+  }
+  document.title = `${p.name} · Tablas`;
+  $("pl-name").textContent = p.name;
+  $("pl-kind").textContent = p.bot ? "A bot level: a rated player of its game." : (p.registered ? "Registered player" : "Guest");
+  const ratings = Object.entries(p.ratings);
+  const rows = clear($("pl-rating-rows"));
+  for (const [game, x] of ratings) {
+    rows.append(h("tr", { "data-game": game },
+      h("td", {}, h("a", { href: `../leaderboard?game=${encodeURIComponent(game)}` }, gameTitle(game))),
+      h("td", { class: "pl-rating" }, String(Math.round(x.rating))),
+      h("td", {}, String(Math.round(x.rd))),
+      h("td", {}, String(x.games))));
+  }
+  $("pl-ratings").hidden = !ratings.length;
+  $("pl-no-ratings").hidden = !!ratings.length;
+  const list = clear($("pl-games"));
+  for (const g of p.games) {
+    const names = g.seats.map((s) => s.name || "open seat").join(" vs ");
+    const link = g.status === "finished"
+      ? h("a", { class: "btn primary small review-link", href: `../review/${encodeURIComponent(g.room_id)}` }, "Review")
+      : h("a", { class: "btn small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, "Watch");
+    list.append(h("li", { class: "room-item", "data-room": g.room_id },
+      h("span", { class: "room-info" },
+        h("span", { class: "room-game" }, gameTitle(g.game), g.rated ? h("span", { class: "tag rated" }, " rated") : ""),
+        h("span", { class: "players" }, names)),
+      h("span", { class: "small" }, resultFor(g)),
+      h("span", { class: "room-actions" }, link)));
+  }
+  $("pl-no-games").hidden = !!p.games.length;
+}
+
+main().catch((e) => { $("pl-name").textContent = `Cannot load the player: ${e.message || e}`; });

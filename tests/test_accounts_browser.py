@@ -1,0 +1,77 @@
+"""Accounts and ratings in the page (Debian's Chromium against a real ``tablas serve``):
+register in the lobby, open a rated game against a bot, resign it, and find the new ratings
+on the leaderboard page and on the player's page (with a link to the game's review); then
+log in from another browser (another device) as the same player."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from browser_support import chromium, new_page, served, wait_online
+
+PASSWORD = "correct horse battery"
+
+
+def test_register_play_rated_and_see_the_rating(tmp_path: Path) -> None:
+    with served(tmp_path, workers=1) as base, chromium() as browser:
+        ctx, page = new_page(browser, base, "Ana")
+        page.fill("#login-password", PASSWORD)
+        page.click("#register-btn")
+        page.wait_for_selector("#account-status")
+        assert "Ana" in page.inner_text("#account-status")
+        me = page.evaluate("window.tablas.me")
+        assert me["registered"] is True
+
+        page.click("label[for=g-tictactoe]")
+        page.select_option("#opponent", "random")
+        page.select_option("#seat", "0")
+        page.set_checked("#rated", True)
+        page.click("#create-btn")
+        page.wait_for_selector("#room-view svg.board")
+        room = page.evaluate("window.tablas.room.room_id")
+        assert page.evaluate("window.tablas.room.rated") is True
+        page.wait_for_selector(".seat-card .tag.rating")
+        assert page.locator(".seat-card .tag.rating").all_inner_texts() == ["1500", "1500"]
+        page.click("#resign-btn")
+        page.click("#resign-btn")  # the second click confirms
+        page.wait_for_function("window.tablas.room.status === 'finished'")
+        # One game from new ratings: the loser 1337.79, the winner 1662.21 (docs/ratings.md).
+        rating = "document.querySelector('.seat-card[data-seat=\"%d\"] .tag.rating').textContent"
+        page.wait_for_function(f"{rating % 0} === '1338' && {rating % 1} === '1662'")
+
+        page.goto(base + "/leaderboard?game=tictactoe")
+        page.wait_for_selector("#lb-rows tr")
+        rows = page.locator("#lb-rows tr").all_inner_texts()
+        assert len(rows) == 2
+        assert "bot (random)" in rows[0] and "1662" in rows[0]
+        assert "Ana" in rows[1] and "1338" in rows[1]
+        page.click(f"#lb-rows tr[data-player='{me['player_id']}'] a")
+        page.wait_for_selector("#pl-rating-rows tr")
+        assert page.inner_text("#pl-name") == "Ana"
+        assert page.inner_text("#pl-rating-rows .pl-rating") == "1338"
+        link = page.locator(f"#pl-games li[data-room='{room}'] a.review-link")
+        assert link.get_attribute("href") == f"../review/{room}"
+        link.click()
+        page.wait_for_url(f"**/review/{room}")
+        assert page.errors == []
+
+        # Another device: log in by name (any case) and password: the same player.
+        ctx2, other = new_page(browser, base, "Someone")
+        other.fill("#login-name", "ANA")
+        other.fill("#login-password", PASSWORD)
+        other.click("#login-btn")
+        other.wait_for_selector("#account-status")
+        wait_online(other)
+        assert other.evaluate("window.tablas.me") == {**me, "registered": True}
+        # A wrong password is refused with a message, and the page stays the player it was.
+        ctx3, third = new_page(browser, base, "Eve")
+        before = third.evaluate("window.tablas.me.player_id")
+        third.fill("#login-name", "Ana")
+        third.fill("#login-password", "not the password")
+        third.click("#login-btn")
+        third.wait_for_selector(".toast")
+        wait_online(third)
+        third.wait_for_function(f"window.tablas.me && window.tablas.me.player_id === '{before}'")
+        assert other.errors == [] and third.errors == []
+        for c in (ctx, ctx2, ctx3):
+            c.close()
