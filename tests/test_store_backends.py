@@ -14,6 +14,7 @@ from pg_support import Backend
 
 from engine.core import Outcome
 from server.protocol import RoomOptions
+from server.ratings import NEW, Rating, RatingChange
 from server.room import Action, SeatState
 from server.store import (
     BadDatabase,
@@ -119,6 +120,71 @@ async def test_every_read_answers_the_same_after_the_same_writes(backend: Backen
     await store.close()
 
 
+async def test_accounts_and_ratings_read_the_same_on_both(backend: Backend) -> None:
+    """Registering, a second device's token, a rated game's result with its ratings, and
+    every read of them (migration 0008); the store's refusals, which the server turns into
+    ``name_taken`` and a refused stale rating, are the same on both backends."""
+    store = await backend.open()
+    await store.create_player("pa", "Ana", "tok-a")
+    await store.create_player("pb", "Bo", "tok-b")
+    await store.create_player("pc", "ana", "tok-c")
+    assert await store.register_player("pa", "Ana", "ana", "scrypt$h", 5.0) == "registered"
+    assert await store.register_player("pa", "Ana", "ana", "scrypt$h", 6.0) == (
+        "already_registered")
+    assert await store.register_player("pc", "ana", "ana", "scrypt$x", 6.0) == "name_taken"
+    await store.add_token("pa", "tok-a2", 7.0)
+    a = await store.account_by_token("tok-a2")
+    assert a is not None and (a.player_id, a.name, a.registered) == ("pa", "Ana", True)
+    b = await store.account_by_token("tok-b")
+    assert b is not None and (b.player_id, b.registered) == ("pb", False)
+    assert await store.account_by_token("nope") is None
+    key = await store.account_by_key("ana")
+    assert key is not None and (key.player_id, key.password_hash) == ("pa", "scrypt$h")
+    assert await store.account_by_key("bo") is None
+    assert await store.player_info("pa") == ("Ana", True)
+    assert await store.player_info("pc") == ("ana", False)
+    assert await store.player_info("nobody") is None
+
+    rated = RoomOptions.model_validate({"rated": True})
+    await store.create_room("g1", "connect4", {}, [_person("pa", "Ana"),
+                            SeatState("bot", "easy")], "playing", None, [], 10.0, rated,
+                            created_by="pa")
+    await store.create_room("g2", "connect4", {}, [_person("pa", "Ana"),
+                            SeatState("human")], "waiting", None, [], 11.0, created_by="pa")
+    bot = "bot:connect4:easy"
+    after_a, after_bot = Rating(1662.3, 290.3, 0.06, 1), Rating(1337.7, 290.3, 0.06, 1)
+    changes = [RatingChange(0, "pa", "connect4", 1.0, NEW, after_a),
+               RatingChange(1, bot, "connect4", 0.0, NEW, after_bot)]
+    await store.record_move("g1", Action(0, 0, {"column": 3}, (), 12.0, None),
+                            Outcome(0, 1, "four"), changes)
+    # A rating computed from the one before this game's (games 0 again) is refused, and
+    # the result written with it too.
+    await store.create_room("g3", "connect4", {}, [_person("pa", "Ana"),
+                            SeatState("bot", "easy")], "playing", None, [], 13.0, rated)
+    with pytest.raises(Exception, match="stale"):
+        await store.record_result("g3", Outcome(1, 1, "resign"), None, 14.0, changes)
+    assert (await store.load_room("g3")).result is None  # type: ignore[union-attr]
+
+    assert await store.ratings_of("connect4", ["pa", bot, "pb"]) == {
+        "pa": after_a, bot: after_bot, "pb": NEW}
+    assert await store.ratings_by_game("pa") == {"connect4": after_a}
+    assert await store.ratings_by_game("pb") == {}
+    assert await store.leaderboard("connect4", 10) == [("pa", "Ana", after_a),
+                                                       (bot, None, after_bot)]
+    assert await store.leaderboard("connect4", 1) == [("pa", "Ana", after_a)]
+    assert await store.leaderboard("grundy", 10) == []
+    games = await store.games_of("pa", 10)
+    assert [g["room_id"] for g in games] == ["g3", "g2", "g1"]
+    assert games[2]["result"] == {"winner": 0, "points": 1, "reason": "four"}
+    assert games[2]["room_options"]["rated"] is True
+    assert games[2]["seats"] == [
+        {"seat": 0, "kind": "human", "level": None, "player_id": "pa", "name": "Ana"},
+        {"seat": 1, "kind": "bot", "level": "easy", "player_id": None, "name": None}]
+    assert [g["room_id"] for g in await store.games_of("pa", 1)] == ["g3"]
+    assert await store.games_of("pb", 10) == []
+    await store.close()
+
+
 async def test_an_unknown_kind_of_write_is_refused_and_writes_nothing(
         backend: Backend) -> None:
     """A row no trigger (SQLite) or function (PostgreSQL) knows fails its whole write."""
@@ -161,8 +227,8 @@ async def _postgres_schema(url: str) -> dict[str, Any]:
             columns.setdefault(table, set()).add(column)
         # Named indexes only: SQLite names those of its keys sqlite_autoindex_*.
         indexes = {r[0] for r in await con.fetch(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = 'public'"
-            " AND indexname NOT LIKE '%\\_pkey' AND indexname NOT LIKE '%\\_key'")}
+            "SELECT i.indexname FROM pg_indexes i WHERE i.schemaname = 'public'"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conname = i.indexname)")}
     finally:
         await con.close()
     columns["rooms"].discard("seq")  # what SQLite's rowid is there
