@@ -33,6 +33,13 @@ and above 0.5 the other side should drop, so doubling cashes a point, unless E i
 then the gammons it expects are worth more than the point, and it plays on undoubled.
 (A pair without that window, double at 0.55 with take at -0.45, has every double between two
 bots dropped: the bot ladder showed it.)
+
+Match play: plays are chosen as in a money game, on the current game alone
+(:func:`~engine.games.backgammon.single_game`). Cube actions go by match equity
+(:mod:`engine.search.match_equity`, the Kazaross XG2 table): the probabilities of each way the
+game can end, 1-ply like the money equity (each roll's best play by the level's evaluation,
+then the learned network's five probabilities of the position it leads to, the bear-off
+database's winning chance where it knows), turned into match-winning chances.
 """
 
 from __future__ import annotations
@@ -43,7 +50,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.core import JSON, Outcome
-from engine.games.backgammon import Backgammon, BGState
+from engine.games.backgammon import (
+    CHECKERS,
+    DICE_OUTCOMES,
+    OFF,
+    Backgammon,
+    BGState,
+    generate_plays,
+    single_game,
+)
+from engine.search import bearoff, bgnet, match_equity
 from engine.search.backgammon_eval import (
     BULK_EQUITIES,
     EQUITIES,
@@ -113,7 +129,9 @@ def rank_plays(
     against it (that is what lets Star1/Star2 prune), so theirs are bounds, or 1-ply values
     for the plays no deeper pass reached. The plays in ``exact_for`` (a review's played play)
     are searched again to the same depth with a full window, past the budget, so that their
-    equity and the best's come from the same search; the ranking is sorted again after."""
+    equity and the best's come from the same search; the ranking is sorted again after. In a
+    match, the current game alone is searched."""
+    state = single_game(state)
     search = cubeless(game, None, state.cube, EVALUATION[level])
     seat = state.turn
     children = search.children(state)
@@ -181,6 +199,45 @@ def roll_equity(game: Backgammon, state: BGState, level: str = "medium") -> floa
     return _signed(state.turn, search.value(on_roll, 1))
 
 
+def position_probabilities(me: Sequence[int], opp: Sequence[int]) -> list[float]:
+    """gnubg's five probabilities for ``me``, about to roll: the learned network's, with the
+    bear-off database's winning chance once both sides bear off, and the certain result when
+    a side has borne off everything."""
+    if me[OFF] == CHECKERS or opp[OFF] == CHECKERS:
+        won = me[OFF] == CHECKERS
+        loser = opp if won else me
+        gammon = loser[OFF] == 0
+        bg = gammon and (loser[25] > 0 or any(loser[19:25]))
+        hi = [1.0, float(gammon), float(bg), 0.0, 0.0]
+        return hi if won else [0.0, 0.0, 0.0, float(gammon), float(bg)]
+    probs = [float(p) for p in bgnet.default_net().probabilities(me, opp)]
+    if bearoff.is_bearoff(me, opp):
+        probs[0] = bearoff.win_probability(bearoff.home(me), bearoff.home(opp))
+    return probs
+
+
+def roll_probabilities(state: BGState, level: str = "medium") -> list[float]:
+    """The five probabilities of the player on roll (``state.turn``) before rolling, 1-ply:
+    each roll's best play by the level's evaluation, the probabilities of where it leads,
+    weighed by the roll's chance."""
+    equity_of = EQUITIES[EVALUATION[level]]
+    me, opp = state.boards[state.turn], state.boards[1 - state.turn]
+    total = [0.0] * 5
+    for (a, b), p in DICE_OUTCOMES:
+        best = None
+        best_e = 0.0
+        for _, m2, o2 in generate_plays(me, opp, a, b):
+            # The opponent rolls next: the play that leaves it the least is the best.
+            e = -9.0 if m2[OFF] == CHECKERS else equity_of(o2, m2)
+            if best is None or e < best_e:
+                best, best_e = (m2, o2), e
+        assert best is not None
+        theirs = position_probabilities(best[1], best[0])
+        mine = [1.0 - theirs[0], theirs[3], theirs[4], theirs[1], theirs[2]]
+        total = [t + p * x for t, x in zip(total, mine)]
+    return total
+
+
 def cube_action(phase: str, e: float) -> str:
     """The bots' cube action in ``phase`` (``"roll"``: before rolling, ``"take"``: doubled)
     for the deciding player's cubeless equity ``e`` (see the module's docstring)."""
@@ -208,7 +265,18 @@ def cube_equities(phase: str, e: float) -> dict[str, float]:
     return {"roll": e + keep, "double": min(2 * e, 1.0)}
 
 
+def match_cube(state: BGState, level: str) -> tuple[str, dict[str, float]]:
+    """The bots' cube action in a match's ``roll`` or ``take`` phase, with every action's
+    value (EMG, the deciding side's: :func:`engine.search.match_equity.cube_values`)."""
+    values = match_equity.cube_values(state, roll_probabilities(state, level))
+    return match_equity.best_action(values), values
+
+
 def _cube_decision(game: Any, state: BGState, level: str, rng: random.Random) -> Decision:
+    if state.match is not None and level != "random" and (
+            state.phase == "take" or "double" in game.legal_moves(state)):
+        action, values = match_cube(state, level)
+        return Decision({"action": action}, action, round(values[action], 4))
     if state.phase == "roll":
         if level == "random" or "double" not in game.legal_moves(state):
             return Decision({"action": "roll"}, "roll")
