@@ -127,15 +127,19 @@ def games(record: GameRecord) -> list[GameBlock]:
     if not blocks:
         blocks.append(GameBlock(last.match))
     result = record.result
-    if result is not None and result.winner is not None and last.result is None:
+    if result is None or result.winner is None:
+        return blocks
+    if last.match is None:  # a money game: its result, on the board or not
+        blocks[-1].entries.append(wins(result))
+    elif last.result is None:
+        # The match given away (its last game's Wins is written above when the match ended
+        # on the board): the game being played resigned for as much as the winner needs, or
+        # for all it can give (a resignation is a single, a gammon or a backgammon).
         if ended:  # given away before the first action of a new game: that game's
             blocks.append(GameBlock(last.match))
-        if last.match is not None:
-            # The match given away: the last game resigned for as much as the winner needs,
-            # or for all it can give (a resignation is a single, a gammon or a backgammon).
-            need = -(-last.match.away(result.winner) // last.cube)
-            result = Outcome(result.winner, min(3, need) * last.cube, result.reason)
-        blocks[-1].entries.append(wins(result))
+        need = -(-last.match.away(result.winner) // last.cube)
+        blocks[-1].entries.append(wins(Outcome(result.winner, min(3, need) * last.cube,
+                                               result.reason)))
     return blocks
 
 
