@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from server_support import Client, FakeClock, Subprocess, connected, contract_roll, running
+from test_server_records import get, get_json, review
 
 DOUBLE, DROP, TAKE = {"action": "double"}, {"action": "drop"}, {"action": "take"}
 
@@ -212,3 +214,34 @@ async def test_spectators_see_the_score(tmp_path: Path) -> None:
         await asyncio.sleep(0)
         lobby = await w.request({"type": "list_rooms"}, "rooms")
         assert [r["room_id"] for r in lobby["rooms"]] == [room]
+
+
+async def test_a_finished_match_has_its_review_and_exports(tmp_path: Path) -> None:
+    """A match to 2: a double dropped (1-0), two plays of the Crawford game, a resignation.
+    The review has one entry per action of both games, the cube's judged by match equity;
+    the JSON export holds every action; the .mat holds both games."""
+    async with running(tmp_path / "t.db", max_msgs_per_address=None) as (_srv, url):
+        (a,) = await connected(url, "Ana")
+        room, view = await both_seats(a, {"match_to": 2})
+        view = await act(a, room, view, view["legal_moves"][0])
+        view = await act(a, room, view, DOUBLE)
+        view = await act(a, room, view, DROP)
+        assert view["state"]["crawford"]
+        for _ in range(2):
+            view = await act(a, room, view, view["legal_moves"][0])
+        await a.send({"type": "resign", "room_id": room})
+        snap = await a.expect("room")
+        assert snap["result"]["points"] == 2
+        code, _headers, body = await review(url, room)
+        assert code == 200
+        moves = json.loads(body)["moves"]
+        assert [m["ply"] for m in moves] == list(range(snap["ply"]))
+        assert [m["move_text"] for m in moves][1:3] == ["double", "drop"]
+        assert all(m["verdict"] in ("best", "good", "inaccuracy", "mistake", "blunder")
+                   for m in moves)
+        record = await get_json(url, f"/api/rooms/{room}/export?format=json")
+        assert [x["move"] for x in record["actions"]] == snap["history"]
+        code, _headers, mat = await get(url, f"/api/rooms/{room}/export?format=mat")
+        text = mat.decode()
+        assert code == 200 and " 2 point match" in text.splitlines()
+        assert " Game 1" in text and " Game 2" in text and "Drops" in text
