@@ -73,6 +73,7 @@ const REASONS = {
   resign: "resignation",
   resigned: "resignation",
   drop: "double dropped",
+  match: "the match",
   single: "single game",
   gammon: "gammon",
   backgammon: "backgammon",

@@ -181,6 +181,13 @@ export function resultText(room) {
   else head = `${seatName(r.winner)} wins`;
   // A game won because the other player stayed away: say who left.
   const why = r.reason === "abandoned" ? `${seatName(1 - r.winner)} left` : reasonText(r.reason);
+  // A backgammon match: the room's result is the match's; say so, with the final score.
+  const st = room.state || {};
+  if (st.match_to) {
+    const score = (st.score || [0, 0]).slice();
+    if (r.reason !== "match") score[r.winner] = r.points;  // the match given away
+    return `${head} the match to ${st.match_to} — ${why} · ${score[0]}–${score[1]}`;
+  }
   return `${head} — ${why}${pts}`;
 }
 

@@ -412,10 +412,30 @@ function onPoint(ctx, b, p, dests) {
   ctx.rerender();
 }
 
+/** A match's standing, or null in a money game: "Match to 5 · 2–1 · Crawford game". */
+export function matchText(st) {
+  if (!st || !st.match_to) return null;
+  const score = st.score || [0, 0];
+  const parts = [`Match to ${st.match_to}`, `${score[0]}–${score[1]}`];
+  if (st.crawford) parts.push("Crawford game (no doubling)");
+  else if (st.game_number > 1 && st.phase !== "over") parts.push(`game ${st.game_number}`);
+  return parts.join(" · ");
+}
+
 function controls(ctx, b) {
   const { room, canMove, ui } = ctx;
   const st = room.state;
   const box = h("div", { class: "bg-controls" });
+  const match = matchText(st);
+  if (match) {
+    box.append(h("span", { class: `match-score${st.crawford ? " crawford" : ""}`, id: "match-score",
+      "data-score": (st.score || [0, 0]).join("-"), "data-crawford": st.crawford ? "1" : "0" }, match));
+    const last = st.last_game;
+    if (last && st.phase !== "over" && room.status === "playing" && st.game_number > 1) {
+      box.append(h("span", { class: "hint", id: "last-game" },
+        `Last game: ${COLORS[last.winner]} won ${last.points} point${last.points === 1 ? "" : "s"}.`));
+    }
+  }
   if (!canMove) {
     if (st.phase === "take") box.append(h("span", { class: "hint" }, `Doubled to ${st.cube.value * 2}: waiting for the answer.`));
     return box;
@@ -471,6 +491,8 @@ export function key(ctx, ev) {
 }
 
 export function cardExtra(room, seat) {
-  const p = room.state.pips;
-  return p ? `${COLORS[seat]} · pips ${p[seat]}` : COLORS[seat];
+  const st = room.state;
+  const p = st.pips;
+  const base = p ? `${COLORS[seat]} · pips ${p[seat]}` : COLORS[seat];
+  return st.match_to ? `${base} · score ${(st.score || [0, 0])[seat]}/${st.match_to}` : base;
 }
