@@ -1,9 +1,11 @@
 """A backgammon match from the page, in Debian's Chromium against a real ``tablas serve``: the
-create form's "match to" choice, the score on the board while the games go on, the Crawford
-game named, and the result that names the match."""
+create form's "match to" choice, the score on the board and the players' cards while the
+games go on, the move list across games, and the result that names the match."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -37,18 +39,20 @@ def score_text(page: Any) -> str:
     return str(page.locator("#match-score").inner_text())
 
 
-def test_a_match_to_3_against_a_bot_from_the_page(browser: Any, base: str) -> None:
-    """Created from the form with "Match to 3"; the board says "Match to 3 · 0–0". We double
-    whenever we may and the bot (``random``) takes or drops at random: a drop shows the score
-    and the next game; then we resign and the result names the match to 3."""
+def test_a_match_to_9_against_a_bot_from_the_page(browser: Any, base: str) -> None:
+    """Created from the form with "Match to 9"; the board says "Match to 9 · 0–0". We double
+    whenever we may and the bot (``random``) takes or drops at random, and never doubles: a
+    game is worth at most 6, so the first one won (a drop, or played out) leaves the match
+    going: the score and the next game show, and the move list follows the new game's first
+    mover. Then we resign: the result names the match to 9."""
     ctx, page = new_page(browser, base, "Ana")
-    create_room(page, "backgammon", "random", cube=True, match_to=3)
+    create_room(page, "backgammon", "random", cube=True, match_to=9)
     room = page.evaluate("window.tablas.room")
-    assert room["options"] == {"cube": True, "match_to": 3}
+    assert room["options"] == {"cube": True, "match_to": 9}
     page.wait_for_selector("#match-score")
-    assert score_text(page).startswith("Match to 3 · 0–0")
+    assert score_text(page).startswith("Match to 9 · 0–0")
     me = room["your_seats"][0]
-    for _turn in range(40):
+    for _turn in range(300):
         if not wait_my_turn_or_end(page):
             break
         state = page.evaluate("window.tablas.room.state")
@@ -69,16 +73,26 @@ def test_a_match_to_3_against_a_bot_from_the_page(browser: Any, base: str) -> No
     state = page.evaluate("window.tablas.room.state")
     shown = score_text(page)
     assert f"{state['score'][0]}–{state['score'][1]}" in shown
-    if state["crawford"]:
-        assert "Crawford" in shown
+    # The move list says who played each action, across the games (each game's first mover
+    # is its opening roll's), as the server's record does; a new game has its own line.
+    room_id = page.evaluate("window.tablas.room.room_id")
+    with urllib.request.urlopen(f"{base}/api/rooms/{room_id}/export?format=json") as r:
+        record = json.load(r)
+    page.wait_for_function(f"document.querySelectorAll('#movelist li.mv').length === "
+                           f"{len(record['actions'])}")
+    classes = page.locator("#movelist li.mv").evaluate_all("els => els.map(e => e.className)")
+    assert [f"s{a['seat']}" in c.split() for a, c in zip(record["actions"], classes)] \
+        == [True] * len(classes)
+    assert sum(state["score"]) and state["game_number"] >= 2, state
+    assert "New game" in page.locator("#movelist").inner_text()
     # The cards name each side's score too.
-    assert f"score {state['score'][me]}/3" in page.locator("body").inner_text()
+    assert f"score {state['score'][me]}/9" in page.locator("body").inner_text()
     page.click("#resign-btn")
     page.click("#resign-btn")  # confirm
     page.wait_for_function("window.tablas.room.status === 'finished'")
     text = page.locator("#result-text").inner_text()
-    assert "match to 3" in text, text
+    assert "match to 9" in text, text
     final = page.evaluate("window.tablas.room.result")
-    assert final["points"] == 3 and final["winner"] == 1 - me
+    assert final["points"] == 9 and final["winner"] == 1 - me
     assert page.errors == []
     ctx.close()
