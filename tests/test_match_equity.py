@@ -3,11 +3,14 @@
 The table's numbers are compared with the file GNU Backgammon ships (when installed), and
 held to what any MET must be: symmetric (my chance plus yours is 1), monotone (closer to the
 target is better), 50% at equal scores. Cube decisions are checked against known facts of
-cube theory and against take points worked out in the test from the table alone.
+cube theory and against take points worked out in the test from the table alone. Checker
+play by match equity: double match point counts gammons for nothing, a gammon that wins the
+match is worth the match, far from the end of a long match plays are valued as at money.
 """
 
 from __future__ import annotations
 
+import random
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -15,9 +18,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from engine.core import Outcome
 from engine.games.backgammon import START, BGState, Match
 from engine.search import match_equity as me
-from engine.search.backgammon_bot import match_cube
+from engine.search.backgammon_bot import (
+    match_cube,
+    match_search,
+    position_probabilities,
+    rank_plays,
+)
 from engine.search.met_kazaross_xg2 import POST_CRAWFORD, PRE_CRAWFORD
 
 XML = Path("/usr/share/gnubg/met/Kazaross-XG2.xml")
@@ -151,3 +160,71 @@ def test_no_double_when_the_cube_already_wins_the_match() -> None:
     m = Match(7, (5, 0), 3)
     s = roll_state(m, cube=2, owner=0)
     assert me.best_action(me.cube_values(s, probs(0.8))) == "roll"
+
+
+# --- checker play by match equity (the levels with the learned evaluation) -----------------
+
+
+def random_positions(n: int, seed: int = 5) -> list[BGState]:
+    """Positions of seeded random money games where the mover has several plays."""
+    from engine.games import get_game
+
+    g = get_game("backgammon")
+    rng = random.Random(seed)
+    out: list[BGState] = []
+    while len(out) < n:
+        s = g.initial({})
+        while g.outcome(s) is None and len(out) < n:
+            while g.is_chance(s):
+                s = g.apply_chance(s, rng.choice([o for o, _ in g.chance_outcomes(s)]))
+            if s.phase == "move" and len(g.legal_moves(s)) > 4 and rng.random() < 0.15:
+                out.append(s)
+            move = rng.choice(g.legal_moves(s))
+            s = g.apply(s, "roll" if move == "double" else move)
+            while g.is_chance(s):
+                s = g.apply_chance(s, rng.choice([o for o, _ in g.chance_outcomes(s)]))
+    return out
+
+
+def in_match(s: BGState, m: Match) -> BGState:
+    return BGState(s.boards, s.turn, s.phase, s.dice, s.cube, s.owner, True, match=m)
+
+
+def test_at_double_match_point_a_position_is_worth_its_winning_chance() -> None:
+    """1-away/1-away, gammons count for nothing: a leaf's value is 2 P(win) - 1 for seat 0."""
+    search = match_search(Match(1), 1)
+    for s in random_positions(6):
+        after = BGState(s.boards, 1 - s.turn, "dice", None, 1, None, True)
+        probs = position_probabilities(after.boards[after.turn], after.boards[1 - after.turn])
+        win0 = probs[0] if after.turn == 0 else 1 - probs[0]
+        assert search.evaluate(after) == pytest.approx(2 * win0 - 1, abs=1e-9)
+
+
+def test_a_gammon_that_wins_the_match_is_worth_the_match() -> None:
+    m = Match(5, (3, 1), 2)  # seat 0 is 2 away, seat 1 4 away
+    search = match_search(m, 1)
+    assert search.terminal(Outcome(0, 2, "gammon")) == 1.0
+    assert search.terminal(Outcome(0, 1, "single")) == pytest.approx(2 * PRE_CRAWFORD[0][3] - 1)
+    assert search.terminal(Outcome(1, 3, "backgammon")) == pytest.approx(
+        2 * PRE_CRAWFORD[1][0] - 1)  # seat 1 at 4: Crawford next, seat 0 still 2 away
+
+
+def test_the_two_double_match_points_rank_plays_alike() -> None:
+    from engine.games import get_game
+
+    g = get_game("backgammon")
+    for s in random_positions(2, seed=9):
+        a, _, _ = rank_plays(g, in_match(s, Match(1)), "hard", 5000, random.Random(0))
+        b, _, _ = rank_plays(g, in_match(s, Match(7, (6, 6), 9, post_crawford=True)), "hard",
+                             5000, random.Random(0))
+        assert a == b
+
+
+def test_far_from_the_end_match_play_is_close_to_money_play() -> None:
+    from engine.games import get_game
+
+    g = get_game("backgammon")
+    for s in random_positions(3, seed=2):
+        money, _, _ = rank_plays(g, s, "hard", 5000, random.Random(0))
+        match, _, _ = rank_plays(g, in_match(s, Match(25)), "hard", 5000, random.Random(0))
+        assert match[0][1] == pytest.approx(money[0][1], abs=0.1)
