@@ -4,9 +4,11 @@ games go on, the move list across games, and the result that names the match."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from browser_support import (
     wait_my_turn_or_end,
     wait_ply_above,
 )
+from server_support import Client
 
 
 @pytest.fixture(scope="module")
@@ -94,5 +97,43 @@ def test_a_match_to_9_against_a_bot_from_the_page(browser: Any, base: str) -> No
     assert "match to 9" in text, text
     final = page.evaluate("window.tablas.room.result")
     assert final["points"] == 9 and final["winner"] == 1 - me
+    assert page.errors == []
+    ctx.close()
+
+
+def test_a_spectator_sees_the_crawford_game(browser: Any, base: str) -> None:
+    """A match to 2 played over the socket by one person holding both seats (a double
+    dropped: 1-0); a page watching it says "Crawford game" and shows the score."""
+    ws = base.replace("http://", "ws://") + "/ws"
+
+    async def to_crawford() -> str:
+        c = Client(ws)
+        await c.connect("Bo")
+        created = await c.request({"type": "create_room", "game": "backgammon",
+                                   "options": {"match_to": 2}, "join_seat": 0,
+                                   "seats": [{"kind": "human"}, {"kind": "human"}]},
+                                  "room_created")
+        room = created["room_id"]
+        await c.expect("room")
+        view = await c.request({"type": "join", "room_id": room, "seat": 1}, "room")
+        while not view["state"]["crawford"]:
+            legal = view["legal_moves"]
+            move = next((m for m in ({"action": "drop"}, {"action": "double"}) if m in legal),
+                        legal[0])
+            view = await c.request({"type": "move", "room_id": room, "ply": view["ply"],
+                                    "move": move}, "update")
+        await c.close()
+        return str(room)
+
+    # Playwright's sync API holds this thread's event loop: the script runs in another.
+    with ThreadPoolExecutor(1) as pool:
+        room = pool.submit(asyncio.run, to_crawford()).result(timeout=60)
+    ctx, page = new_page(browser, base, "Watcher", path=f"/#/room/{room}")
+    page.wait_for_selector("#match-score")
+    shown = score_text(page)
+    assert "Match to 2" in shown and "Crawford game" in shown, shown
+    assert page.locator("#match-score").get_attribute("data-crawford") == "1"
+    score = page.evaluate("window.tablas.room.state.score")
+    assert sorted(score) == [0, 1] and f"{score[0]}–{score[1]}" in shown
     assert page.errors == []
     ctx.close()
