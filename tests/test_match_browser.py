@@ -106,9 +106,9 @@ def test_a_spectator_sees_the_crawford_game(browser: Any, base: str) -> None:
     dropped: 1-0); a page watching it says "Crawford game" and shows the score."""
     ws = base.replace("http://", "ws://") + "/ws"
 
-    async def to_crawford() -> str:
+    async def to_crawford() -> tuple[str, str]:
         c = Client(ws)
-        await c.connect("Bo")
+        token = (await c.connect("Bo"))["token"]
         created = await c.request({"type": "create_room", "game": "backgammon",
                                    "options": {"match_to": 2}, "join_seat": 0,
                                    "seats": [{"kind": "human"}, {"kind": "human"}]},
@@ -122,12 +122,24 @@ def test_a_spectator_sees_the_crawford_game(browser: Any, base: str) -> None:
                         legal[0])
             view = await c.request({"type": "move", "room_id": room, "ply": view["ply"],
                                     "move": move}, "update")
+        # Two plays of the Crawford game, then the match is resigned: a short record.
+        for _ in range(2):
+            view = await c.request({"type": "move", "room_id": room, "ply": view["ply"],
+                                    "move": view["legal_moves"][0]}, "update")
         await c.close()
-        return str(room)
+        return str(room), str(token)
+
+    async def resign(token: str, room: str) -> None:
+        c = Client(ws)
+        await c.connect("Bo", token)
+        await c.send({"type": "resign", "room_id": room})
+        while (await c.expect("room"))["status"] != "finished":
+            pass
+        await c.close()
 
     # Playwright's sync API holds this thread's event loop: the script runs in another.
     with ThreadPoolExecutor(1) as pool:
-        room = pool.submit(asyncio.run, to_crawford()).result(timeout=60)
+        room, player = pool.submit(asyncio.run, to_crawford()).result(timeout=60)
     ctx, page = new_page(browser, base, "Watcher", path=f"/#/room/{room}")
     page.wait_for_selector("#match-score")
     shown = score_text(page)
@@ -135,5 +147,15 @@ def test_a_spectator_sees_the_crawford_game(browser: Any, base: str) -> None:
     assert page.locator("#match-score").get_attribute("data-crawford") == "1"
     score = page.evaluate("window.tablas.room.state.score")
     assert sorted(score) == [0, 1] and f"{score[0]}–{score[1]}" in shown
+    assert page.errors == []
+    # The match resigned, its review steps through both games, saying where the match stood.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, resign(player, room)).result(timeout=60)
+    page.goto(f"{base}/review/{room}")
+    page.wait_for_selector("#rv-moves li.rv-move", timeout=120_000)
+    assert "Match to 2 · 0–0" in page.locator("#rv-step").inner_text()
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowLeft")
+    assert "Crawford game" in page.locator("#rv-step").inner_text()
     assert page.errors == []
     ctx.close()

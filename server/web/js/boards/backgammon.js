@@ -422,6 +422,11 @@ export function matchText(st) {
   return parts.join(" · ");
 }
 
+/** What the review says of a position besides its board: a match's standing. */
+export function stateNote(st) {
+  return matchText(st);
+}
+
 function controls(ctx, b) {
   const { room, canMove, ui } = ctx;
   const st = room.state;
