@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -265,3 +266,48 @@ async def test_a_bot_match_to_5_on_a_server_replays_in_gnubg(tmp_path: Path) -> 
     found = match_problems(mat, record["options"], record["opening_rolls"], actions, final,
                            tmp_path / "gnubg")
     assert not found, "\n".join(found)
+
+
+def match_starts(record: GameRecord) -> list[tuple[tuple[int, int], bool, bool]]:
+    """Each game's (score before it, Crawford game, after the Crawford game), by the
+    engine."""
+    state = G.initial(dict(record.options))
+    for roll in record.opening_rolls:
+        state = G.apply_chance(state, tuple(roll))
+    assert state.match is not None
+    out = [(state.match.score, state.match.crawford, state.match.post_crawford)]
+    for move_json, rolls in record.actions:
+        before = state.match
+        state = G.apply(state, G.move_from_json(state, move_json))
+        for roll in rolls:
+            state = G.apply_chance(state, tuple(roll))
+        m = state.match
+        assert m is not None and before is not None
+        if m.game != before.game:
+            out.append((m.score, m.crawford, m.post_crawford))
+    return out
+
+
+@pytest.mark.parametrize("seed", crawford_seeds(5, 3))
+def test_gnubg_agrees_which_game_is_crawford(tmp_path: Path, seed: int) -> None:
+    """gnubg walks the imported match game by game; at each game's start its score and its
+    Crawford status (the Crawford game, post-Crawford play, or neither) are the engine's: an
+    independent account of the Crawford rule."""
+    assert GNUBG is not None
+    record, _ = random_match(seed, 5)
+    starts = match_starts(record)
+    (tmp_path / "m.mat").write_text(write_mat(record), encoding="utf-8")
+    walk = "".join("next game\nshow score\n" for _ in starts[1:])
+    (tmp_path / "cmd").write_text(f"set jacoby off\nimport mat {tmp_path / 'm.mat'}\n"
+                                  f"first game\nshow score\n{walk}")
+    run = subprocess.run([GNUBG, "-t", "-q", "-c", str(tmp_path / "cmd")],
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    seen: dict[int, str] = {}
+    for m in re.finditer(r"The score \(after (\d+) games?\) is: (.*?\))", run.stdout):
+        seen.setdefault(int(m[1]), m[2])
+    assert sorted(seen) == list(range(len(starts))), run.stdout
+    for k, (score, crawford, post) in enumerate(starts):
+        text = seen[k]
+        assert re.search(rf"Ana {score[0]}, Bo {score[1]} \(match to 5 points", text), text
+        assert ("Crawford game" in text) == crawford, (k, text)
+        assert ("post-Crawford" in text) == post, (k, text)
