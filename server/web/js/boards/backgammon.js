@@ -5,7 +5,7 @@
 // left) and made less deep, so that a point is a finger-sized target across a narrow screen.
 import { h, s, clickable } from "../dom.js";
 import { PlayBuilder, pips } from "../bg-logic.js";
-import { historySeats, playDice } from "../notation.js";
+import { gameEnds, historySeats, playDice } from "../notation.js";
 
 const W = 792, F = 16, P = 52, BARW = 56, R = 23;
 const LX = F, BX = F + 6 * P, RX = BX + BARW, TX = RX + 6 * P + F, TW = 64;
@@ -131,10 +131,14 @@ function builderFor(ctx, v) {
 }
 
 /** The latest play in the history (cube actions and rolls after it do not hide it):
- * {index, seat, play} or null. */
+ * {index, seat, play} or null; null too once a match's next game has begun (a play of the
+ * game before is not on this board). */
 function lastPlay(room) {
   const hist = room.history;
+  const ends = gameEnds(hist, room.rolls);
+  const rolledAt = new Set((room.rolls || []).map((r) => r.ply));
   for (let i = hist.length - 1; i >= 0; i--) {
+    if (ends.has(i) && rolledAt.has(i + 1)) return null;  // the next game's opening roll
     if (hist[i].play) {
       return { index: i, seat: historySeats("backgammon", hist, room.rolls)[i], play: hist[i].play };
     }
