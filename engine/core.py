@@ -129,6 +129,11 @@ class Game(ABC, Generic[S, M]):
         """``apply`` for untrusted moves: checks legality first."""
         return self.apply(state, self.check_move(state, move))
 
+    def stake(self, state: S) -> int:
+        """What a game ended without its rules (resignation, timeout, abandonment) is worth to
+        its winner in ``state``: 1 unless the game says (a cube, a match)."""
+        return 1
+
     # --- chance ----------------------------------------------------------------------------
 
     def is_chance(self, state: S) -> bool:

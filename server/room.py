@@ -657,8 +657,9 @@ class Room:
         return [max(0, ms) for ms in out]
 
     def stake(self) -> int:
-        """What a game ended by resignation or timeout is worth: 1, or the cube's value."""
-        return int(getattr(self.state, "cube", 1) or 1)
+        """What a game ended by resignation, timeout or abandonment is worth (the game's
+        :meth:`~engine.core.Game.stake`: 1, the cube's value, or a whole match)."""
+        return self.game.stake(self.state)
 
     def flag_fall(self, now: float | None = None) -> tuple[Outcome, list[int]] | None:
         """The end of the game if the running clock's time is up (the room is unchanged)."""

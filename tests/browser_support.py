@@ -100,9 +100,11 @@ def wait_online(page: Any, timeout: float = 20_000) -> None:
 
 def create_room(page: Any, game: str, opponent: str = "random", seat: str = "0",
                 heap: int | None = None, cube: bool | None = None,
-                show_analysis: bool | None = None, seed: str | None = None) -> str:
+                show_analysis: bool | None = None, seed: str | None = None,
+                match_to: int | None = None) -> str:
     """Creates a room from the lobby form; returns its id once its board is shown
-    (``seed``: the dice seed typed in, or "random" for the form's random button)."""
+    (``seed``: the dice seed typed in, or "random" for the form's random button;
+    ``match_to``: backgammon's "match to" choice, 0 for a money game)."""
     page.goto(page.url.split("#")[0] + "#/")
     page.click(f"label[for=g-{game}]")
     page.select_option("#opponent", opponent)
@@ -113,6 +115,8 @@ def create_room(page: Any, game: str, opponent: str = "random", seat: str = "0",
         page.set_checked("#opt-cube", cube)
     if show_analysis is not None:
         page.set_checked("#show-analysis", show_analysis)
+    if match_to is not None:
+        page.select_option("#opt-match", str(match_to or ""))
     if seed == "random":
         page.click("#opt-seed-random")
     elif seed is not None:

@@ -1,6 +1,6 @@
-"""Backgammon: the full money game, with the doubling cube.
+"""Backgammon: the money game with the doubling cube, or a match to N points.
 
-Rules as played here (a *money game*):
+Rules as played here (a *money game*, unless the options ask for a match):
 
 * Seats 0 and 1, 15 checkers each. Points are numbered from the mover's side: 24..1, ``25`` is
   the bar and ``0`` is off. A checker on the bar must enter before any other moves; a point
@@ -18,7 +18,16 @@ Rules as played here (a *money game*):
 * The game ends when a player has borne off all 15: the cube value times 1 (``single``),
   2 (``gammon``: the loser has borne off none) or 3 (``backgammon``: the loser has borne off none
   and still has a checker on the bar or in the winner's home board).
-* No Jacoby rule, no beavers, no Crawford rule (those belong to matches and optional variants).
+* No Jacoby rule, no beavers.
+* A match (option ``{"match_to": N}``, N from 1 to 25): games follow one another until a side
+  has N points or more; each game's points (cube x 1, 2 or 3, or the cube before a drop) go
+  to its winner's score, uncapped. The game after a side first reaches N-1 is the *Crawford*
+  game: nobody may double in it; doubling is allowed again in the games after it. A match to
+  1 has no Crawford game (it has one game). A game that ends without ending the match leads
+  straight to the next game's opening roll, with a fresh centred cube; only the end of the
+  match is an outcome (``points``: the winner's match score, reason ``match``), and the last
+  game's own result stays readable as ``state.match.last_game``. ``cube: false`` combines
+  with a match (every game then worth 1, 2 or 3).
 
 Phases of a :class:`BGState` (``state.phase``):
 
@@ -27,7 +36,7 @@ Phases of a :class:`BGState` (``state.phase``):
 ``move``     decision: ``state.turn`` plays ``state.dice``; moves are plays.
 ``roll``     decision: ``state.turn`` may ``"double"`` or ``"roll"``.
 ``take``     decision: ``state.turn`` has doubled; the opponent ``"take"``\\ s or ``"drop"``\\ s.
-``over``     terminal: ``state.result`` is the :class:`Outcome`.
+``over``     terminal: ``state.result`` is the :class:`Outcome` (of the game, or of the match).
 
 Moves: a play is a tuple of steps ``((from, to), ...)``, one per die used, in the mover's
 numbering; ``()`` is the play when no checker can move (it must still be played). Actions are
@@ -43,7 +52,8 @@ index 0 off, 1..24 points, 25 bar), :func:`boards_for_mover` (the mover's and th
 counts, both from the mover's side), :func:`pip_count`, :func:`position_id`,
 :func:`decode_position_id`, :func:`generate_plays` (plays with their resulting counts) and the
 :class:`BGState` attributes ``boards``, ``turn``, ``phase``, ``dice``, ``cube``, ``owner``,
-``cube_enabled`` and ``result``.
+``cube_enabled``, ``result`` and ``match`` (a :class:`Match`, or None in a money game);
+:func:`single_game` is a match's current game seen as a money game (what searches walk).
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ import base64
 import itertools
 import re
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.core import JSON, Game, Outcome, check_options
@@ -89,12 +100,54 @@ DICE_OUTCOMES: tuple[tuple[tuple[int, int], float], ...] = tuple(
 )
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+MAX_MATCH = 25
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """Where a match stands during one of its games: ``score`` before this game, ``game`` its
+    number (1-based), ``crawford`` whether it is the Crawford game, ``post_crawford`` whether
+    the Crawford game has been played, ``last_game`` the previous game's result (None in the
+    first game; at the end of the match, the deciding game's)."""
+
+    match_to: int
+    score: tuple[int, int] = (0, 0)
+    game: int = 1
+    crawford: bool = False
+    post_crawford: bool = False
+    last_game: Outcome | None = None
+
+    def away(self, seat: int) -> int:
+        """The points ``seat`` still needs."""
+        return max(0, self.match_to - self.score[seat])
+
+    def after(self, outcome: Outcome) -> Match:
+        """The match once a game ends with ``outcome`` (its winner takes its points): the
+        next game's, or the finished match's if a side now has ``match_to``."""
+        assert outcome.winner is not None
+        score = list(self.score)
+        score[outcome.winner] += outcome.points
+        done = self.crawford or self.post_crawford
+        over = max(score) >= self.match_to
+        return Match(
+            self.match_to,
+            (score[0], score[1]),
+            self.game if over else self.game + 1,
+            crawford=not done and not over and self.match_to > 1 and self.match_to - 1 in score,
+            post_crawford=done,
+            last_game=outcome,
+        )
+
+    @property
+    def over(self) -> bool:
+        return max(self.score) >= self.match_to
 
 
 class BGState:
     """An immutable backgammon state; see the module docstring for the fields' meaning."""
 
-    __slots__ = ("boards", "cube", "cube_enabled", "dice", "owner", "phase", "result", "turn")
+    __slots__ = ("boards", "cube", "cube_enabled", "dice", "match", "owner", "phase", "result",
+                 "turn")
 
     boards: tuple[Board, Board]
     turn: int
@@ -104,6 +157,7 @@ class BGState:
     owner: int | None
     cube_enabled: bool
     result: Outcome | None
+    match: Match | None
 
     def __init__(
         self,
@@ -115,6 +169,7 @@ class BGState:
         owner: int | None = None,
         cube_enabled: bool = True,
         result: Outcome | None = None,
+        match: Match | None = None,
     ) -> None:
         object.__setattr__(self, "boards", boards)
         object.__setattr__(self, "turn", turn)
@@ -124,6 +179,7 @@ class BGState:
         object.__setattr__(self, "owner", owner)
         object.__setattr__(self, "cube_enabled", cube_enabled)
         object.__setattr__(self, "result", result)
+        object.__setattr__(self, "match", match)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("BGState is immutable")
@@ -138,6 +194,7 @@ class BGState:
             self.owner,
             self.cube_enabled,
             self.result,
+            self.match,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -179,6 +236,44 @@ def _outcome_for(winner: int, loser_board: Board, cube: int) -> Outcome:
     if loser_board[BAR] or any(loser_board[19:25]):
         return Outcome(winner, 3 * cube, "backgammon")
     return Outcome(winner, 2 * cube, "gammon")
+
+
+def _game_over(state: BGState, boards: tuple[Board, Board], turn: int,
+               outcome: Outcome) -> BGState:
+    """The state once a game ends with ``outcome``: the end (a money game, or the last game of
+    a match: then the match's outcome) or the next game's opening roll."""
+    m = state.match
+    if m is None:
+        return BGState(boards, turn, "over", None, state.cube, state.owner, state.cube_enabled,
+                       outcome)
+    nxt = m.after(outcome)
+    if nxt.over:
+        assert outcome.winner is not None
+        won = Outcome(outcome.winner, nxt.score[outcome.winner], "match")
+        return BGState(boards, turn, "over", None, state.cube, state.owner, state.cube_enabled,
+                       won, nxt)
+    return BGState((START, START), 0, "opening", cube_enabled=state.cube_enabled, match=nxt)
+
+
+def single_game(state: BGState) -> BGState:
+    """``state`` as a money game: a match's current game with the match left out, so that its
+    end is an end (searches walk this; a match's next game is no part of a position's
+    future that they should see)."""
+    if state.match is None:
+        return state
+    s = state
+    return BGState(s.boards, s.turn, s.phase, s.dice, s.cube, s.owner, s.cube_enabled, s.result)
+
+
+def may_double(state: BGState, seat: int) -> bool:
+    """Whether ``seat`` may double before its roll: the cube in play, centred or its own and
+    below 64, and not the Crawford game of a match."""
+    return (
+        state.cube_enabled
+        and state.cube < MAX_CUBE
+        and (state.owner is None or state.owner == seat)
+        and not (state.match is not None and state.match.crawford)
+    )
 
 
 def encode_position_id(on_roll: Board, other: Board) -> str:
@@ -594,7 +689,7 @@ class Backgammon(Game[BGState, Move]):
     # positions
 
     def initial(self, options: Mapping[str, Any] | None = None) -> BGState:
-        check_options(self.id, options, {"cube"})
+        check_options(self.id, options, {"cube", "match_to"})
         enabled = True
         if options and "cube" in options:
             enabled = options["cube"]
@@ -602,7 +697,16 @@ class Backgammon(Game[BGState, Move]):
                 raise InvalidInputError(
                     f"backgammon: option 'cube' must be true or false, got {enabled!r}"
                 )
-        return BGState((START, START), 0, "opening", cube_enabled=enabled)
+        match = None
+        if options and options.get("match_to") is not None:
+            n = options["match_to"]
+            if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_MATCH:
+                raise InvalidInputError(
+                    f"backgammon: option 'match_to' must be an integer from 1 to {MAX_MATCH} "
+                    f"(or null for money play), got {n!r}"
+                )
+            match = Match(n)
+        return BGState((START, START), 0, "opening", cube_enabled=enabled, match=match)
 
     def parse_position(self, text: str) -> BGState:
         on_roll, other = decode_position_id(text)
@@ -626,6 +730,8 @@ class Backgammon(Game[BGState, Move]):
         return state.key()
 
     def state_to_json(self, state: BGState) -> JSON:
+        m = state.match
+        last = None if m is None or m.last_game is None else m.last_game.to_json()
         return {
             "notation": position_id(state),
             "turn": None if state.phase == "opening" else state.turn,
@@ -634,7 +740,17 @@ class Backgammon(Game[BGState, Move]):
             "board": [list(state.boards[0]), list(state.boards[1])],
             "cube": {"value": state.cube, "owner": state.owner, "enabled": state.cube_enabled},
             "pips": [pip_count(state, 0), pip_count(state, 1)],
+            "match_to": None if m is None else m.match_to,
+            "score": [0, 0] if m is None else list(m.score),
+            "crawford": m is not None and m.crawford,
+            "game_number": 1 if m is None else m.game,
+            "last_game": last,
         }
+
+    def stake(self, state: BGState) -> int:
+        """A game ended by resignation, timeout or abandonment is worth the cube; in a match
+        the whole match goes: the winner's score becomes ``match_to``."""
+        return state.match.match_to if state.match is not None else state.cube
 
     # rules
 
@@ -675,53 +791,34 @@ class Backgammon(Game[BGState, Move]):
         nxt = 1 - turn
         boards = (me, opp) if turn == 0 else (opp, me)
         if me[OFF] == CHECKERS:
-            return BGState(
-                boards,
-                nxt,
-                "over",
-                None,
-                state.cube,
-                state.owner,
-                state.cube_enabled,
-                _outcome_for(turn, opp, state.cube),
-            )
-        may_double = (
-            state.cube_enabled
-            and state.cube < MAX_CUBE
-            and (state.owner is None or state.owner == nxt)
-        )
+            return _game_over(state, boards, nxt, _outcome_for(turn, opp, state.cube))
         return BGState(
             boards,
             nxt,
-            "roll" if may_double else "dice",
+            "roll" if may_double(state, nxt) else "dice",
             None,
             state.cube,
             state.owner,
             state.cube_enabled,
+            match=state.match,
         )
 
     def apply(self, state: BGState, move: Move) -> BGState:
         if isinstance(move, str):
             s = state
             if move == "roll":
-                return BGState(s.boards, s.turn, "dice", None, s.cube, s.owner, s.cube_enabled)
+                return BGState(s.boards, s.turn, "dice", None, s.cube, s.owner, s.cube_enabled,
+                               match=s.match)
             if move == "double":
-                return BGState(s.boards, s.turn, "take", None, s.cube, s.owner, s.cube_enabled)
+                return BGState(s.boards, s.turn, "take", None, s.cube, s.owner, s.cube_enabled,
+                               match=s.match)
             if move == "take":
                 return BGState(
-                    s.boards, s.turn, "dice", None, 2 * s.cube, 1 - s.turn, s.cube_enabled
+                    s.boards, s.turn, "dice", None, 2 * s.cube, 1 - s.turn, s.cube_enabled,
+                    match=s.match,
                 )
             if move == "drop":
-                return BGState(
-                    s.boards,
-                    s.turn,
-                    "over",
-                    None,
-                    s.cube,
-                    s.owner,
-                    s.cube_enabled,
-                    Outcome(s.turn, s.cube, "drop"),
-                )
+                return _game_over(s, s.boards, s.turn, Outcome(s.turn, s.cube, "drop"))
             raise InvalidMoveError(f"backgammon: unknown action {move!r}")
         me, opp = _apply_steps(state.boards[state.turn], state.boards[1 - state.turn], move)
         return self._after_play(state, me, opp)
@@ -802,11 +899,13 @@ class Backgammon(Game[BGState, Move]):
                 s.cube,
                 s.owner,
                 s.cube_enabled,
+                match=s.match,
             )
         if s.phase == "dice":
             a, b = self._check_dice(s, outcome)
             return BGState(
-                s.boards, s.turn, "move", (max(a, b), min(a, b)), s.cube, s.owner, s.cube_enabled
+                s.boards, s.turn, "move", (max(a, b), min(a, b)), s.cube, s.owner, s.cube_enabled,
+                match=s.match,
             )
         raise InvalidDiceError(
             f"backgammon: no dice to roll in phase {s.phase!r} (position {position_id(s)!r})"

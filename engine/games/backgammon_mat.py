@@ -1,9 +1,12 @@
-"""GNU Backgammon's ``.mat`` match file (the Jellyfish text format) for one backgammon game.
+"""GNU Backgammon's ``.mat`` match file (the Jellyfish text format) for a backgammon room.
 
-Written as gnubg writes a money game: a ``0 point match`` of one game (a match to 1 would be
-wrong: the cube is dead in it, and the game's points would not fit), which ``import mat``
-reads and replays. The layout follows gnubg's own export, since gnubg's reader splits a line
-into its two players by that layout:
+A money game is written as gnubg writes one: a ``0 point match`` of one game (a match to 1
+would be wrong: the cube is dead in it, and the game's points would not fit). A match
+(option ``match_to``) is written whole: `` N point match``, then every game in its own
+`` Game k`` block whose players' line carries the score before it. gnubg knows the Crawford
+game from the score, and its own export marks it with nothing else; so does this one.
+``import mat`` reads and replays either. The layout follows gnubg's own export, since gnubg's
+reader splits a line into its two players by that layout:
 
 * comment lines ``; [Key "value"]`` (the date, the site, and the rules played here: no
   Jacoby rule, no beavers, the cube up to 64; gnubg 1.07 reads none of them and scores a
@@ -22,16 +25,22 @@ into its two players by that layout:
   or 3, or the cube before a dropped double). gnubg reads a ``Wins`` after a game that did not
   end on the board as the loser's resignation, which is what a resignation, a timeout or an
   abandoned game is here. A game without a winner (``expired``) or not finished has no
-  ``Wins`` line: the game so far.
+  ``Wins`` line: the game so far. A match given away (resignation, timeout, abandonment) is
+  written as the resignation of its last game: gnubg's resignation is worth at most a
+  backgammon (three times the cube), so its score shows the points that game can give, and
+  the room's result stays the server's word that the match is over.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from engine.games.backgammon import BAR, BGState, Play
-from engine.records import GameRecord, RecordFormat, steps
+from engine.core import Outcome
+from engine.games import get_game
+from engine.games.backgammon import BAR, BGState, Match, Play
+from engine.records import GameRecord, RecordFormat, Step, start, steps
 
 LEFT = 28  # the columns of seat 0's action, as gnubg writes them
 NAME_BYTES = 31  # gnubg keeps a name's first MAX_NAME_LEN - 1 bytes
@@ -60,30 +69,83 @@ def play_text(state: BGState, play: Play) -> str:
     return " ".join(out)
 
 
-def actions(record: GameRecord) -> list[tuple[int, str]]:
-    """Each entry of the game, with the seat whose column it goes in."""
-    out: list[tuple[int, str]] = []
+def entry(step: Step) -> tuple[int, str] | None:
+    """The ``.mat`` entry of one action with the seat whose column it goes in (None: a
+    ``roll``, whose dice are written with the play that follows)."""
+    state: BGState = step.before
+    seat = step.seat
+    assert seat is not None
+    move = step.move
+    if isinstance(move, tuple):
+        assert state.dice is not None
+        hi, lo = max(state.dice), min(state.dice)
+        return seat, f"{hi}{lo}: {play_text(state, move)}".rstrip()
+    if move == "double":
+        return seat, f" Doubles => {2 * state.cube}"
+    if move == "take":
+        return seat, " Takes"
+    if move == "drop":
+        return seat, " Drops"
+    return None
+
+
+def wins(result: Outcome) -> tuple[int, str]:
+    assert result.winner is not None
+    s = "" if result.points == 1 else "s"
+    return result.winner, f" Wins {result.points} point{s}"
+
+
+@dataclass
+class GameBlock:
+    """One game of the file: the match before it (None: a money game), its entries."""
+
+    match: Match | None
+    entries: list[tuple[int, str]] = field(default_factory=list)
+
+
+def games(record: GameRecord) -> list[GameBlock]:
+    """The room's games in order, each with its entries and its ``Wins`` (the game's own
+    result; for the last, the room's when the game did not end on the board)."""
+    blocks: list[GameBlock] = []
+    ended = False
+    last: BGState = start(get_game(record.game_id), record.options, record.opening_rolls)
     for step in steps(record):
-        state: BGState = step.before
-        seat = step.seat
-        assert seat is not None
-        move = step.move
-        if isinstance(move, tuple):
-            assert state.dice is not None
-            hi, lo = max(state.dice), min(state.dice)
-            out.append((seat, f"{hi}{lo}: {play_text(state, move)}".rstrip()))
-        elif move == "double":
-            out.append((seat, f" Doubles => {2 * state.cube}"))
-        elif move == "take":
-            out.append((seat, " Takes"))
-        elif move == "drop":
-            out.append((seat, " Drops"))
-        # "roll": its dice are written with the play that follows
+        before: BGState = step.before
+        after: BGState = step.after
+        if not blocks or ended:
+            blocks.append(GameBlock(before.match))
+            ended = False
+        found = entry(step)
+        if found is not None:
+            blocks[-1].entries.append(found)
+        m0, m1 = before.match, after.match
+        if m0 is not None and m1 is not None and (m1.game != m0.game or after.result):
+            assert m1.last_game is not None
+            blocks[-1].entries.append(wins(m1.last_game))
+            ended = True
+        last = after
+    if not blocks:
+        blocks.append(GameBlock(last.match))
     result = record.result
-    if result is not None and result.winner is not None:
-        s = "" if result.points == 1 else "s"
-        out.append((result.winner, f" Wins {result.points} point{s}"))
-    return out
+    if result is None or result.winner is None:
+        return blocks
+    if last.match is None:  # a money game: its result, on the board or not
+        blocks[-1].entries.append(wins(result))
+    elif last.result is None:
+        # The match given away (its last game's Wins is written above when the match ended
+        # on the board): the game being played resigned for as much as the winner needs, or
+        # for all it can give (a resignation is a single, a gammon or a backgammon).
+        if ended:  # given away before the first action of a new game: that game's
+            blocks.append(GameBlock(last.match))
+        need = -(-last.match.away(result.winner) // last.cube)
+        blocks[-1].entries.append(wins(Outcome(result.winner, min(3, need) * last.cube,
+                                               result.reason)))
+    return blocks
+
+
+def actions(record: GameRecord) -> list[tuple[int, str]]:
+    """Each entry of the room's games, one after the other, with its column's seat."""
+    return [e for block in games(record) for e in block.entries]
 
 
 def layout(entries: Sequence[tuple[int, str]]) -> list[str]:
@@ -113,6 +175,8 @@ def write_mat(record: GameRecord) -> str:
     """The ``.mat`` text of ``record`` (finished or not)."""
     date = time.strftime("%Y.%m.%d", time.gmtime(record.created_at))
     n0, n1 = (mat_name(n) for n in record.names)
+    blocks = games(record)
+    first = blocks[0].match
     head = [
         '; [Site "Tablas"]',
         f'; [EventDate "{date}"]',
@@ -121,12 +185,14 @@ def write_mat(record: GameRecord) -> str:
         '; [Beaver "Off"]',
         '; [CubeLimit "64"]',
         "",
-        " 0 point match",
-        "",
-        " Game 1",
-        " " + f"{n0} : 0".ljust(30) + " " + f"{n1} : 0",
+        f" {0 if first is None else first.match_to} point match",
     ]
-    return "\n".join([*head, *layout(actions(record)), "", ""])
+    body: list[str] = []
+    for k, block in enumerate(blocks, 1):
+        a, b = (0, 0) if block.match is None else block.match.score
+        body += ["", f" Game {k}", " " + f"{n0} : {a}".ljust(30) + " " + f"{n1} : {b}",
+                 *layout(block.entries)]
+    return "\n".join([*head, *body, "", ""])
 
 
 MAT = RecordFormat("mat", "text/plain; charset=utf-8", "mat", write_mat)

@@ -33,6 +33,16 @@ and above 0.5 the other side should drop, so doubling cashes a point, unless E i
 then the gammons it expects are worth more than the point, and it plays on undoubled.
 (A pair without that window, double at 0.55 with take at -0.45, has every double between two
 bots dropped: the bot ladder showed it.)
+
+Match play: the current game alone is searched (:func:`~engine.games.backgammon.single_game`).
+The levels with the learned evaluation (``hard``, ``max``) choose their plays by match
+equity (:func:`match_search`: the network's probabilities of each way the game can end,
+weighed by the match equity table); the hand-written one gives no such probabilities, so
+``easy`` and ``medium`` play as in a money game. Cube actions go by match equity
+(:mod:`engine.search.match_equity`, the Kazaross XG2 table): the probabilities of each way the
+game can end, 1-ply like the money equity (each roll's best play by the level's evaluation,
+then the learned network's five probabilities of the position it leads to, the bear-off
+database's winning chance where it knows), turned into match-winning chances.
 """
 
 from __future__ import annotations
@@ -43,7 +53,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.core import JSON, Outcome
-from engine.games.backgammon import Backgammon, BGState
+from engine.games.backgammon import (
+    CHECKERS,
+    DICE_OUTCOMES,
+    OFF,
+    Backgammon,
+    BGState,
+    Match,
+    generate_plays,
+    single_game,
+)
+from engine.search import bearoff, bgnet, match_equity
 from engine.search.backgammon_eval import (
     BULK_EQUITIES,
     EQUITIES,
@@ -113,8 +133,13 @@ def rank_plays(
     against it (that is what lets Star1/Star2 prune), so theirs are bounds, or 1-ply values
     for the plays no deeper pass reached. The plays in ``exact_for`` (a review's played play)
     are searched again to the same depth with a full window, past the budget, so that their
-    equity and the best's come from the same search; the ranking is sorted again after."""
-    search = cubeless(game, None, state.cube, EVALUATION[level])
+    equity and the best's come from the same search; the ranking is sorted again after. In a
+    match, the current game alone is searched."""
+    match = state.match
+    state = single_game(state)
+    by_match = match is not None and EVALUATION[level] == "net"
+    search = (match_search(match, state.cube) if match is not None and by_match
+              else cubeless(game, None, state.cube, EVALUATION[level]))
     seat = state.turn
     children = search.children(state)
     search.prefetch([c for _, c in children])
@@ -125,7 +150,8 @@ def rank_plays(
     ranked.sort(key=lambda mv: -mv[1])
     plies_done = 1
     if len(ranked) == 1:
-        return ranked, plies_done, search.stats.nodes
+        return _as_emg(ranked, match if by_match else None, seat, state.cube), plies_done, \
+            search.stats.nodes
     child_of = dict(children)
     deadline = None if budget_ms is None else search.clock() + budget_ms / 1000
     beam_done: int | None = None
@@ -151,7 +177,49 @@ def rank_plays(
         ranked = [(m, _signed(seat, search.value(child_of[m], plies_done - 1)) if m in redo
                    else v) for m, v in ranked]
         ranked.sort(key=lambda mv: -mv[1])
-    return ranked, plies_done, search.stats.nodes
+    return _as_emg(ranked, match if by_match else None, seat, state.cube), plies_done, \
+        search.stats.nodes
+
+
+def _as_emg(ranked: list[tuple[Any, float]], match: Match | None, seat: int, cube: int
+            ) -> list[tuple[Any, float]]:
+    """A match search's values (the mover's 2 MWC - 1) on the money scale of the cube
+    (EMG, :func:`engine.search.match_equity.emg`), the order unchanged; a money search's
+    as they are."""
+    if match is None:
+        return ranked
+    return [(m, match_equity.emg(match, seat, cube, (v + 1) / 2)) for m, v in ranked]
+
+
+_ENDS = (1, 2, 3, -1, -2, -3)
+
+
+def match_search(match: Match, cube: int, beam: int | None = None
+                 ) -> Expectimax[BGState, Any]:
+    """A Star2 search of a match's current game (a single-game state, the cube skipped) by
+    match equity: a position's value is seat 0's chance of winning the match, as 2 MWC - 1,
+    from the network's probabilities of each way the game can end, each weighed by the
+    match equity table's chance after it (:mod:`engine.search.match_equity`)."""
+    ends = {k: 2 * match_equity.after_game(match, 0, k * cube) - 1 for k in _ENDS}
+
+    def value(probs: Sequence[float], turn: int) -> float:
+        sign = 1 if turn == 0 else -1
+        return sum(w * ends[sign * k] for k, w in match_equity.outcome_weights(probs))
+
+    def evaluate(s: BGState) -> float:
+        return value(position_probabilities(s.boards[s.turn], s.boards[1 - s.turn]), s.turn)
+
+    def evaluate_many(states: list[BGState]) -> list[float]:
+        probs = positions_probabilities([(s.boards[s.turn], s.boards[1 - s.turn])
+                                         for s in states])
+        return [value(p, s.turn) for s, p in zip(states, probs)]
+
+    def terminal(outcome: Outcome) -> float:
+        k = max(1, min(3, outcome.points // cube))
+        return ends[k if outcome.winner == 0 else -k]
+
+    return Expectimax(_GAME, evaluate, -1.0, 1.0, star=2, normalize=skip_cube, beam=beam,
+                      terminal=terminal, evaluate_many=evaluate_many)
 
 
 def _searched(
@@ -181,6 +249,68 @@ def roll_equity(game: Backgammon, state: BGState, level: str = "medium") -> floa
     return _signed(state.turn, search.value(on_roll, 1))
 
 
+def _settled_probabilities(me: Sequence[int], opp: Sequence[int]) -> list[float] | None:
+    """The certain five probabilities when a side has borne off everything, else None."""
+    if me[OFF] != CHECKERS and opp[OFF] != CHECKERS:
+        return None
+    won = me[OFF] == CHECKERS
+    loser = opp if won else me
+    gammon = loser[OFF] == 0
+    bg = gammon and (loser[25] > 0 or any(loser[19:25]))
+    return [1.0, float(gammon), float(bg), 0.0, 0.0] if won else \
+        [0.0, 0.0, 0.0, float(gammon), float(bg)]
+
+
+def _with_bearoff(me: Sequence[int], opp: Sequence[int], probs: list[float]) -> list[float]:
+    if bearoff.is_bearoff(me, opp):
+        probs[0] = bearoff.win_probability(bearoff.home(me), bearoff.home(opp))
+    return probs
+
+
+def position_probabilities(me: Sequence[int], opp: Sequence[int]) -> list[float]:
+    """gnubg's five probabilities for ``me``, about to roll: the learned network's, with the
+    bear-off database's winning chance once both sides bear off, and the certain result when
+    a side has borne off everything."""
+    settled = _settled_probabilities(me, opp)
+    if settled is not None:
+        return settled
+    return _with_bearoff(me, opp, [float(p) for p in bgnet.default_net().probabilities(me, opp)])
+
+
+def positions_probabilities(positions: Sequence[tuple[Sequence[int], Sequence[int]]]
+                            ) -> list[list[float]]:
+    """:func:`position_probabilities` of many positions, the network's share in one call."""
+    out = [_settled_probabilities(me, opp) for me, opp in positions]
+    rest = [i for i, p in enumerate(out) if p is None]
+    if rest:
+        rows = bgnet.default_net().probabilities_many([positions[i] for i in rest]).tolist()
+        for i, row in zip(rest, rows):
+            out[i] = _with_bearoff(*positions[i], [float(x) for x in row])
+    return [p for p in out if p is not None]
+
+
+def roll_probabilities(state: BGState, level: str = "medium") -> list[float]:
+    """The five probabilities of the player on roll (``state.turn``) before rolling, 1-ply:
+    each roll's best play by the level's evaluation, the probabilities of where it leads,
+    weighed by the roll's chance."""
+    equity_of = EQUITIES[EVALUATION[level]]
+    me, opp = state.boards[state.turn], state.boards[1 - state.turn]
+    total = [0.0] * 5
+    for (a, b), p in DICE_OUTCOMES:
+        best = None
+        best_e = 0.0
+        for _, m2, o2 in generate_plays(me, opp, a, b):
+            # The opponent rolls next: the play that leaves it the least is the best.
+            e = -9.0 if m2[OFF] == CHECKERS else equity_of(o2, m2)
+            if best is None or e < best_e:
+                best, best_e = (m2, o2), e
+        assert best is not None
+        theirs = position_probabilities(best[1], best[0])
+        mine = [1.0 - theirs[0], theirs[3], theirs[4], theirs[1], theirs[2]]
+        total = [t + p * x for t, x in zip(total, mine)]
+    return total
+
+
 def cube_action(phase: str, e: float) -> str:
     """The bots' cube action in ``phase`` (``"roll"``: before rolling, ``"take"``: doubled)
     for the deciding player's cubeless equity ``e`` (see the module's docstring)."""
@@ -208,7 +338,18 @@ def cube_equities(phase: str, e: float) -> dict[str, float]:
     return {"roll": e + keep, "double": min(2 * e, 1.0)}
 
 
+def match_cube(state: BGState, level: str) -> tuple[str, dict[str, float]]:
+    """The bots' cube action in a match's ``roll`` or ``take`` phase, with every action's
+    value (EMG, the deciding side's: :func:`engine.search.match_equity.cube_values`)."""
+    values = match_equity.cube_values(state, roll_probabilities(state, level))
+    return match_equity.best_action(values), values
+
+
 def _cube_decision(game: Any, state: BGState, level: str, rng: random.Random) -> Decision:
+    if state.match is not None and level != "random" and (
+            state.phase == "take" or "double" in game.legal_moves(state)):
+        action, values = match_cube(state, level)
+        return Decision({"action": action}, action, round(values[action], 4))
     if state.phase == "roll":
         if level == "random" or "double" not in game.legal_moves(state):
             return Decision({"action": "roll"}, "roll")

@@ -32,7 +32,13 @@ from engine.core import Game, Outcome
 from engine.games.backgammon import Backgammon
 from engine.search.alphabeta import Limits
 from engine.search.alphabeta_bots import engine_for
-from engine.search.backgammon_bot import cube_action, cube_equities, rank_plays, roll_equity
+from engine.search.backgammon_bot import (
+    cube_action,
+    cube_equities,
+    match_cube,
+    rank_plays,
+    roll_equity,
+)
 from engine.search.exact import ExactSolver, exact_scores
 from engine.search.opening_book import book_play
 from engine.search.scores import Proven, is_proven_loss, is_proven_win, proven_of
@@ -222,7 +228,9 @@ class BackgammonReviewer:
     played equity, cubeless, in units of the cube. On the opening roll the book's play is the
     best one (as it is the bots'). Cube actions (``roll``/``double``, ``take``/``drop``): the
     bots' choice from the cubeless equity before the roll is the best action, each action's
-    equity from :func:`cube_equities` (a model, not a cubeful evaluation)."""
+    equity from :func:`cube_equities` (a model, not a cubeful evaluation). In a match the cube
+    actions are judged by match equity, :func:`match_cube`, in its units (EMG: the money
+    equity that the match-winning chances stand for at the current cube)."""
 
     thresholds: Thresholds
     level: str = "max"
@@ -230,6 +238,11 @@ class BackgammonReviewer:
     def judge(self, game: Game[Any, Any], state: Any, move: Any, budget_ms: float
               ) -> Judgement:
         assert isinstance(game, Backgammon), "the backgammon reviewer reviews backgammon"
+        if state.phase in ("roll", "take") and state.match is not None:
+            best_action, values = match_cube(state, self.level)
+            loss = max(0.0, values[best_action] - values[move])
+            return Judgement(best_action, loss, self.thresholds.of_loss(loss), None, None,
+                             values[move])
         if state.phase in ("roll", "take"):
             e = roll_equity(game, state, self.level)  # the player on roll's: the doubler's
             if state.phase == "take":

@@ -45,11 +45,16 @@ export function renderLobby(app, root) {
   form.append(games);
   const heap = h("input", { type: "number", id: "opt-heap", min: 3, max: 60, value: saved.heap || 7 });
   const cube = h("input", { type: "checkbox", id: "opt-cube", checked: saved.cube !== false });
+  // Backgammon: a money game, or a match to 1-25 points (contract section 8).
+  const matchTo = h("select", { id: "opt-match" }, h("option", { value: "" }, "Money game"),
+    Array.from({ length: 25 }, (_, i) => h("option", { value: String(i + 1) }, `Match to ${i + 1}`)));
+  matchTo.value = saved.matchTo || "";
   const seed = seedField("opt-seed");
   seed.label.classList.add("opt", "opt-backgammon");
   const opts = h("div", { class: "row options" },
     h("label", { class: "opt opt-grundy" }, "Heap size ", heap),
-    h("label", { class: "opt opt-backgammon" }, cube, " Doubling cube"), seed.label);
+    h("label", { class: "opt opt-backgammon" }, cube, " Doubling cube"),
+    h("label", { class: "opt opt-backgammon" }, "Play ", matchTo), seed.label);
   form.append(opts);
   const opp = h("select", { id: "opponent" },
     h("option", { value: "human" }, "A person (share the link)"));
@@ -92,7 +97,9 @@ export function renderLobby(app, root) {
     const options = {};
     if (game === "grundy") options.heap = Math.max(3, Math.min(60, Number(heap.value) || 7));
     if (game === "backgammon") options.cube = cube.checked;
+    if (game === "backgammon" && matchTo.value) options.match_to = Number(matchTo.value);
     localStorage.setItem("tablas-create", JSON.stringify({ game, heap: heap.value, cube: cube.checked,
+      matchTo: matchTo.value,
       opponent: opp.value, seat: seat.value, clock: clock.value, showAnalysis: showAnalysis.checked,
       rated: rated.checked }));
     let mine = seat.value === "random" ? Math.floor(Math.random() * 2) : Number(seat.value);

@@ -73,6 +73,7 @@ const REASONS = {
   resign: "resignation",
   resigned: "resignation",
   drop: "double dropped",
+  match: "the match",
   single: "single game",
   gammon: "gammon",
   backgammon: "backgammon",
@@ -85,18 +86,46 @@ export function reasonText(reason) {
   return REASONS[reason] || String(reason || "").replace(/_/g, " ");
 }
 
-/** Who played each history entry (backgammon needs its roll/double/take bookkeeping). */
+/** Backgammon's history walked: who played each entry, and whether it ended a game (a drop,
+ * or a play bearing off the mover's last checker). In a match the next game's first mover is
+ * its opening roll's (the roll at the ply after that entry: [seat 0's die, seat 1's]). */
+function bgWalk(history, rolls) {
+  const rollAt = (ply) => {
+    let d = null;
+    for (const r of rolls || []) if (r.ply === ply) d = r.dice;
+    return d;
+  };
+  const first = (dice) => (dice && dice[1] > dice[0] ? 1 : 0);
+  let turn = first(rollAt(0));
+  let off = [0, 0];
+  return history.map((mv, i) => {
+    const a = mv.action;
+    const seat = a === "take" || a === "drop" ? 1 - turn : turn;
+    let ended = a === "drop";
+    if (!a) {
+      off[seat] += (mv.play || []).filter((step) => step[1] === 0).length;
+      ended = off[seat] >= 15;
+      turn = 1 - turn;
+    }
+    if (ended) {
+      off = [0, 0];
+      const d = rollAt(i + 1);
+      if (d) turn = first(d);
+    }
+    return { seat, ended };
+  });
+}
+
+/** The history entries that ended a backgammon game (a match goes on after them). */
+export function gameEnds(history, rolls) {
+  return new Set(bgWalk(history, rolls).flatMap((x, i) => (x.ended ? [i] : [])));
+}
+
+/** Who played each history entry (backgammon needs its roll/double/take bookkeeping, and in
+ * a match each game's opening roll). */
 export function historySeats(game, history, rolls) {
   if (game !== "backgammon") return history.map((_, i) => i % 2);
-  const opening = (rolls || []).find((r) => r.ply === 0);
-  let turn = opening && opening.dice[1] > opening.dice[0] ? 1 : 0;
-  return history.map((mv) => {
-    const a = mv.action;
-    if (a === "take" || a === "drop") return 1 - turn;
-    const seat = turn;
-    if (!a) turn = 1 - turn;
-    return seat;
-  });
+  return bgWalk(history, rolls).map((x) => x.seat);
 }
 
 /** The dice a backgammon play (history entry `index`) was made with: the latest roll before it
@@ -108,14 +137,17 @@ export function playDice(rolls, index) {
   return dice;
 }
 
-/** What each backgammon cube action did to the stake: {index: "double to 4" | ...}. */
-export function cubeNotes(history) {
+/** What each backgammon cube action did to the stake: {index: "double to 4" | ...}; in a
+ * match the cube is back at 1 in each new game. */
+export function cubeNotes(history, rolls) {
   const notes = new Map();
+  const walk = bgWalk(history, rolls);
   let cube = 1;
   history.forEach((mv, i) => {
     if (mv.action === "double") notes.set(i, `double to ${cube * 2}`);
     else if (mv.action === "take") { cube *= 2; notes.set(i, `take: cube at ${cube}`); }
     else if (mv.action === "drop") notes.set(i, `drop: loses ${cube}`);
+    if (walk[i].ended) cube = 1;
   });
   return notes;
 }

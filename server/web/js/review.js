@@ -191,7 +191,12 @@ function go(k) {
   renderCaption();
   markMoves();
   markChart();
-  $("rv-step").textContent = step === n ? `end (${n} moves)` : `move ${step + 1} of ${n}`;
+  // A board module may say where a position stands beyond the board (a match's score).
+  const mod = boardModule(view.record.game);
+  const at = roomAt(step);
+  const note = mod && mod.stateNote && at.state ? mod.stateNote(at.state) : null;
+  const where = step === n ? `end (${n} moves)` : `move ${step + 1} of ${n}`;
+  $("rv-step").textContent = note ? `${where} · ${note}` : where;
   $("rv-first").disabled = $("rv-prev").disabled = step === 0;
   $("rv-next").disabled = $("rv-last").disabled = step === n;
 }

@@ -1,6 +1,6 @@
 // The room view: board, players, turn, moves, result, chat, analysis, dice verification.
 import { h, clear, fmtClock } from "./dom.js";
-import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes } from "./notation.js";
+import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
@@ -182,6 +182,13 @@ export function resultText(room) {
   else head = `${seatName(r.winner)} wins`;
   // A game won because the other player stayed away: say who left.
   const why = r.reason === "abandoned" ? `${seatName(1 - r.winner)} left` : reasonText(r.reason);
+  // A backgammon match: the room's result is the match's; say so, with the final score.
+  const st = room.state || {};
+  if (st.match_to) {
+    const score = (st.score || [0, 0]).slice();
+    if (r.reason !== "match") score[r.winner] = r.points;  // the match given away
+    return `${head} the match to ${st.match_to} — ${why} · ${score[0]}–${score[1]}`;
+  }
   return `${head} — ${why}${pts}`;
 }
 
@@ -325,7 +332,8 @@ function renderMoves(app, room) {
   }
   // A backgammon play is written after the dice it was played with, a cube action with the
   // stake it names.
-  const cube = room.game === "backgammon" ? cubeNotes(room.history) : new Map();
+  const cube = room.game === "backgammon" ? cubeNotes(room.history, room.rolls) : new Map();
+  const ends = room.game === "backgammon" ? gameEnds(room.history, room.rolls) : new Set();
   room.history.forEach((mv, i) => {
     const seat = seats[i];
     const li = h("li", { class: `mv s${seat}${i === room.history.length - 1 ? " last" : ""}`, "data-ply": i + 1 },
@@ -335,6 +343,12 @@ function renderMoves(app, room) {
     if (dice) li.append(h("span", { class: "mv-dice" }, `${dice.join("-")}: `));
     li.append(h("span", { class: "mv-text" }, cube.get(i) || moveText(room.game, mv)));
     ol.append(li);
+    // A match's next game starts with its own opening roll.
+    const next = ends.has(i) && rollsAt.get(i + 1);
+    if (next) {
+      const d = next[next.length - 1];
+      ol.append(h("li", { class: "opening" }, `New game · opening roll: ${pieceName("backgammon", 0)} ${d[0]}, ${pieceName("backgammon", 1)} ${d[1]}`));
+    }
   });
   if (!room.history.length && !ol.children.length) ol.append(h("li", { class: "muted empty" }, "No moves yet."));
   ol.scrollTop = ol.scrollHeight;

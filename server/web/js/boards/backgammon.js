@@ -5,7 +5,7 @@
 // left) and made less deep, so that a point is a finger-sized target across a narrow screen.
 import { h, s, clickable } from "../dom.js";
 import { PlayBuilder, pips } from "../bg-logic.js";
-import { historySeats, playDice } from "../notation.js";
+import { gameEnds, historySeats, playDice } from "../notation.js";
 
 const W = 792, F = 16, P = 52, BARW = 56, R = 23;
 const LX = F, BX = F + 6 * P, RX = BX + BARW, TX = RX + 6 * P + F, TW = 64;
@@ -131,10 +131,14 @@ function builderFor(ctx, v) {
 }
 
 /** The latest play in the history (cube actions and rolls after it do not hide it):
- * {index, seat, play} or null. */
+ * {index, seat, play} or null; null too once a match's next game has begun (a play of the
+ * game before is not on this board). */
 function lastPlay(room) {
   const hist = room.history;
+  const ends = gameEnds(hist, room.rolls);
+  const rolledAt = new Set((room.rolls || []).map((r) => r.ply));
   for (let i = hist.length - 1; i >= 0; i--) {
+    if (ends.has(i) && rolledAt.has(i + 1)) return null;  // the next game's opening roll
     if (hist[i].play) {
       return { index: i, seat: historySeats("backgammon", hist, room.rolls)[i], play: hist[i].play };
     }
@@ -412,10 +416,35 @@ function onPoint(ctx, b, p, dests) {
   ctx.rerender();
 }
 
+/** A match's standing, or null in a money game: "Match to 5 · 2–1 · Crawford game". */
+export function matchText(st) {
+  if (!st || !st.match_to) return null;
+  const score = st.score || [0, 0];
+  const parts = [`Match to ${st.match_to}`, `${score[0]}–${score[1]}`];
+  if (st.crawford) parts.push("Crawford game (no doubling)");
+  else if (st.game_number > 1 && st.phase !== "over") parts.push(`game ${st.game_number}`);
+  return parts.join(" · ");
+}
+
+/** What the review says of a position besides its board: a match's standing. */
+export function stateNote(st) {
+  return matchText(st);
+}
+
 function controls(ctx, b) {
   const { room, canMove, ui } = ctx;
   const st = room.state;
   const box = h("div", { class: "bg-controls" });
+  const match = matchText(st);
+  if (match) {
+    box.append(h("span", { class: `match-score${st.crawford ? " crawford" : ""}`, id: "match-score",
+      "data-score": (st.score || [0, 0]).join("-"), "data-crawford": st.crawford ? "1" : "0" }, match));
+    const last = st.last_game;
+    if (last && st.phase !== "over" && room.status === "playing" && st.game_number > 1) {
+      box.append(h("span", { class: "hint", id: "last-game" },
+        `Last game: ${COLORS[last.winner]} won ${last.points} point${last.points === 1 ? "" : "s"}.`));
+    }
+  }
   if (!canMove) {
     if (st.phase === "take") box.append(h("span", { class: "hint" }, `Doubled to ${st.cube.value * 2}: waiting for the answer.`));
     return box;
@@ -471,6 +500,8 @@ export function key(ctx, ev) {
 }
 
 export function cardExtra(room, seat) {
-  const p = room.state.pips;
-  return p ? `${COLORS[seat]} · pips ${p[seat]}` : COLORS[seat];
+  const st = room.state;
+  const p = st.pips;
+  const base = p ? `${COLORS[seat]} · pips ${p[seat]}` : COLORS[seat];
+  return st.match_to ? `${base} · score ${(st.score || [0, 0])[seat]}/${st.match_to}` : base;
 }
