@@ -169,10 +169,11 @@ class Http:
     """Answers every HTTP request but the WebSocket's upgrade."""
 
     def __init__(self, web: Path, lobby_body: Callable[[], bytes], bots: BotPool,
-                 records: Records) -> None:
+                 records: Records, node: str = "") -> None:
         """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``records``: the
-        answers about one room."""
+        answers about one room; ``node``: this node's name (``/healthz`` says it)."""
         self.web = web.resolve()
+        self.node = node
         self.lobby_body = lobby_body
         self.bots = bots
         self.records = records
@@ -194,7 +195,7 @@ class Http:
 
     async def _get(self, path: str, query: str) -> Response:
         if path == "/healthz":
-            return json_response(HTTPStatus.OK, {"status": "ok"})
+            return json_response(HTTPStatus.OK, {"status": "ok", "node": self.node})
         if path == "/api/rooms":
             return response(HTTPStatus.OK, self.lobby_body(), "application/json")
         if path == "/api/games":

