@@ -455,8 +455,7 @@ class Cluster:
     def _on_message(self, data: bytes) -> None:
         msg = json.loads(data)
         if msg.get("op") == "moved":
-            if msg["node"] != self.node:
-                self._moved(msg["room"], msg["node"])
+            self._moved(msg["room"], msg["node"])
             return
         sender = msg["from"]
         for item in msg["items"]:
@@ -479,7 +478,7 @@ class Cluster:
 
     def _moved(self, room_id: str, node: str) -> None:
         """``node`` took ``room_id`` over: connections that followed it through another
-        node follow it there."""
+        node follow it there (or here, when ``node`` is this one)."""
         movers = [c for c, rooms in self._follows.items()
                   if rooms.get(room_id) not in (None, node)]
         for c in movers:
