@@ -326,4 +326,94 @@ async def test_kill_9_of_the_owner_under_load(
             assert stored == list(range(end["ply"]))
 
 
-_ = (os, signal)
+async def test_a_paused_owner_loses_its_rooms(
+        tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
+    """Node a owns a game whose players are on node b; a is paused (SIGSTOP) past its lease.
+    The players' next move is refused by nobody: b takes the room over and plays on. When a
+    wakes up (SIGCONT) it cannot write the room any more (its fence is stale): it lets go of
+    the room, and its spectator follows the room on b from then on. The database holds each
+    ply once."""
+    async with nodes(tmp_path, pg_url, redis_server, "ab") as n:
+        (host,) = await connected(n["a"].url, "Host")
+        room_id, _ = await create(host, "connect4", [HUMAN, HUMAN], join_seat=None)
+        sam = host
+        await sam.request({"type": "spectate", "room_id": room_id}, "room")
+        p, q = await connected(n["b"].url, "P", "Q")
+        await p.request({"type": "join", "room_id": room_id, "seat": 0}, "room")
+        await q.request({"type": "join", "room_id": room_id, "seat": 1}, "room")
+        players = [p, q]
+        for ply in range(2):
+            await players[ply % 2].request({"type": "move", "room_id": room_id, "ply": ply,
+                                            "move": {"column": ply}}, "update")
+        _, fence, _ = await owner_of(pg_url, room_id)
+        a = n["a"].proc
+        assert a is not None
+        os.killpg(a.pid, signal.SIGSTOP)
+        try:
+            paused_at = time.monotonic()
+            # Forwarded to a, unanswered; then b claims the expired lease and runs it.
+            upd = await p.request({"type": "move", "room_id": room_id, "ply": 2,
+                                   "move": {"column": 2}}, "update", "error")
+            assert upd["type"] == "update", upd
+            assert time.monotonic() - paused_at < LEASE_S + 5
+            node, new_fence, live = await owner_of(pg_url, room_id)
+            assert (node, live) == ("b", True) and new_fence > fence
+            await q.request({"type": "move", "room_id": room_id, "ply": 3,
+                             "move": {"column": 3}}, "update")
+        finally:
+            os.killpg(a.pid, signal.SIGCONT)
+        # a wakes up with the room in memory and a stale fence: it lets go of it.
+        log = tmp_path / "node-a.log"
+        for _ in range(100):
+            if "lease lost" in log.read_text():
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("node a never let go of the room")
+        # Its spectator was given the room afresh, from b.
+        # (Before it: the snapshots of the players' joins, the updates up to ply 2.)
+        while (snap := await sam.expect("room", timeout=10))["ply"] != 4:
+            assert snap["ply"] <= 2, snap
+        for ply in range(4, 6):
+            await players[ply % 2].request({"type": "move", "room_id": room_id, "ply": ply,
+                                            "move": {"column": ply}}, "update")
+        seen = [await sam.expect("update") for _ in range(2)]
+        assert [u["ply"] for u in seen] == [5, 6]
+        assert await stored_plies(pg_url, room_id) == list(range(6))
+        assert (await owner_of(pg_url, room_id))[0] == "b"
+
+
+async def test_redis_restart(tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
+    """Redis is killed and started again on the same port: both nodes reconnect, the
+    connections that follow a room through another node get a fresh ``room`` snapshot
+    (messages may have been lost meanwhile), and play goes on across the nodes."""
+    async with nodes(tmp_path, pg_url, redis_server, "ab") as n:
+        (ana,) = await connected(n["a"].url, "Ana")
+        room_id, _ = await create(ana, "connect4", [HUMAN, HUMAN], join_seat=0)
+        bob, cleo = await connected(n["b"].url, "Bob", "Cleo")
+        await bob.request({"type": "join", "room_id": room_id, "seat": 1}, "room")
+        await cleo.request({"type": "spectate", "room_id": room_id}, "room")
+        await ana.request({"type": "move", "room_id": room_id, "ply": 0,
+                           "move": {"column": 0}}, "update")
+        redis_server.restart()
+        # Cleo's node follows the room again once Redis is back: a fresh snapshot.
+        while (snap := await cleo.expect("room", timeout=15))["ply"] != 1:
+            pass
+        assert snap["room_id"] == room_id and snap["status"] == "playing"
+        for ply in range(1, 5):
+            mover = [ana, bob][ply % 2]
+            for _ in range(20):
+                answer = await mover.request({"type": "move", "room_id": room_id, "ply": ply,
+                                              "move": {"column": ply}}, "update", "error")
+                if answer["type"] == "update":
+                    break
+                await asyncio.sleep(0.25)
+            else:
+                raise AssertionError(f"ply {ply} never played: {answer}")
+        plies = []
+        while len(plies) < 4:
+            u = await cleo.expect("update")
+            if u["ply"] > 1:
+                plies.append(u["ply"])
+        assert plies == [2, 3, 4, 5]
+        assert await stored_plies(pg_url, room_id) == list(range(5))
