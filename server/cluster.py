@@ -75,6 +75,11 @@ ALL = "tablas:all"  # the channel every node listens to: rooms that moved
 SPECTATORS = "tablas:spectators"  # room id -> spectators, kept by the room's owner
 
 
+def _alive(node: str) -> str:
+    """The key a living node keeps in Redis (it expires ``lease_s`` after the last renewal)."""
+    return f"tablas:alive:{node}"
+
+
 def _channel(node: str) -> str:
     return f"tablas:node:{node}"
 
@@ -142,6 +147,7 @@ class Cluster:
         self._tasks: list[asyncio.Task[None]] = []
         self._jobs: set[asyncio.Task[Any]] = set()
         self._renewed_at = time.monotonic()
+        self._missing: dict[str, float] = {}  # nodes of proxies not seen alive: since when
         self._subscribed = asyncio.Event()
         self.closing = False
 
@@ -157,7 +163,7 @@ class Cluster:
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(job()) for job in (
             self._reader, self._writer, self._renew_loop, self._takeover_loop,
-            self._lobby_loop)]
+            self._lobby_loop, self._alive_loop)]
         await asyncio.wait_for(self._subscribed.wait(), 10)
 
     async def close(self) -> None:
@@ -256,6 +262,35 @@ class Cluster:
                                  extra={"room_id": room_id, "event": "taken_over"})
             except Exception as e:
                 log.warning("looking for rooms to take over failed: %s", e)
+
+    async def _alive_loop(self) -> None:
+        """Says this node is alive (a key in Redis that expires after ``lease_s``), and
+        ends the proxies of nodes that have not said so for ``lease_s`` (a node that died
+        never says goodbye for its connections): their players go offline here."""
+        while True:
+            try:
+                await self.redis.set(_alive(self.node), 1, px=int(self.lease_s * 1000))
+                nodes = sorted({node for node, _ in self._proxies})
+                alive = await self.redis.exists(*map(_alive, nodes)) if nodes else 0
+                if nodes and alive < len(nodes):
+                    now = time.monotonic()
+                    for node in nodes:
+                        if await self.redis.exists(_alive(node)):
+                            self._missing.pop(node, None)
+                        elif now - self._missing.setdefault(node, now) > self.lease_s:
+                            self._node_died(node)
+                else:
+                    self._missing.clear()
+            except (RedisError, OSError) as e:
+                log.warning("cannot tell Redis this node is alive: %s", e)
+            await asyncio.sleep(self.lease_s / 3)
+
+    def _node_died(self, node: str) -> None:
+        log.warning("node %s is gone: its connections leave", node,
+                    extra={"event": "node_gone", "node": node})
+        self._missing.pop(node, None)
+        for n, cid in [key for key in self._proxies if key[0] == node]:
+            self._spawn(self._remote_gone(n, cid))
 
     # --- commands --------------------------------------------------------------------------
 

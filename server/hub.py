@@ -206,8 +206,14 @@ class Hub:
         while True:
             due = await self.store.adjourned_before(now - self.keep_adjourned, EXPIRE_BATCH)
             for room_id in due:
+                if self.claim is not None:
+                    # A cluster's node ends only the rooms it owns, loaded (another node's
+                    # are that node's to end).
+                    await self.reload(room_id)
                 if (live := self.rooms.get(room_id)) is not None:
                     await live.run(Expire())
+            if self.claim is not None:
+                return n + len(due)
             # Looked at after those awaits: a room loaded meanwhile is its owner's to end.
             on_disk = [r for r in due if self._on_disk_only(r)]
             async with self._on_disk(on_disk):

@@ -142,6 +142,18 @@ async def test_players_and_spectator_on_three_nodes(
                 break
         else:
             raise AssertionError("Bob's going away never reached the room's node")
+        # Node b dies with Dan's connection: the room on node a sees him gone too (once b
+        # has not said it is alive for lease_s).
+        room3, _ = await create(ana, "tictactoe", [HUMAN, HUMAN], join_seat=0)
+        (dan,) = await connected(n["b"].url, "Dan")
+        await dan.request({"type": "join", "room_id": room3, "seat": 1}, "room")
+        n["b"].kill9()
+        killed_at = time.monotonic()
+        while True:
+            snap = await ana.expect("room")
+            if snap["room_id"] == room3 and snap["seats"][1]["connected"] is False:
+                break
+        assert time.monotonic() - killed_at < 2 * LEASE_S + 2
         await ana.close()
         await cleo.close()
 
