@@ -255,6 +255,8 @@ class Cluster:
         while True:
             # Nodes look at different moments; a claim is atomic, so one node wins a room.
             await asyncio.sleep(self.lease_s / 3 * random.uniform(0.5, 1.0))
+            if self.hub.services.closing:
+                return
             try:
                 for room_id in await self.store.orphaned_rooms(ORPHAN_BATCH):
                     if await self.hub.reload(room_id):

@@ -449,6 +449,8 @@ class Hub:
         live = self.rooms.pop(room_id, None)
         if live is not None:
             live.stop()
+            # A command under way re-arms the room's timer as it ends: stopped after it too.
+            asyncio.get_running_loop().call_soon(live.stop)
         return live
 
     # --- shutdown ------------------------------------------------------------------------

@@ -303,6 +303,19 @@ async def test_kill_9_of_the_owner_under_load(
                 {"type": "move", "room_id": clocked, "ply": ply, "move": {"column": 3}},
                 "update")
         last_move_at = time.monotonic()
+        # And a game against a bot, which thinks on its room's node.
+        created = await host.request({"type": "create_room", "game": "tictactoe",
+                                      "options": {}, "seats": [
+                                          HUMAN, {"kind": "bot", "level": "random"}]},
+                                     "room_created")
+        botted = created["room_id"]
+        solo = Seat("Solo")
+        await solo.connect(n["c"].url)
+        await solo.c.request({"type": "join", "room_id": botted, "seat": 0}, "room")
+        await solo.c.request({"type": "move", "room_id": botted, "ply": 0,
+                              "move": {"cell": 4}}, "update")
+        while (await solo.c.expect("update"))["ply"] != 2:
+            pass
         for room_id, _ in games:
             assert (await owner_of(pg_url, room_id))[0] == "a"
         acked: dict[str, list[int]] = {room_id: [] for room_id, _ in games}
@@ -316,8 +329,8 @@ async def test_kill_9_of_the_owner_under_load(
         killed_at = time.monotonic()
         n["a"].kill9()
         moved = set()
-        while len(moved) < len(games) + 1:
-            for room_id in [r for r, _ in games] + [clocked]:
+        while len(moved) < len(games) + 2:
+            for room_id in [r for r, _ in games] + [clocked, botted]:
                 node, _, live = await owner_of(pg_url, room_id)
                 if node != "a" and live:
                     moved.add(room_id)
@@ -330,6 +343,17 @@ async def test_kill_9_of_the_owner_under_load(
         assert time.monotonic() - last_move_at > LEASE_S
         assert view["to_move"] == 0 and view["ply"] == 2
         assert view["clocks"][0] >= last["clocks"][0] - 1000, (view["clocks"], last["clocks"])
+        # The bot plays its seat again on the room's new node.
+        view = await solo.c.request({"type": "join", "room_id": botted, "seat": 0}, "room")
+        while view["status"] == "playing":
+            assert time.monotonic() < deadline, view
+            if view["to_move"] == 0:
+                view = await solo.c.request({"type": "move", "room_id": botted,
+                                             "ply": view["ply"],
+                                             "move": view["legal_moves"][0]}, "update")
+            else:
+                view = await solo.c.expect("update")
+        assert view["ply"] > 2
         ends = await asyncio.gather(*tasks)
         for (room_id, _), end in zip(games, ends, strict=True):
             assert end["status"] == "finished", end
