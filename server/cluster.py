@@ -170,6 +170,12 @@ class Cluster:
         """Lets go of this node's rooms (any node may take them at once) and of Redis; the
         rooms' writes are done by then (the server settles them first)."""
         self.closing = True
+        # What the rooms said last still reaches the other nodes (a second at most).
+        self._flush()
+        for _ in range(20):
+            if self._queue.empty():
+                break
+            await asyncio.sleep(0.05)
         for task in self._tasks:
             task.cancel()
         for task in list(self._jobs):

@@ -158,6 +158,31 @@ async def test_players_and_spectator_on_three_nodes(
         await cleo.close()
 
 
+async def test_a_node_stopped_gracefully_hands_its_rooms_over_at_once(
+        tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
+    """SIGTERM: the node finishes its writes and lets go of its leases, so another node owns
+    its rooms well before the lease would have expired (lease_s / 3 and a little), and the
+    players on the other node play on."""
+    lease_s = 6.0
+    async with nodes(tmp_path, pg_url, redis_server, "ab", lease_s=lease_s) as n:
+        (host,) = await connected(n["a"].url, "Host")
+        room_id, _ = await create(host, "tictactoe", [HUMAN, HUMAN], join_seat=None)
+        p, q = await connected(n["b"].url, "P", "Q")
+        await p.request({"type": "join", "room_id": room_id, "seat": 0}, "room")
+        await q.request({"type": "join", "room_id": room_id, "seat": 1}, "room")
+        await p.request({"type": "move", "room_id": room_id, "ply": 0,
+                         "move": {"cell": 4}}, "update")
+        stopped_at = time.monotonic()
+        assert n["a"].terminate() == 0
+        while (await owner_of(pg_url, room_id))[0] != "b":
+            assert time.monotonic() - stopped_at < lease_s * 2 / 3, "not handed over"
+            await asyncio.sleep(0.05)
+        upd = await q.request({"type": "move", "room_id": room_id, "ply": 1,
+                               "move": {"cell": 0}}, "update")
+        assert upd["ply"] == 2
+        assert await stored_plies(pg_url, room_id) == [0, 1]
+
+
 async def test_a_stale_owner_cannot_write(pg_url: str) -> None:
     """Fencing, in the store: node a's lease on a room expires and node b claims it; a's
     next write of the room fails (LeaseLost) and writes nothing, b's goes through, and a
