@@ -82,7 +82,8 @@ async def test_players_and_spectator_on_three_nodes(
     async with nodes(tmp_path, pg_url, redis_server, "abc") as n:
         assert _http(n["b"].port, "/healthz") == {"status": "ok", "node": "b"}
         (ana,) = await connected(n["a"].url, "Ana")
-        (bob,) = await connected(n["b"].url, "Bob")
+        bob = Client(n["b"].url)
+        bob_token = (await bob.connect("Bob"))["token"]
         (cleo,) = await connected(n["c"].url, "Cleo")
         room_id, _ = await create(ana, "connect4", [HUMAN, HUMAN], join_seat=0)
         assert (await owner_of(pg_url, room_id))[0] == "a"
@@ -142,6 +143,14 @@ async def test_players_and_spectator_on_three_nodes(
                 break
         else:
             raise AssertionError("Bob's going away never reached the room's node")
+        # He comes back on node c with his token (a hello, no join): node a sees him again.
+        bob = Client(n["c"].url)
+        await bob.connect("Bob", bob_token)
+        while True:
+            snap = await ana.expect("room")
+            if snap["room_id"] == room2 and snap["seats"][1]["connected"] is True:
+                break
+        await bob.close()
         # Node b dies with Dan's connection: the room on node a sees him gone too (once b
         # has not said it is alive for lease_s).
         room3, _ = await create(ana, "tictactoe", [HUMAN, HUMAN], join_seat=0)
@@ -163,7 +172,7 @@ async def test_a_node_stopped_gracefully_hands_its_rooms_over_at_once(
     """SIGTERM: the node finishes its writes and lets go of its leases, so another node owns
     its rooms well before the lease would have expired (lease_s / 3 and a little), and the
     players on the other node play on."""
-    lease_s = 6.0
+    lease_s = 12.0  # renewed every 4 s: without the hand-over, b waits 8 s at least
     async with nodes(tmp_path, pg_url, redis_server, "ab", lease_s=lease_s) as n:
         (host,) = await connected(n["a"].url, "Host")
         room_id, _ = await create(host, "tictactoe", [HUMAN, HUMAN], join_seat=None)
