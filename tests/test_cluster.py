@@ -182,7 +182,8 @@ async def test_a_node_stopped_gracefully_hands_its_rooms_over_at_once(
         await p.request({"type": "move", "room_id": room_id, "ply": 0,
                          "move": {"cell": 4}}, "update")
         stopped_at = time.monotonic()
-        assert n["a"].terminate() == 0
+        code = n["a"].terminate()
+        assert code == 0, (code, (tmp_path / "node-a.log").read_text()[-3000:])
         while (await owner_of(pg_url, room_id))[0] != "b":
             assert time.monotonic() - stopped_at < lease_s * 2 / 3, "not handed over"
             await asyncio.sleep(0.05)
