@@ -106,7 +106,9 @@ class RemoteConn(Conn):
     cluster: Cluster | None = None
 
     def send(self, msg: ServerMessage | str) -> None:
-        if self.closing or self.cluster is None:
+        # Nothing from a room whose lease may be another node's by now (this node was
+        # paused or cut off past it): what it would say may be stale.
+        if self.closing or self.cluster is None or not self.cluster.leases_fresh():
             return
         self.cluster.post(self.node, ["t", self.cid, msg if isinstance(msg, str)
                                       else msg.to_json()])
@@ -205,6 +207,24 @@ class Cluster:
             self._publish(ALL, {"op": "moved", "room": room_id, "node": self.node})
         return None
 
+    def leases_fresh(self) -> bool:
+        """Whether this node's leases are surely still its own: renewed less than
+        ``lease_s`` ago (by this node's monotonic clock, which a pause does not stop)."""
+        return time.monotonic() - self._renewed_at <= self.lease_s
+
+    def _check_leases(self) -> None:
+        """Past ``lease_s`` since the last renewal (a pause, the database out of reach),
+        every room held may be another node's: all are let go of before anything else."""
+        if self.leases_fresh():
+            return
+        if self.store.fences:
+            log.warning("leases not renewed for %.1f s: letting go of %d rooms",
+                        time.monotonic() - self._renewed_at, len(self.store.fences))
+            for room_id in list(self.store.fences):
+                self._drop(room_id)
+        # None is held now: every lease from here on is claimed afresh.
+        self._renewed_at = time.monotonic()
+
     def _drop(self, room_id: str) -> None:
         """This node no longer owns ``room_id``: it leaves memory, and this node's
         connections that followed it follow it through its owner from now on."""
@@ -247,9 +267,7 @@ class Cluster:
                     self.store.renew_leases(self.node, ids, self.lease_s), self.lease_s / 3)
             except Exception as e:
                 log.warning("cannot renew the room leases: %s", e)
-                if time.monotonic() - self._renewed_at > self.lease_s:
-                    for room_id in ids:  # they may be another node's by now
-                        self._drop(room_id)
+                self._check_leases()  # they may be another node's by now
                 continue
             self._renewed_at = started
             for room_id in ids:
@@ -322,6 +340,7 @@ class Cluster:
         raise RoomError("internal", "the room's node did not answer: try again")
 
     async def _local(self, conn: Conn, msg: AnyClientMessage) -> None:
+        self._check_leases()
         if isinstance(msg, Rematch):
             await self.hub.rematch(conn, msg)
         else:

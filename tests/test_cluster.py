@@ -400,10 +400,11 @@ async def test_kill_9_of_the_owner_under_load(
 async def test_a_paused_owner_loses_its_rooms(
         tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
     """Node a owns a game whose players are on node b; a is paused (SIGSTOP) past its lease.
-    The players' next move is refused by nobody: b takes the room over and plays on. When a
-    wakes up (SIGCONT) it cannot write the room any more (its fence is stale): it lets go of
-    the room, and its spectator follows the room on b from then on. The database holds each
-    ply once."""
+    The players' next move, unanswered by a, is run by b once it has claimed the expired
+    lease. When a wakes up (SIGCONT) it lets go of the room (its leases were not renewed for
+    lease_s, or its write was refused by the database: whichever comes first; the refusal
+    itself is test_a_stale_owner_cannot_write), and its spectator follows the room on b from
+    then on. The database holds each ply once."""
     async with nodes(tmp_path, pg_url, redis_server, "ab") as n:
         (host,) = await connected(n["a"].url, "Host")
         room_id, _ = await create(host, "connect4", [HUMAN, HUMAN], join_seat=None)
