@@ -96,6 +96,21 @@ def summary(record: RoomRecord, spectators: int) -> dict[str, Any]:
     ).model_dump(mode="json")
 
 
+def _pack(items: list[list[Any]]) -> list[list[Any]]:
+    """A node's items with each run of one text to several connections written once:
+    ``["t", cid, text]`` … become ``["t", [cid, …], text]`` (a room's update to all of its
+    spectators on that node is one text; the order of the items is kept)."""
+    out: list[list[Any]] = []
+    for item in items:
+        if item[0] != "t":
+            out.append(item)
+        elif out and out[-1][0] == "t" and out[-1][2] == item[2]:
+            out[-1][1].append(item[1])
+        else:
+            out.append(["t", [item[1]], item[2]])
+    return out
+
+
 @dataclass(eq=False)
 class RemoteConn(Conn):
     """A connection of another node, as the owner of a room sees it: what it is sent goes
@@ -466,7 +481,7 @@ class Cluster:
         outbox, self._outbox = self._outbox, {}
         for node, items in outbox.items():
             self._queue.put_nowait((_channel(node), json.dumps(
-                {"from": self.node, "items": items})))
+                {"from": self.node, "items": _pack(items)})))
 
     def _publish(self, channel: str, obj: dict[str, Any]) -> None:
         self._flush()  # after what was posted before it
@@ -523,9 +538,10 @@ class Cluster:
         for item in msg["items"]:
             kind = item[0]
             if kind == "t":
-                conn = self._conns.get(item[1])
-                if conn is not None:
-                    conn.send(item[2])
+                for cid in item[1]:
+                    conn = self._conns.get(cid)
+                    if conn is not None:
+                        conn.send(item[2])
             elif kind == "d":
                 fut = self._waiting.get(item[1])
                 if fut is not None and not fut.done():

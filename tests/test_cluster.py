@@ -84,7 +84,7 @@ async def test_players_and_spectator_on_three_nodes(
         (ana,) = await connected(n["a"].url, "Ana")
         bob = Client(n["b"].url)
         bob_token = (await bob.connect("Bob"))["token"]
-        (cleo,) = await connected(n["c"].url, "Cleo")
+        cleo, dora = await connected(n["c"].url, "Cleo", "Dora")
         room_id, _ = await create(ana, "connect4", [HUMAN, HUMAN], join_seat=0)
         assert (await owner_of(pg_url, room_id))[0] == "a"
 
@@ -93,12 +93,13 @@ async def test_players_and_spectator_on_three_nodes(
         assert [s["connected"] for s in snap["seats"]] == [True, True]
         watch = await cleo.request({"type": "spectate", "room_id": room_id}, "room")
         assert watch["ply"] == 0 and watch["legal_moves"] == []
+        await dora.request({"type": "spectate", "room_id": room_id}, "room")
 
         # Every node lists the room alike (each reads every node's rooms).
         for _ in range(50):
             lobbies = [_http(p.port, "/api/rooms")["rooms"] for p in n.values()]
             if all(any(r["room_id"] == room_id and r["status"] == "playing"
-                       and r["spectators"] == 1 for r in lobby) for lobby in lobbies) \
+                       and r["spectators"] == 2 for r in lobby) for lobby in lobbies) \
                     and lobbies[0] == lobbies[1] == lobbies[2]:
                 break
             await asyncio.sleep(0.1)
@@ -115,9 +116,10 @@ async def test_players_and_spectator_on_three_nodes(
             upd = await mover.request({"type": "move", "room_id": room_id, "ply": ply,
                                        "move": {"column": column}}, "update")
             assert upd["ply"] == ply + 1 and upd["move"] == {"column": column}
+        everyone = (("ana", ana), ("bob", bob), ("cleo", cleo), ("dora", dora))
         seen = {name: [m for m in c.inbox if m.get("type") == "update"]
-                for name, c in (("ana", ana), ("bob", bob), ("cleo", cleo))}
-        for name, c in (("ana", ana), ("bob", bob), ("cleo", cleo)):
+                for name, c in everyone}
+        for name, c in everyone:
             while len(seen[name]) < len(columns):
                 m = await c.expect("update")
                 seen[name].append(m)
@@ -127,7 +129,8 @@ async def test_players_and_spectator_on_three_nodes(
         # legal moves go only to the seat to move: Bob (seat 1) after the even plies.
         for u in seen["bob"]:
             assert bool(u["legal_moves"]) == (u["to_move"] == 1 and u["status"] == "playing")
-        assert all(u["legal_moves"] == [] for u in seen["cleo"])
+        assert all(u["legal_moves"] == [] for u in seen["cleo"] + seen["dora"])
+        assert seen["cleo"] == seen["dora"]
         assert seen["cleo"][-1]["status"] == "finished"
         assert seen["cleo"][-1]["result"]["winner"] == 0
         assert await stored_plies(pg_url, room_id) == list(range(len(columns)))
@@ -165,6 +168,7 @@ async def test_players_and_spectator_on_three_nodes(
         assert time.monotonic() - killed_at < 2 * LEASE_S + 2
         await ana.close()
         await cleo.close()
+        await dora.close()
 
 
 async def test_a_node_stopped_gracefully_hands_its_rooms_over_at_once(
@@ -489,3 +493,20 @@ async def test_redis_restart(tmp_path: Path, pg_url: str, redis_server: RedisSer
                 plies.append(u["ply"])
         assert plies == [2, 3, 4, 5]
         assert await stored_plies(pg_url, room_id) == list(range(5))
+
+
+def test_a_text_for_several_connections_of_a_node_is_written_once_in_order() -> None:
+    """What a node sends another is packed: a run of one text to several connections is one
+    item; every connection still gets its texts in the order they were sent."""
+    from server.cluster import _pack
+
+    items: list[list[Any]] = [["t", 1, "u1"], ["t", 2, "u1"], ["t", 3, "u1-legal"],
+                              ["d", 7, {"ok": True}], ["t", 1, "u2"], ["t", 2, "u2"],
+                              ["t", 1, "snap"]]
+    packed = _pack(items)
+    assert packed == [["t", [1, 2], "u1"], ["t", [3], "u1-legal"], ["d", 7, {"ok": True}],
+                      ["t", [1, 2], "u2"], ["t", [1], "snap"]]
+    unpacked = [(cid, item[2]) for item in packed if item[0] == "t" for cid in item[1]]
+    for cid in (1, 2, 3):
+        assert [t for c, t in unpacked if c == cid] == [i[2] for i in items
+                                                        if i[0] == "t" and i[1] == cid]
