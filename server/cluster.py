@@ -68,7 +68,8 @@ from server.store.postgres import PostgresStore
 log = logging.getLogger("tablas.server")
 
 LEASE_S = 10.0  # --lease-s: seconds a room's lease lasts unless renewed
-FORWARD_TIMEOUT = 3.0  # seconds a node waits for the owner's answer before looking again
+FORWARD_WAIT = 1.0  # seconds between looks at the lease while the owner has not answered
+FORWARD_GIVE_UP = 10.0  # seconds a living owner has to answer before the command is resent
 ROUTE_TRIES = 3  # owners asked in turn (the room may move meanwhile) before giving up
 ORPHAN_BATCH = 500  # rooms taken over per look
 ALL = "tablas:all"  # the channel every node listens to: rooms that moved
@@ -356,14 +357,24 @@ class Cluster:
 
     async def _local(self, conn: Conn, msg: AnyClientMessage) -> None:
         self._check_leases()
+        room_id = getattr(msg, "room_id", "")
+        follows = self._follows.get(conn)
+        if follows is not None and room_id in follows:
+            # ``conn`` followed the room through another node, which no longer has it: if
+            # it lives here now, it follows it here (a fresh snapshot) before the command
+            # runs, so that it gets its answer and what comes after.
+            if not isinstance(msg, Join | Spectate):
+                await self.hub.command(conn, Spectate(type="spectate", room_id=room_id))
+            follows.pop(room_id, None)
         if isinstance(msg, Rematch):
             await self.hub.rematch(conn, msg)
         else:
             await self.hub.command(conn, cast(Any, msg))
 
     async def _forward(self, conn: Conn, msg: AnyClientMessage, owner: str) -> bool:
-        """``msg`` run by ``owner`` for ``conn``; False if it did not answer in time or no
-        longer owns the room."""
+        """``msg`` run by ``owner`` for ``conn``; False if the room moved before it answered
+        (its lease expired or was taken: ``owner`` died or was cut off), or if it no longer
+        owned the room."""
         assert conn.player is not None
         cid = id(conn)
         self._conns[cid] = conn
@@ -373,16 +384,26 @@ class Cluster:
         self._waiting[req] = fut
         self.post(owner, ["c", req, cid, conn.player.id, conn.player.name,
                           msg.model_dump(mode="json")])
+        room_id = getattr(msg, "room_id", "")
         try:
-            done = await asyncio.wait_for(fut, FORWARD_TIMEOUT)
-        except TimeoutError:
-            log.warning("node %s did not answer %s in time", owner, msg.type)
-            return False
+            # A slow owner is waited for as long as it holds the lease (sending the command
+            # again could run it twice: a chat line); a dead one, until its lease expires.
+            give_up = time.monotonic() + FORWARD_GIVE_UP
+            while not fut.done():
+                await asyncio.wait({fut}, timeout=FORWARD_WAIT)
+                if fut.done():
+                    break
+                if await self.store.lease_holder(room_id) != owner:
+                    log.warning("node %s did not answer %s: the room moved", owner, msg.type)
+                    return False
+                if time.monotonic() > give_up:  # lost on the way (Redis restarted)
+                    log.warning("node %s did not answer %s in time", owner, msg.type)
+                    return False
+            done = fut.result()
         finally:
             self._waiting.pop(req, None)
         if done.get("retry"):
             return False
-        room_id = getattr(msg, "room_id", None)
         if isinstance(msg, Join | Spectate) and done.get("ok") and room_id:
             self._follows.setdefault(conn, {})[room_id] = owner
         elif isinstance(msg, Leave):
