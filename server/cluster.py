@@ -167,6 +167,8 @@ class Cluster:
         self._renewed_at = time.monotonic()
         self._missing: dict[str, float] = {}  # nodes of proxies not seen alive: since when
         self._subscribed = asyncio.Event()
+        self._rebuild = asyncio.Event()  # the reader must subscribe again
+        self._run_id: str | None = None  # the Redis server's, to see it restart
         self.closing = False
 
     # --- life ------------------------------------------------------------------------------
@@ -312,6 +314,14 @@ class Cluster:
         while True:
             try:
                 await self.redis.set(_alive(self.node), 1, px=int(self.lease_s * 1000))
+                run_id = str((await self.redis.info("server"))["run_id"])
+                if self._run_id is not None and run_id != self._run_id:
+                    self._rebuild.set()  # Redis restarted: messages may have been lost
+                self._run_id = run_id
+                subscribers = dict(await self.redis.pubsub_numsub(_channel(self.node)))
+                if self._subscribed.is_set() and not subscribers.get(
+                        _channel(self.node).encode()):
+                    self._rebuild.set()
                 nodes = sorted({node for node, _ in self._proxies})
                 alive = await self.redis.exists(*map(_alive, nodes)) if nodes else 0
                 if nodes and alive < len(nodes):
@@ -351,6 +361,15 @@ class Cluster:
             except LeaseLost as e:
                 self._drop(e.room_id)
                 continue
+            room_id = getattr(msg, "room_id", "")
+            followed = self._follows.get(conn, {}).get(room_id)
+            if followed is not None and followed != owner and not isinstance(
+                    msg, Join | Spectate):
+                # It followed the room through a node that lost it: it follows it on the
+                # owner first, so that it gets its command's answer and what comes after.
+                if not await self._forward(conn, Spectate(type="spectate", room_id=room_id),
+                                           owner):
+                    continue
             if await self._forward(conn, msg, owner):
                 return
         raise RoomError("internal", "the room's node did not answer: try again")
@@ -527,21 +546,27 @@ class Cluster:
                     await asyncio.sleep(0.5)
 
     async def _reader(self) -> None:
-        """Listens to this node's channel and the shared one; after a reconnection (Redis
-        restarted: messages may have been lost), every room followed through another node
-        is followed again (fresh snapshots)."""
+        """Listens to this node's channel and the shared one. Subscribed again (a new
+        connection) when the connection breaks, or when :meth:`_alive_loop` finds this node
+        no longer subscribed or Redis restarted (redis-py may reconnect by itself after the
+        messages of the gap are gone): then every room followed through another node is
+        followed again (fresh snapshots), and the other nodes are asked to do the same for
+        this node's rooms."""
         again = False
         while True:
             pubsub = self.redis.pubsub()
             try:
                 await pubsub.subscribe(_channel(self.node), ALL)
+                self._rebuild.clear()
                 self._subscribed.set()
                 if again:
-                    log.info("Redis is back: following remote rooms again")
-                    self._resync()
+                    log.info("subscribed to Redis again: following remote rooms again")
+                    self._resync(None)
+                    self._publish(ALL, {"op": "resync", "node": self.node})
                 again = True
-                async for m in pubsub.listen():
-                    if m.get("type") == "message":
+                while not self._rebuild.is_set():
+                    m = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
+                    if m is not None and m.get("type") == "message":
                         self._on_message(m["data"])
             except (RedisError, OSError) as e:
                 log.warning("Redis connection lost (%s): reconnecting", e)
@@ -554,6 +579,10 @@ class Cluster:
         msg = json.loads(data)
         if msg.get("op") == "moved":
             self._moved(msg["room"], msg["node"])
+            return
+        if msg.get("op") == "resync":
+            if msg["node"] != self.node:
+                self._resync(msg["node"])
             return
         sender = msg["from"]
         for item in msg["items"]:
@@ -585,11 +614,14 @@ class Cluster:
         if movers:
             self._spawn(self._refollow(room_id, movers))
 
-    def _resync(self) -> None:
+    def _resync(self, node: str | None) -> None:
+        """Every connection of this node that follows a room through ``node`` (None: any
+        other node) follows it again: a fresh snapshot, whatever was lost."""
         rooms: dict[str, list[Conn]] = {}
         for c, followed in self._follows.items():
-            for room_id in followed:
-                rooms.setdefault(room_id, []).append(c)
+            for room_id, owner in followed.items():
+                if node is None or owner == node:
+                    rooms.setdefault(room_id, []).append(c)
         for room_id, conns in rooms.items():
             self._spawn(self._refollow(room_id, conns))
 
