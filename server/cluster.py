@@ -69,7 +69,7 @@ log = logging.getLogger("tablas.server")
 
 LEASE_S = 10.0  # --lease-s: seconds a room's lease lasts unless renewed
 FORWARD_WAIT = 1.0  # seconds between looks at the lease while the owner has not answered
-FORWARD_GIVE_UP = 10.0  # seconds a living owner has to answer before the command is resent
+FORWARD_GIVE_UP = 5.0  # seconds a living owner has to answer before the command is resent
 ROUTE_TRIES = 3  # owners asked in turn (the room may move meanwhile) before giving up
 ORPHAN_BATCH = 500  # rooms taken over per look
 ALL = "tablas:all"  # the channel every node listens to: rooms that moved
@@ -607,10 +607,10 @@ class Cluster:
     def _moved(self, room_id: str, node: str) -> None:
         """``node`` took ``room_id`` over: connections that followed it through another
         node follow it there (or here, when ``node`` is this one)."""
+        # Their record says the old node until they follow it on the new one: a command of
+        # theirs meanwhile subscribes them there first (``_route``).
         movers = [c for c, rooms in self._follows.items()
                   if rooms.get(room_id) not in (None, node)]
-        for c in movers:
-            self._follows[c][room_id] = node
         if movers:
             self._spawn(self._refollow(room_id, movers))
 

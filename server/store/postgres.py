@@ -201,7 +201,8 @@ class PostgresStore(Storage):
     async def claim_room(self, room_id: str, node: str, lease_s: float, new: bool = False
                          ) -> tuple[str, int | None]:
         """Takes the lease on ``room_id`` for ``node`` if nobody holds it, it has expired or
-        ``node`` holds it already: ``node`` and its new fence (one more than the last). Else
+        ``node`` holds it already: ``node`` and its fence (one more than the last holder's;
+        the same, renewed, if ``node`` held it last: its writes in flight stay good). Else
         the node holding it and None; ("", None) if there is no such room (unless ``new``: a
         room about to be written)."""
         async with self.pool.acquire() as con:
@@ -210,7 +211,8 @@ class PostgresStore(Storage):
                 " SELECT $1, $2, 1, extract(epoch FROM clock_timestamp()) + $3"
                 " WHERE $4 OR EXISTS (SELECT 1 FROM rooms WHERE id = $1)"
                 " ON CONFLICT (room_id) DO UPDATE SET node = EXCLUDED.node,"
-                " fence = l.fence + 1, expires_at = EXCLUDED.expires_at"
+                " fence = CASE WHEN l.node = EXCLUDED.node THEN l.fence ELSE l.fence + 1 END,"
+                " expires_at = EXCLUDED.expires_at"
                 " WHERE l.node = EXCLUDED.node"
                 " OR l.expires_at < extract(epoch FROM clock_timestamp())"
                 " RETURNING fence", room_id, node, float(lease_s), new)

@@ -1,9 +1,10 @@
 -- The cluster's room leases (contract section 9, docs/server.md "Several nodes"): which node
--- owns each live room, with a fencing token. A node claims a room (a new row, or one whose
--- lease has expired: fence + 1) before it loads it and renews its leases every lease_s / 3;
--- expires_at comes from PostgreSQL's clock_timestamp(), never a node's (no skew between
--- nodes). Every write of a room's change starts with a 'fence' row: the write fails, all of
--- its transaction, unless the lease still carries the writer's node and fence.
+-- owns each live room, with a fencing token. A node claims a room before it loads it (a new
+-- row; or one whose lease has expired, fence + 1 if another node held it last; a node that
+-- held it last keeps its fence) and renews its leases every lease_s / 3. expires_at comes
+-- from PostgreSQL's clock_timestamp(), never a node's (no skew between nodes). Every write
+-- of a room's change starts with a 'fence' row: the write fails, all of its transaction,
+-- unless the lease still carries the writer's node and fence.
 
 CREATE TABLE room_leases (
     room_id    TEXT PRIMARY KEY,
