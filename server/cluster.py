@@ -352,6 +352,7 @@ class Cluster:
         await self._route(conn, msg)
 
     async def _route(self, conn: Conn, msg: AnyClientMessage) -> None:
+        log.debug("route %s %s follows %s", msg.type, id(conn), self._follows.get(conn))
         for _ in range(ROUTE_TRIES):
             try:
                 await self._local(conn, msg)
@@ -370,6 +371,7 @@ class Cluster:
                 if not await self._forward(conn, Spectate(type="spectate", room_id=room_id),
                                            owner):
                     continue
+            log.debug("forward %s %s to %s", msg.type, id(conn), owner)
             if await self._forward(conn, msg, owner):
                 return
         raise RoomError("internal", "the room's node did not answer: try again")
@@ -378,17 +380,21 @@ class Cluster:
         self._check_leases()
         room_id = getattr(msg, "room_id", "")
         follows = self._follows.get(conn)
-        if follows is not None and room_id in follows:
-            # ``conn`` followed the room through another node, which no longer has it: if
-            # it lives here now, it follows it here (a fresh snapshot) before the command
-            # runs, so that it gets its answer and what comes after.
-            if not isinstance(msg, Join | Spectate):
-                await self.hub.command(conn, Spectate(type="spectate", room_id=room_id))
-            follows.pop(room_id, None)
+        # ``conn`` followed the room through another node, which no longer has it: if it
+        # lives here now, it follows it here (a fresh snapshot) before the command runs, so
+        # that it gets its answer and what comes after. Its record goes once it follows
+        # the room here: a command of its that runs meanwhile subscribes it first too.
+        moved = follows is not None and room_id in follows
+        subscribes = isinstance(msg, Join | Spectate)
+        if moved and not subscribes:
+            await self.hub.command(conn, Spectate(type="spectate", room_id=room_id))
+            cast(dict[str, str], follows).pop(room_id, None)
         if isinstance(msg, Rematch):
             await self.hub.rematch(conn, msg)
         else:
             await self.hub.command(conn, cast(Any, msg))
+        if moved and subscribes:
+            cast(dict[str, str], follows).pop(room_id, None)
 
     async def _forward(self, conn: Conn, msg: AnyClientMessage, owner: str) -> bool:
         """``msg`` run by ``owner`` for ``conn``; False if the room moved before it answered

@@ -41,7 +41,9 @@ async def nodes(tmp_path: Path, pg_url: str, redis: RedisServer, names: Sequence
     together; stopped (SIGKILL) at the end."""
     procs = {name: Subprocess(pg_url, tmp_path / f"node-{name}.log", workers=1,
                               args=["--redis", redis.url, "--node", name,
-                                    "--lease-s", str(lease_s)])
+                                    "--lease-s", str(lease_s),
+                                    *(["--log-level", "debug"] if os.environ.get("DBG")
+                                      else [])])
              for name in names}
     try:
         await asyncio.gather(*(asyncio.to_thread(p.start) for p in procs.values()))
