@@ -237,6 +237,24 @@ async def test_a_stale_owner_cannot_write(pg_url: str) -> None:
         await b.close()
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["--node", "a b"], "--node"),
+    (["--node", "x" * 65], "--node"),
+    (["--lease-s", "0"], "--lease-s"),
+    (["--redis", "http://127.0.0.1:6379/0"], "--redis"),
+])
+def test_bad_cluster_options_are_one_line(tmp_path: Path, args: list[str], said: str) -> None:
+    """A bad node name, lease or Redis URL: one line naming the option, exit code 2."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--db",
+                        str(tmp_path / "t.db"), "--port", "0", *args], capture_output=True,
+                       text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 2 and said in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
 def test_redis_needs_postgresql(tmp_path: Path) -> None:
     """``--redis`` with a SQLite database is refused in one line (a cluster shares one
     PostgreSQL database); exit code 2."""
