@@ -22,10 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from server.bots import BotPool
 from server.connections import Presence
@@ -68,7 +70,15 @@ from server.records import Records
 from server.standings import Standings
 from server.store import Database, Storage, open_store
 
+if TYPE_CHECKING:
+    from server.cluster import Cluster
+
 log = logging.getLogger("tablas.server")
+
+
+def default_node() -> str:
+    """``--node``'s default: the host's name and the process id (unique on one host)."""
+    return f"{socket.gethostname()}-{os.getpid()}"
 
 
 class TablasServer:
@@ -93,12 +103,24 @@ class TablasServer:
         max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
         abandon_after: float | None = ABANDON_AFTER,
         keep_adjourned: float | None = KEEP_ADJOURNED,
+        node: str | None = None,
+        redis: str | None = None,
+        lease_s: float | None = None,
     ) -> None:
-        """``clock``: the time rooms see (seconds); ``web``: the page's files (default: the
-        package's own, :class:`~server.edge.http.MissingFiles` if they are missing). The
-        limits are the parts' own (None lifts the cap on waiting rooms, connections or
-        messages per address); ``abandon_after`` and ``keep_adjourned`` (seconds; None:
+        """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
+        makes it a node of a cluster (``server.cluster``; the store must be PostgreSQL's),
+        whose room leases last ``lease_s`` seconds. ``clock``: the time rooms see (seconds);
+        ``web``: the page's files (default: the package's own,
+        :class:`~server.edge.http.MissingFiles` if they are missing). The limits are the
+        parts' own (None lifts the cap on waiting rooms, connections or messages per
+        address); ``abandon_after`` and ``keep_adjourned`` (seconds; None:
         never) say when rooms end (contract section 6)."""
+        if redis is not None:
+            from server.store.postgres import PostgresStore
+
+            if not isinstance(store, PostgresStore):
+                raise StartupError("--redis runs a node of a cluster, whose nodes share a "
+                                   "PostgreSQL database: give --db postgresql://…")
         self.store = store
         self.port = 0  # bound by start()
         self.bots = BotPool(bot_workers)
@@ -113,19 +135,39 @@ class TablasServer:
                        max_waiting_rooms=max_waiting_rooms, keep_adjourned=keep_adjourned)
         self.lobby = Lobby(self.hub)
         self.players = Players(store, self.presence, self.hub, clock)
+        self.node = node or default_node()
+        self.cluster: Cluster | None = None
+        hello: Handler = self.players.hello
+        goodbye = self.players.goodbye
+        command: Handler = self.hub.command
+        rematch: Handler = self.hub.rematch
+        if redis is not None:
+            # Only a cluster's node needs redis (the cluster extra).
+            try:
+                from server.cluster import LEASE_S, Cluster
+            except ImportError as e:
+                raise StartupError(f"a cluster's node needs {e.name}: "
+                                   "pip install 'tablas[cluster]'") from None
+
+            assert isinstance(store, PostgresStore)
+            self.cluster = Cluster(self.node, redis, store, self.hub, self.presence,
+                                   self.players, self.lobby,
+                                   LEASE_S if lease_s is None else lease_s)
+            hello, goodbye = self.cluster.hello, self.cluster.goodbye
+            command = rematch = self.cluster.command
         handlers: dict[type[Any], Handler] = {
-            Hello: self.players.hello,
+            Hello: hello,
             Register: self.players.register,
             ListRooms: self.lobby.list_rooms,
             CreateRoom: self.hub.create_room,
-            Rematch: self.hub.rematch,
+            Rematch: rematch,
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed),
-                            self.hub.command),
+                            command),
         }
         self.records = Records(self.hub)
         http = Http(web if web is not None else web_folder(), self.lobby.http_body, self.bots,
-                    self.records, Standings(store))
-        self.edge = Edge(handlers, self.presence, self.players.goodbye, http,
+                    self.records, Standings(store), self.node)
+        self.edge = Edge(handlers, self.presence, goodbye, http,
                          allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
                          max_msgs_per_address=max_msgs_per_address)
@@ -133,6 +175,8 @@ class TablasServer:
     async def start(self, host: str, port: int) -> int:
         """Listens on ``host:port`` (0: any free port) and starts the hub's background work
         (rooms are loaded when named, :mod:`server.hub`); the port actually bound."""
+        if self.cluster is not None:
+            await self.cluster.start()
         self.port = await self.edge.start(host, port)
         self.hub.start()
         return self.port
@@ -146,6 +190,8 @@ class TablasServer:
         await self.edge.close()
         await self.hub.settle()
         self.bots.shutdown()
+        if self.cluster is not None:
+            await self.cluster.close()
         await self.store.close()
 
 
@@ -154,7 +200,9 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
               max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
               abandon_after: float | None = ABANDON_AFTER,
-              keep_adjourned: float | None = KEEP_ADJOURNED) -> None:
+              keep_adjourned: float | None = KEEP_ADJOURNED,
+              node: str | None = None, redis: str | None = None,
+              lease_s: float | None = None) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`server.loop.quiet_collector` sets it for serving)."""
@@ -163,10 +211,15 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
     async with quiet_collector():
         web = web_folder()  # a broken install stops here, before anything starts
         store = await open_store(db)
-        server = TablasServer(store, bot_workers, web=web, allow_origins=allow_origins,
-                              max_conns_per_address=max_conns_per_address,
-                              max_msgs_per_address=max_msgs_per_address,
-                              abandon_after=abandon_after, keep_adjourned=keep_adjourned)
+        try:
+            server = TablasServer(store, bot_workers, web=web, allow_origins=allow_origins,
+                                  max_conns_per_address=max_conns_per_address,
+                                  max_msgs_per_address=max_msgs_per_address,
+                                  abandon_after=abandon_after, keep_adjourned=keep_adjourned,
+                                  node=node, redis=redis, lease_s=lease_s)
+        except BaseException:
+            await store.close()
+            raise
         try:
             await server.start(host, port)
         except OSError as e:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
@@ -227,6 +228,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError("--abandon-after must be 0 (rooms never end) or more seconds")
     if not 0 <= args.keep_adjourned < float("inf"):
         raise CliError("--keep-adjourned must be 0 (kept for ever) or more days")
+    if not 0.3 <= args.lease_s < float("inf"):
+        raise CliError("--lease-s must be at least 0.3 seconds")
+    if args.node is not None and not re.fullmatch(r"[A-Za-z0-9_.:-]{1,64}", args.node):
+        raise CliError("--node must be 1-64 letters, digits or _ . : -")
+    if args.redis is not None and not args.redis.startswith(("redis://", "rediss://",
+                                                              "unix://")):
+        raise CliError(f"--redis {args.redis!r}: a URL redis://HOST:PORT/N")
     try:
         loop = loop_in_use(args.loop)
     except ImportError:
@@ -239,12 +247,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.store import BadDatabase
 
     database = _database(args.db)
+    if args.redis is not None and database.kind != "postgresql":
+        raise CliError("--redis runs a node of a cluster, whose nodes share a PostgreSQL "
+                       "database: give --db postgresql://…")
     logging.getLogger("tablas.server").info("event loop: %s", loop)
     try:
         run_on_loop(run(args.host, args.port, database, args.bot_workers, args.allow_origin,
                         per_address or None, max_msgs_per_address=msgs or None,
                         abandon_after=args.abandon_after or None,
-                        keep_adjourned=args.keep_adjourned * 86400 or None), loop)
+                        keep_adjourned=args.keep_adjourned * 86400 or None,
+                        node=args.node, redis=args.redis, lease_s=args.lease_s), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except (StartupError, BadDatabase) as e:
@@ -364,6 +376,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-adjourned", type=float, default=30.0, metavar="DAYS",
                    help="days an adjourned game waits to be resumed before it ends as "
                         "expired (default: 30; 0: for ever)")
+    p.add_argument("--redis", default=None, metavar="URL",
+                   help="redis://HOST:PORT/N: run as one node of a cluster (with --db "
+                        "postgresql://…; docs/deploy.md)")
+    p.add_argument("--node", default=None, metavar="NAME",
+                   help="this node's name, unique in the cluster (default: host name-pid)")
+    p.add_argument("--lease-s", type=float, default=10.0, metavar="S",
+                   help="seconds a node's lease on a room lasts unless renewed: a dead node's "
+                        "rooms are taken over within S + 5 seconds (default: 10)")
     p.add_argument("--loop", choices=LOOPS, default="auto",
                    help="the event loop (default auto: uvloop when installed, else asyncio)")
     # server.logs is not imported for every command: its LEVELS, spelled out.

@@ -8,6 +8,9 @@
     │   ├── ProtocolError   the frame itself (not JSON, unknown type, wrong fields, no hello)
     │   └── RoomError       the room said no (seat taken, not your turn, illegal move…)
     │       └── Flagged     the move came after its seat's time ran out
+    ├── LeaseLost           a room's write refused by the database: another node owns the
+    │                       room now (its lease's fence moved on); nothing was written
+    ├── NotOwner            a room this node may not load: another node owns it (cluster)
     ├── RecordError         a request for a room's record refused (HTTP): no such room, a
     │                       bad parameter, a review of a game not over, too many reviews at
     │                       once, a review that failed
@@ -60,6 +63,25 @@ class ProtocolError(Refused):
 
 class RoomError(Refused):
     """A command the room refused; the room did not change."""
+
+
+class LeaseLost(ServerError):
+    """The database refused a write of ``room_id``: this node's lease on the room is gone
+    (another node took it over, contract section 9). Nothing of the write was stored."""
+
+    def __init__(self, room_id: str) -> None:
+        super().__init__(f"the lease on room {room_id} is lost")
+        self.room_id = room_id
+
+
+class NotOwner(ServerError):
+    """``room_id`` is owned by the node ``node`` (a live lease): it is not loaded here; a
+    command for it goes to that node (``server.cluster``)."""
+
+    def __init__(self, room_id: str, node: str) -> None:
+        super().__init__(f"room {room_id} is owned by node {node}")
+        self.room_id = room_id
+        self.node = node
 
 
 RecordRefusal = Literal["bad_request", "unknown_room", "not_finished", "busy", "internal"]

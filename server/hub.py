@@ -32,7 +32,7 @@ from typing import Any
 
 from server.connections import Conn
 from server.dice import SeedFactory
-from server.errors import RoomError
+from server.errors import NotOwner, RoomError
 from server.live_room import Expire, LiveRoom, PresenceChanged, RoomCommand, RoomServices
 from server.protocol import (
     BotSeat,
@@ -99,6 +99,14 @@ class Hub:
         self._loading: dict[str, int] = {}
         self._settled = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        # A node of a cluster (server.cluster) takes a room's lease before it loads or opens
+        # it (``claim(room_id, new)``): it answers None when the room is this node's now,
+        # else the node that owns it (the room is not loaded here), "" when there is no
+        # such room. None: a single server owns every room.
+        self.claim: Callable[[str, bool], Awaitable[str | None]] | None = None
+        # A cluster's rooms live on every node: only their owners settle them, never a node
+        # that merely finds them on disk.
+        self.settles_backlog = True
 
     # --- finding and loading -------------------------------------------------------------
 
@@ -125,6 +133,16 @@ class Hub:
             await self._settled.wait()
         self._loading[room_id] = self._loading.get(room_id, 0) + 1
         try:
+            if self.claim is not None:
+                # The lease first: a write of the former owner's still in flight commits
+                # before the claim does (the fence row's lock), so the read below has it.
+                owner = await self.claim(room_id, False)
+                if owner == "":
+                    return None  # no such room
+                if owner is not None:
+                    raise NotOwner(room_id, owner)
+                if room_id in self.rooms:
+                    return self.rooms[room_id]
             record = await self.store.load_room(room_id)
         finally:
             if self._loading[room_id] == 1:
@@ -152,6 +170,8 @@ class Hub:
         stops neither a starting server nor its player's ``hello``."""
         try:
             return room_id in self.rooms or await self._load(room_id) is not None
+        except NotOwner:
+            return False  # another node's: it stays there
         except Exception:
             log.exception("room %s could not be reloaded; it stays on disk", room_id)
             return False
@@ -191,8 +211,14 @@ class Hub:
         while True:
             due = await self.store.adjourned_before(now - self.keep_adjourned, EXPIRE_BATCH)
             for room_id in due:
+                if self.claim is not None:
+                    # A cluster's node ends only the rooms it owns, loaded (another node's
+                    # are that node's to end).
+                    await self.reload(room_id)
                 if (live := self.rooms.get(room_id)) is not None:
                     await live.run(Expire())
+            if self.claim is not None:
+                return n + len(due)
             # Looked at after those awaits: a room loaded meanwhile is its owner's to end.
             on_disk = [r for r in due if self._on_disk_only(r)]
             async with self._on_disk(on_disk):
@@ -293,6 +319,8 @@ class Hub:
             room.ratings = await self.services.rated.current(room)
         if room.status == "waiting":
             self.check_waiting_rooms(conn.player.id)
+        if self.claim is not None and await self.claim(room_id, True) is not None:
+            raise RoomError("internal", "the new room's id is taken: try again")
         await self.store.create_room(
             room_id, room.game_id, room.options, room.seats, room.status, room.seed,
             room.opening_rolls, room.created_at, room.room_options, room.created_by,
@@ -394,7 +422,9 @@ class Hub:
         if after is None:
             return
         await asyncio.sleep(after)
-        await self._background(self.settle_backlog, "settling the rooms nobody came back to")
+        if self.settles_backlog:
+            await self._background(self.settle_backlog,
+                                   "settling the rooms nobody came back to")
         while not self.services.closing:
             await self._background(self.expire_adjourned, "expiring adjourned games")
             await asyncio.sleep(EXPIRE_EVERY)
@@ -423,6 +453,16 @@ class Hub:
         for room_id in dropped:
             del self.rooms[room_id]
         return dropped
+
+    def drop(self, room_id: str) -> LiveRoom | None:
+        """Lets go of ``room_id`` at once, its tasks stopped: this node no longer owns it
+        (its lease was lost); the room, as its owner keeps it, is elsewhere. The room let go."""
+        live = self.rooms.pop(room_id, None)
+        if live is not None:
+            live.stop()
+            # A command under way re-arms the room's timer as it ends: stopped after it too.
+            asyncio.get_running_loop().call_soon(live.stop)
+        return live
 
     # --- shutdown ------------------------------------------------------------------------
 

@@ -35,10 +35,16 @@ class Lobby:
         self._built: tuple[float, str, bytes] | None = None  # when, rooms message, HTTP body
         self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=RECENT_SIZE)
         hub.services.game_finished = self.game_finished
+        # A node of a cluster lists every node's rooms, read from the database
+        # (server.cluster refreshes it every MAX_AGE): None on a single server.
+        self.shared: list[dict[str, Any]] | None = None
 
     def rooms(self) -> list[dict[str, Any]]:
         """The live rooms (all in memory) as ROOM_SUMMARYs: waiting first, then playing,
-        newest first within each, :data:`LOBBY_SIZE` at most. Built afresh at each call."""
+        newest first within each, :data:`LOBBY_SIZE` at most. Built afresh at each call
+        (a cluster's node: the list it last read from the database)."""
+        if self.shared is not None:
+            return self.shared
         live = sorted((r for r in self.hub.rooms.values() if r.room.status in _ORDER),
                       key=lambda r: (_ORDER[r.room.status], -r.room.created_at))[:LOBBY_SIZE]
         return [r.room.summary(len(r.spectators)).model_dump(mode="json") for r in live]

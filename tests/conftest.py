@@ -23,3 +23,6 @@ os.environ.setdefault("TABLAS_CACHE", tempfile.mkdtemp(prefix="tablas-test-cache
 
 # A real PostgreSQL for the tests that ask for it (skipped where it is not installed).
 from pg_support import backend, pg_cluster, pg_url  # noqa: E402, F401
+
+# A real Redis for the cluster's tests (skipped where it is not installed).
+from redis_support import redis_server  # noqa: E402, F401

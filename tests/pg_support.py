@@ -44,8 +44,10 @@ def pg_bin() -> Path | None:
 class Cluster:
     """A PostgreSQL cluster in a folder of its own, listening on 127.0.0.1:``port``."""
 
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, fsync: bool = False) -> None:
+        """``fsync``: as a production server runs (the tests run without: see above)."""
         self.bin = bin_dir
+        self.fsync = fsync
         self.as_root = os.geteuid() == 0
         # As root, in /tmp: the postgres user must reach the folder (a TMPDIR of root's may
         # be closed to it).
@@ -71,8 +73,8 @@ class Cluster:
                    "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"])
         for attempt in range(3):
             # autovacuum off: its ANALYZE takes transaction ids, which Backend.commits counts.
-            opts = (f"-h 127.0.0.1 -p {self.port} -k {self.root} -F -c max_connections=200"
-                    " -c shared_buffers=32MB -c autovacuum=off")
+            opts = (f"-h 127.0.0.1 -p {self.port} -k {self.root}{'' if self.fsync else ' -F'}"
+                    " -c max_connections=200 -c shared_buffers=32MB -c autovacuum=off")
             try:
                 self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
                            "-o", opts, "-w", "-t", "60", "start"])

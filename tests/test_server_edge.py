@@ -135,7 +135,7 @@ async def test_malformed_requests_get_a_4xx_and_log_no_traceback(
                 wrong.append((name, head.split(b"\r\n", 1)[0] or b"closed, no answer"))
         assert not wrong, wrong
         head, body = await http_exchange(port, _get("/healthz"))
-        assert _status(head) == 200 and json.loads(body) == {"status": "ok"}
+        assert _status(head) == 200 and json.loads(body)["status"] == "ok"
     noisy = [(r.levelname, r.name, r.getMessage()) for r in caplog.records
              if r.levelno >= logging.ERROR or r.exc_info]
     assert not noisy, noisy

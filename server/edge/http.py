@@ -173,10 +173,12 @@ class Http:
     """Answers every HTTP request but the WebSocket's upgrade."""
 
     def __init__(self, web: Path, lobby_body: Callable[[], bytes], bots: BotPool,
-                 records: Records, standings: Standings) -> None:
+                 records: Records, standings: Standings, node: str = "") -> None:
         """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``records``: the
-        answers about one room; ``standings``: the leaderboards and players."""
+        answers about one room; ``standings``: the leaderboards and players; ``node``: this
+        node's name (``/healthz`` says it)."""
         self.web = web.resolve()
+        self.node = node
         self.lobby_body = lobby_body
         self.bots = bots
         self.records = records
@@ -199,7 +201,7 @@ class Http:
 
     async def _get(self, path: str, query: str) -> Response:
         if path == "/healthz":
-            return json_response(HTTPStatus.OK, {"status": "ok"})
+            return json_response(HTTPStatus.OK, {"status": "ok", "node": self.node})
         if path == "/api/rooms":
             return response(HTTPStatus.OK, self.lobby_body(), "application/json")
         if path == "/api/games":

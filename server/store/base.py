@@ -23,7 +23,7 @@ import json
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -34,7 +34,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from engine.core import Outcome
 from engine.search.decision import check_level
 from server.dice import Seeds
-from server.errors import MissingFiles
+from server.errors import LeaseLost, MissingFiles
 from server.protocol import RoomOptions, json_text
 from server.ratings import Rating, RatingChange
 from server.room import Action, Dice, RoomRecord, SeatState, Status
@@ -242,6 +242,14 @@ class Storage(ABC):
         self._pending: list[tuple[Write, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.commit_stats = CommitStats()
+        # Fencing (a node of a cluster, server.cluster): the fence of each room this node
+        # holds the lease of. Every write of a room's change then starts with a 'fence' row,
+        # which fails the write unless the lease still carries (node, fence). None: no
+        # fencing (a single server owns every room).
+        self.node = ""
+        self.fences: dict[str, int] | None = None
+        # Told the room whose write failed on its fence (it is no longer this node's).
+        self.on_lease_lost: Callable[[str], None] = lambda _room_id: None
 
     # --- what a backend provides -----------------------------------------------------------
 
@@ -249,6 +257,10 @@ class Storage(ABC):
     async def _transaction(self, writes: Sequence[Write]) -> None:
         """Every row of ``writes``, in order, in one transaction: committed durably before
         this returns, or not written at all (and the exception raised)."""
+
+    def _is_lease_lost(self, error: Exception) -> bool:
+        """Whether ``error`` is the database refusing a 'fence' row."""
+        return "lease lost" in str(error)
 
     @abstractmethod
     async def _close_database(self) -> None:
@@ -396,7 +408,8 @@ class Storage(ABC):
         """The room with its seats, its creator and its seats' dice seeds, in one
         transaction."""
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
-        await self._write(
+        await self._room_write(
+            room_id,
             _row("room", room_id, game_id, json_text(options), status,
                  None if seed is None else seed.hex(), _rolls_text(opening_rolls), created_at,
                  json_text(ropts)),
@@ -408,7 +421,7 @@ class Storage(ABC):
 
     async def set_status(self, room_id: str, status: Status, at: float) -> None:
         """A change of status without a move (adjourned, closed, playing again)."""
-        await self._write(_row("room_lapse", room_id, status, at))
+        await self._room_write(room_id, _row("room_lapse", room_id, status, at))
 
     async def set_statuses(self, changes: Sequence[tuple[str, Status]], at: float) -> None:
         """:meth:`set_status` for many rooms in one transaction (rooms not in memory)."""
@@ -431,7 +444,8 @@ class Storage(ABC):
     ) -> None:
         """Seat holders, their dice seeds, and the start of the game (status, opening roll),
         in one transaction."""
-        await self._write(
+        await self._room_write(
+            room_id,
             *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
             *_save_seeds(room_id, seeds),
             _save_status(room_id, status, opening_rolls),
@@ -447,10 +461,11 @@ class Storage(ABC):
         move = _row("move", room_id, action.index, action.seat, json_text(action.move),
                     _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
         if outcome is None:
-            await self._write(move)
+            await self._room_write(room_id, move)
         else:
-            await self._write(move, *_finish(room_id, outcome, action.time, action.clocks),
-                              *_rated(room_id, ratings))
+            await self._room_write(room_id, move,
+                                   *_finish(room_id, outcome, action.time, action.clocks),
+                                   *_rated(room_id, ratings))
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
@@ -459,7 +474,8 @@ class Storage(ABC):
         """The end of a game that no move ended (a resignation, a timeout), with the
         ``ratings`` it changes, in one transaction."""
         at = time.time() if when is None else when
-        await self._write(*_finish(room_id, outcome, at, clocks), *_rated(room_id, ratings))
+        await self._room_write(room_id, *_finish(room_id, outcome, at, clocks),
+                               *_rated(room_id, ratings))
 
     async def hand_seat_to_bot(
         self,
@@ -476,7 +492,8 @@ class Storage(ABC):
     ) -> None:
         """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
         handover can start a waiting game), in one transaction."""
-        await self._write(
+        await self._room_write(
+            room_id,
             _row("seat_to_bot", room_id, seat, level),
             _row("seat_change", room_id, seat, ply, from_player, level, reason, when),
             *_save_seeds(room_id, seeds),
@@ -484,13 +501,34 @@ class Storage(ABC):
         )
 
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
-        await self._write(_row("chat", room_id, player_id, text, when))
+        await self._room_write(room_id, _row("chat", room_id, player_id, text, when))
 
     async def save_review(self, room_id: str, text: str, when: float) -> None:
         """A finished game's review, as the JSON text it is served as (the first one stays)."""
         await self._write(_row("review", room_id, text, when))
 
     # --- the group commit ------------------------------------------------------------------
+
+    async def _room_write(self, room_id: str, *rows: list[Any]) -> None:
+        """A write of one room's change: with fencing on, only while this node's lease on
+        the room holds (a 'fence' row first, checked in the same transaction), else
+        :class:`~server.errors.LeaseLost` with nothing written."""
+        if self.fences is None:
+            await self._write(*rows)
+            return
+        fence = self.fences.get(room_id)
+        if fence is None:
+            raise LeaseLost(room_id)
+        try:
+            await self._write(_row("fence", room_id, self.node, fence), *rows)
+        except Exception as e:
+            if not self._is_lease_lost(e):
+                raise
+            if self.fences.get(room_id) == fence:
+                del self.fences[room_id]
+                self.on_lease_lost(room_id)
+            raise LeaseLost(room_id) from None
+
 
     async def _write(self, *rows: list[Any]) -> None:
         """Group commit: the write (``rows``) goes into the next transaction, with whatever

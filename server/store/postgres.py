@@ -276,6 +276,85 @@ class PostgresStore(Storage):
             " ORDER BY created_at, seq", player_id)
         return [str(r[0]) for r in rows]
 
+    # --- the cluster's room leases (server.cluster) ---------------------------------------
+    # Times are PostgreSQL's (clock_timestamp(), seconds since the epoch), never a node's.
+
+    async def claim_room(self, room_id: str, node: str, lease_s: float, new: bool = False
+                         ) -> tuple[str, int | None]:
+        """Takes the lease on ``room_id`` for ``node`` if nobody holds it, it has expired or
+        ``node`` holds it already: ``node`` and its fence (one more than the last holder's;
+        the same, renewed, if ``node`` held it last: its writes in flight stay good). Else
+        the node holding it and None; ("", None) if there is no such room (unless ``new``: a
+        room about to be written)."""
+        async with self.pool.acquire() as con:
+            fence = await con.fetchval(
+                "INSERT INTO room_leases AS l (room_id, node, fence, expires_at)"
+                " SELECT $1, $2, 1, extract(epoch FROM clock_timestamp()) + $3"
+                " WHERE $4 OR EXISTS (SELECT 1 FROM rooms WHERE id = $1)"
+                " ON CONFLICT (room_id) DO UPDATE SET node = EXCLUDED.node,"
+                " fence = CASE WHEN l.node = EXCLUDED.node THEN l.fence ELSE l.fence + 1 END,"
+                " expires_at = EXCLUDED.expires_at"
+                " WHERE l.node = EXCLUDED.node"
+                " OR l.expires_at < extract(epoch FROM clock_timestamp())"
+                " RETURNING fence", room_id, node, float(lease_s), new)
+            if fence is not None:
+                return node, int(fence)
+            holder = await con.fetchval(
+                "SELECT node FROM room_leases WHERE room_id = $1", room_id)
+        return ("" if holder is None else str(holder)), None
+
+    async def renew_leases(self, node: str, room_ids: Sequence[str], lease_s: float
+                           ) -> set[str]:
+        """Renews ``node``'s leases on ``room_ids`` (one statement); those it still holds."""
+        rows = await self.pool.fetch(
+            "UPDATE room_leases SET expires_at = extract(epoch FROM clock_timestamp()) + $3"
+            " WHERE node = $1 AND room_id = ANY($2::text[]) RETURNING room_id",
+            node, list(room_ids), float(lease_s))
+        return {str(r[0]) for r in rows}
+
+    async def release_leases(self, node: str, room_ids: Sequence[str]) -> None:
+        """``node`` lets go of ``room_ids`` (shutting down): any node may claim them now."""
+        await self.pool.execute(
+            "UPDATE room_leases SET expires_at = 0 WHERE node = $1 AND room_id = ANY($2::text[])",
+            node, list(room_ids))
+
+    async def lease_holder(self, room_id: str) -> str | None:
+        """The node whose lease on ``room_id`` has not expired, or None."""
+        holder = await self.pool.fetchval(
+            "SELECT node FROM room_leases WHERE room_id = $1"
+            " AND expires_at >= extract(epoch FROM clock_timestamp())", room_id)
+        return None if holder is None else str(holder)
+
+    async def orphaned_rooms(self, limit: int) -> list[str]:
+        """Up to ``limit`` rooms waiting or being played that no node holds a live lease on
+        (their node died, or never was), oldest first."""
+        rows = await self.pool.fetch(
+            "SELECT r.id FROM rooms r LEFT JOIN room_leases l ON l.room_id = r.id"
+            " WHERE r.status IN ('waiting', 'playing') AND (l.room_id IS NULL"
+            " OR l.expires_at < extract(epoch FROM clock_timestamp()))"
+            " ORDER BY r.created_at, r.seq LIMIT $1", limit)
+        return [str(r[0]) for r in rows]
+
+    async def lobby_rooms(self, limit: int) -> list[RoomRecord]:
+        """The rooms waiting or being played (waiting first, newest first within each, up to
+        ``limit``), without their moves: what a lobby summary shows."""
+        async with self.pool.acquire() as con, con.transaction(
+                isolation="repeatable_read", readonly=True):
+            rooms = await con.fetch(
+                "SELECT id, game, options, status, NULL, '[]', created_at, room_options,"
+                " created_by, status_at, NULL FROM rooms WHERE status IN ('waiting', 'playing')"
+                " ORDER BY status = 'playing', created_at DESC, seq DESC LIMIT $1", limit)
+            ids = [str(r[0]) for r in rooms]
+            seats = await con.fetch(
+                "SELECT s.room_id, s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
+                " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ANY($1::text[])"
+                " ORDER BY s.room_id, s.seat", ids)
+        by_room: dict[str, list[tuple[Any, ...]]] = {}
+        for s in seats:
+            by_room.setdefault(str(s[0]), []).append(tuple(s)[1:])
+        return [room_record(str(r[0]), tuple(r)[1:], by_room.get(str(r[0]), []), [], None)
+                for r in rooms]
+
     async def load_room(self, room_id: str) -> RoomRecord | None:
         async with self.pool.acquire() as con, con.transaction(
                 isolation="repeatable_read", readonly=True):
