@@ -254,8 +254,10 @@ def test_sql_is_parameterised_only() -> None:
     assert 'if synchronous not in ("FULL", "NORMAL"):' in synchronous
     for path in sorted((ROOT / "server").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            # An execute with a statement to run (a Redis pipeline's execute() has none).
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                    node.func.attr.startswith("execute") and path not in _STORES:
+                    node.func.attr.startswith("execute") and node.args and \
+                    path not in _STORES:
                 raise AssertionError(f"{path.name}:{node.lineno}: SQL outside the store")
 
 
