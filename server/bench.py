@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from server.app import TablasServer
-from server.client import ProtocolClient
+from server.client import ProtocolClient, Refused
 from server.store import Store
 
 Figure = dict[str, Any]
@@ -42,10 +42,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-async def _pvp_game(url: str, game: str, rng: random.Random, rtts: list[float]) -> int:
-    """One person-against-person game to the end; each move's round trip into ``rtts``."""
+async def pvp_game(url: str, game: str, rng: random.Random, rtts: list[float], *,
+                   other_url: str | None = None, refused_ends_game: bool = False) -> int:
+    """One person-against-person game to the end, its creator on ``url`` and the other
+    player on ``other_url`` (default: the same server); each move's round trip into
+    ``rtts``; the moves played. ``refused_ends_game``: a refused move ends the game early
+    (a cluster's room may move between nodes) instead of raising
+    :class:`~server.client.Refused`."""
     a = await ProtocolClient.open(url, "bench-a")
-    b = await ProtocolClient.open(url, "bench-b")
+    b = await ProtocolClient.open(other_url or url, "bench-b")
     try:
         created = await a.request({"type": "create_room", "game": game, "options": {},
                                    "seats": [{"kind": "human"}, {"kind": "human"}],
@@ -62,8 +67,13 @@ async def _pvp_game(url: str, game: str, rng: random.Random, rtts: list[float]) 
             mover = players[seat]
             legal = views[seat]["legal_moves"]
             t0 = time.perf_counter()
-            answer = await mover.request({"type": "move", "room_id": room, "ply": view["ply"],
-                                          "move": rng.choice(legal)})
+            try:
+                answer = await mover.request({"type": "move", "room_id": room,
+                                              "ply": view["ply"], "move": rng.choice(legal)})
+            except Refused:
+                if refused_ends_game:
+                    return moves
+                raise
             rtts.append((time.perf_counter() - t0) * 1000)
             moves += 1
             other = await players[1 - seat].next_type("update")
@@ -85,7 +95,7 @@ async def _pvp_load(url: str, games: int, seconds: float, seed: int,
         n = 0
         kinds = ("tictactoe", "connect4")
         while True:
-            n += await _pvp_game(url, kinds[i % 2], random.Random(rng.random()), rtts)
+            n += await pvp_game(url, kinds[i % 2], random.Random(rng.random()), rtts)
             if time.perf_counter() >= end:
                 return n
 

@@ -41,8 +41,7 @@ from pg_support import Cluster, pg_bin  # noqa: E402
 from redis_support import RedisServer  # noqa: E402
 from server_support import Subprocess  # noqa: E402
 
-from server.bench import percentile  # noqa: E402
-from server.client import ProtocolClient, Refused  # noqa: E402
+from server.bench import percentile, pvp_game  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -77,42 +76,6 @@ def cpu_of(pids: list[int]) -> float:
     return sum(cpu_seconds(p) for root in pids for p in descendants(root))
 
 
-async def game(url_a: str, url_b: str, kind: str, rng: random.Random,
-               rtts: list[float]) -> int:
-    """One person-against-person game to the end, its players on ``url_a`` and ``url_b``."""
-    a = await ProtocolClient.open(url_a, "bench-a")
-    b = await ProtocolClient.open(url_b, "bench-b")
-    try:
-        created = await a.request({"type": "create_room", "game": kind, "options": {},
-                                   "seats": [{"kind": "human"}, {"kind": "human"}],
-                                   "join_seat": 0})
-        room = created["room_id"]
-        await a.next_type("room")
-        await b.request({"type": "join", "room_id": room, "seat": 1})
-        view = await a.next_type("room")
-        players = {0: a, 1: b}
-        views = {0: view}
-        moves = 0
-        while view["status"] == "playing":
-            seat = view["to_move"]
-            t0 = time.perf_counter()
-            try:
-                answer = await players[seat].request(
-                    {"type": "move", "room_id": room, "ply": view["ply"],
-                     "move": rng.choice(views[seat]["legal_moves"])})
-            except Refused:
-                return moves
-            rtts.append((time.perf_counter() - t0) * 1000)
-            moves += 1
-            other = await players[1 - seat].next_type("update")
-            views = {seat: answer, 1 - seat: other}
-            view = answer
-        return moves
-    finally:
-        await a.close()
-        await b.close()
-
-
 async def load(urls: list[str], games: int, seconds: float) -> tuple[int, list[float]]:
     rtts: list[float] = []
     end = time.perf_counter() + seconds
@@ -121,8 +84,9 @@ async def load(urls: list[str], games: int, seconds: float) -> tuple[int, list[f
         rng = random.Random(i)
         n = 0
         while time.perf_counter() < end:
-            n += await game(urls[i % len(urls)], urls[(i + 1) % len(urls)],
-                            ("connect4", "tictactoe")[i % 2], rng, rtts)
+            n += await pvp_game(urls[i % len(urls)], ("connect4", "tictactoe")[i % 2], rng,
+                                rtts, other_url=urls[(i + 1) % len(urls)],
+                                refused_ends_game=True)
         return n
 
     return sum(await asyncio.gather(*(loop(i) for i in range(games)))), rtts
