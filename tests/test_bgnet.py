@@ -130,8 +130,7 @@ def test_the_judge_keeps_out_positions_seen_in_training(tmp_path: Path) -> None:
     first, _ = bg_judge.decisions(game, 8, seed=9, excluded=set())
     seen = [(s.boards[s.turn], s.boards[1 - s.turn]) for _, s in first[:3]]
     data = tmp_path / "seen.npz"
-    np.savez(data, boards=np.array(seen, dtype=np.int8),
-             dec_boards=np.zeros((0, 2, 26), dtype=np.int8))
+    np.savez(data, boards=np.array(seen, dtype=np.int8))
     keys = bg_judge.excluded_keys(str(data))
     again, dropped = bg_judge.decisions(game, 8, seed=9, excluded=keys)
     assert dropped >= 3
@@ -141,7 +140,7 @@ def test_the_judge_keeps_out_positions_seen_in_training(tmp_path: Path) -> None:
 
 def test_training_resumes_from_its_checkpoint_exactly(tmp_path: Path) -> None:
     """Two epochs in one run, or one, a stop, and a second from the checkpoint: the same
-    weights (each epoch's order comes from the seed and the epoch's number)."""
+    weights (the checkpoint keeps the random generator's state for the next epoch's order)."""
     from tools import bgnet_train as bt
 
     pos = random_positions(3, 4)

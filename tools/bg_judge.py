@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from engine.games.backgammon import Backgammon, BGState
-from engine.search import backgammon_eval, bgnet
+from engine.search import backgammon_bot, backgammon_eval, bgnet
 from engine.search.bots import decide
 from tools.bgnet_train import Teacher, progress
 
@@ -123,8 +123,7 @@ def excluded_keys(path: str | None) -> set[bytes]:
     if not path:
         return set()
     with np.load(path) as data:
-        boards = np.concatenate([data["boards"], data["dec_boards"]])
-    return {b.tobytes() for b in boards.astype(np.int8)}
+        return {b.tobytes() for b in data["boards"].astype(np.int8)}
 
 
 class Judge:
@@ -165,6 +164,8 @@ def run(levels: Sequence[str], n: int, seed: int, budget_ms: float | None,
     names = [*levels, "gnubg-0ply"]
     errors: dict[str, dict[str, list[float]]] = {x: {s: [] for s in STAGES} for x in names}
     times: dict[str, list[float]] = {x: [] for x in levels}
+    for level in levels:  # loads the network and the bear-off tables outside the timing
+        decide("backgammon", picked[0][1], level, budget_ms, 0)
     t0 = time.perf_counter()
     for i, (stage, state) in enumerate(picked):
         picks: dict[str, Any] = {}
@@ -214,12 +215,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="the network the levels use (default: the shipped bgnet.npz)")
     ap.add_argument("--exclude", default=None,
                     help="training data (.npz of tools.bgnet_train --make-data) to keep out")
+    ap.add_argument("--passes", metavar="LEVEL=W,P,B;...", action="append", default=[],
+                    help="try other root passes for a level (engine.search.backgammon_bot."
+                    "PASSES): width, plies, beam ('-': none) per pass, e.g. "
+                    "'max=8,2,-;3,3,3'")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     if args.weights:
         net = bgnet.BGNet.load(args.weights)
         # Every user of the network asks the module for it at call time.
         bgnet.default_net = lambda: net  # type: ignore[assignment]
+    for item in args.passes:
+        level, _, spec = item.partition("=")
+        backgammon_bot.PASSES[level] = tuple(
+            (int(w), int(p), None if b == "-" else int(b))
+            for w, p, b in (part.split(",") for part in spec.split(";")))
     t0 = time.perf_counter()
     res = run(args.levels.split(","), args.positions, args.seed, args.budget_ms, args.exclude,
               not args.no_progress)
