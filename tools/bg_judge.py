@@ -25,7 +25,8 @@ against the best candidate. The figure per level is the mean error per decision 
 "error per decision" for unforced checker plays: world class < 0.005, expert < 0.008,
 advanced < 0.012 on its normalized scale) overall and per stage, how often the level's play
 was not the best, and the median and largest time per decision. gnubg's own 0-ply pick is
-judged too, for scale.
+judged too, for scale. Levels next to each other in ``--levels`` are compared on the same
+decisions: the mean difference of their errors with its 95% interval.
 
 Needs the ``gnubg`` package (the test extra). Randomness comes only from ``--seed``.
 """
@@ -33,6 +34,8 @@ Needs the ``gnubg`` package (the test extra). Randomness comes only from ``--see
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import random
 import statistics
 import sys
@@ -183,6 +186,14 @@ def run(levels: Sequence[str], n: int, seed: int, budget_ms: float | None,
     return {"errors": errors, "times": times, "dropped": dropped, "n": len(picked)}
 
 
+def paired(upper: dict[str, list[float]], lower: dict[str, list[float]]) -> tuple[float, float]:
+    """The mean of ``upper``'s error minus ``lower``'s over the same decisions, and its 95%
+    normal interval's half-width: negative means the upper level errs less."""
+    d = np.array([u - w for s in STAGES for u, w in zip(upper[s], lower[s])])
+    half = 1.96 * float(d.std(ddof=1)) / np.sqrt(len(d)) if len(d) > 1 else float("inf")
+    return float(d.mean()), half
+
+
 def report(res: dict[str, Any]) -> str:
     """A markdown table: error per decision overall and by stage, misses, time."""
     errors, times = res["errors"], res["times"]
@@ -197,6 +208,14 @@ def report(res: dict[str, Any]) -> str:
         when = (f"{statistics.median(t) * 1000:.0f} ms ({max(t) * 1000:.0f})" if t else "-")
         lines.append(f"| {name} | {np.mean(every):.4f} | " + " | ".join(cells) +
                      f" | {missed} of {len(every)} | {when} |")
+    names = list(errors)
+    pairs = [(hi, lo) for lo, hi in itertools.pairwise(names) if hi != "gnubg-0ply"]
+    if pairs:
+        lines.append("\n| upper - lower, same decisions | mean difference of error, 95% interval |"
+                     "\n| --- | --- |")
+    for hi, lo in pairs:
+        mean, half = paired(errors[hi], errors[lo])
+        lines.append(f"| {hi} - {lo} | {mean:+.4f} ± {half:.4f} |")
     counts = ", ".join(f"{s} {len(next(iter(errors.values()))[s])}" for s in STAGES)
     lines.append(f"\n{res['n']} decisions ({counts}); {res['dropped']} dropped as seen in "
                  "training.")
@@ -219,6 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="try other root passes for a level (engine.search.backgammon_bot."
                     "PASSES): width, plies, beam ('-': none) per pass, e.g. "
                     "'max=8,2,-;3,3,3'")
+    ap.add_argument("--json", metavar="PATH", help="also write every error and time here")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     if args.weights:
@@ -234,6 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     res = run(args.levels.split(","), args.positions, args.seed, args.budget_ms, args.exclude,
               not args.no_progress)
     print(report(res))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f)
     print(f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
     return 0
 
