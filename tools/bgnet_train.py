@@ -201,6 +201,7 @@ def make_data(teacher: Teacher, path: str, games: int, seed: int, keep_top: int,
     context = teacher.g.eval_context(0, plies, 1, 1, 0.0) if plies else None
     y = label(teacher, positions, context)
     cut = max(1, games // 10)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, boards=boards_array(positions), y=y, game=game_of,
                         cut=np.int32(cut), seed=np.int32(seed), plies=np.int32(plies))
     print(f"wrote {path} after {time.perf_counter() - t0:.0f} s", flush=True)
@@ -345,8 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--report-only", action="store_true",
                     help="measure the shipped network on fresh games instead of training")
     ap.add_argument("--report-games", type=int, default=100)
-    ap.add_argument("--data", metavar="NPZ", default="/work/bgdata/bgnet-data.npz",
-                    help="the labelled positions to train on (made first if missing)")
+    ap.add_argument("--data", metavar="NPZ", default="bgdata/bgnet-data.npz",
+                    help="the labelled positions to train on, made first if missing (git "
+                    "ignores bgdata/)")
     ap.add_argument("--checkpoint", metavar="NPZ", default=None,
                     help="save the training's state here every epoch, and resume from it")
     ap.add_argument("--lr", type=float, default=3e-3)
