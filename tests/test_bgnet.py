@@ -4,6 +4,7 @@ training code that produced it."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,13 +101,56 @@ def test_net_equity_keeps_the_database_in_the_bear_off() -> None:
 
 
 def test_judging_the_levels_by_gnubg() -> None:
-    """The judge's bookkeeping: every compared play is rated, the best of them gives up
-    nothing, and a loss is never negative."""
+    """The judge's bookkeeping: each stage gets its share of decisions, every error is a
+    loss against the best rated play (never negative), and at 0 plies gnubg's own 0-ply
+    choice is the best by definition."""
     pytest.importorskip("gnubg")
+    from tools import bg_judge
+
+    res = bg_judge.run(("medium", "hard"), 8, seed=5, budget_ms=None, exclude=None,
+                       show_progress=False, plies=0)
+    errors = res["errors"]
+    assert set(errors) == {"medium", "hard", "gnubg-0ply"}
+    assert res["n"] == 8 and res["dropped"] == 0
+    for by_stage in errors.values():
+        assert {s: len(v) for s, v in by_stage.items()} == dict.fromkeys(bg_judge.STAGES, 2)
+        assert all(e >= 0 for v in by_stage.values() for e in v)
+    assert all(e == 0 for v in errors["gnubg-0ply"].values() for e in v)
+    assert len(res["times"]["hard"]) == 8
+    assert "| medium |" in bg_judge.report(res)
+
+
+def test_the_judge_keeps_out_positions_seen_in_training(tmp_path: Path) -> None:
+    """A decision whose position is in the training data is dropped, and counted."""
+    pytest.importorskip("gnubg")
+    from engine.games.backgammon import Backgammon
+    from tools import bg_judge
+
+    game = Backgammon()
+    first, _ = bg_judge.decisions(game, 8, seed=9, excluded=set())
+    seen = [(s.boards[s.turn], s.boards[1 - s.turn]) for _, s in first[:3]]
+    data = tmp_path / "seen.npz"
+    np.savez(data, boards=np.array(seen, dtype=np.int8))
+    keys = bg_judge.excluded_keys(str(data))
+    again, dropped = bg_judge.decisions(game, 8, seed=9, excluded=keys)
+    assert dropped >= 3
+    assert not any(bg_judge._key((s.boards[s.turn], s.boards[1 - s.turn])) in keys
+                   for _, s in again)
+
+
+def test_training_resumes_from_its_checkpoint_exactly(tmp_path: Path) -> None:
+    """Two epochs in one run, or one, a stop, and a second from the checkpoint: the same
+    weights (the checkpoint keeps the random generator's state for the next epoch's order)."""
     from tools import bgnet_train as bt
 
-    res = bt.judge(bt.Teacher(), decisions=3, seed=5, levels=("medium", "hard"), plies=0)
-    assert set(res) == {"medium", "hard", "gnubg-0ply"}
-    assert all(loss >= 0 and 0 <= missed <= 3 for loss, missed in res.values())
-    # Judged at 0 ply, gnubg's own 0-ply choice is the best by definition.
-    assert res["gnubg-0ply"] == (0.0, 0)
+    pos = random_positions(3, 4)
+    boards = np.array([[me, opp] for me, opp in pos], dtype=np.int8)
+    y = np.random.default_rng(0).random((len(pos), bgnet.N_OUTPUTS)).astype(np.float32)
+    straight = bt.train(boards, y, hidden=8, epochs=2, seed=4, batch=64, log=lambda s: None)
+    ck = str(tmp_path / "ck.npz")
+    bt.train(boards, y, hidden=8, epochs=1, seed=4, batch=64, log=lambda s: None, checkpoint=ck)
+    lines: list[str] = []
+    resumed = bt.train(boards, y, hidden=8, epochs=2, seed=4, batch=64, log=lines.append,
+                       checkpoint=ck)
+    assert lines[0].startswith("resumed") and "epoch 1" in lines[0]
+    assert np.array_equal(straight.w1, resumed.w1) and np.array_equal(straight.w2, resumed.w2)
