@@ -173,7 +173,8 @@ async def test_migrations_from_every_version(tmp_path: Path, start: int) -> None
     s = await Store.open(old)
     assert await s.schema_version() == len(migration_files())
     if start >= 1:
-        assert await s.player_by_token("tok") == ("p1", "Old")
+        found = await s.account_by_token("tok")
+        assert found is not None and (found.player_id, found.name) == ("p1", "Old")
         # 0003: a room from before clocks loads without one, its moves without clock times
         record = await s.load_room("r1")
         assert record is not None and record.room_options.clock is None

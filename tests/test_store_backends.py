@@ -77,8 +77,9 @@ async def test_every_read_answers_the_same_after_the_same_writes(backend: Backen
     await store.set_statuses([("r6", "adjourned")], 5.0)
     await store.expire(["r6"], 30.0)
 
-    assert await store.player_by_token("tok-b") == ("pb", "Bob")
-    assert await store.player_by_token("nope") is None
+    found = await store.account_by_token("tok-b")
+    assert found is not None and (found.player_id, found.name) == ("pb", "Bob")
+    assert await store.account_by_token("nope") is None
     assert await store.live_rooms() == [("r1", "waiting", False), ("r5", "waiting", False),
                                         ("r4", "playing", True)]
     assert await store.adjourned_before(25.0, 10) == ["r3"]
@@ -274,7 +275,8 @@ async def test_postgres_migrations_from_every_version(pg_cluster: Any, start: in
     s = await PostgresStore.open(old)
     assert await s.schema_version() == len(postgres_migrations())
     if start >= 1:
-        assert await s.player_by_token("tok") == ("p1", "Old")
+        found = await s.account_by_token("tok")
+        assert found is not None and (found.player_id, found.name) == ("p1", "Old")
         record = await s.load_room("r1")
         assert record is not None and record.room_options.clock is None
         assert [a.clocks for a in record.actions] == [None] and record.final_clocks is None

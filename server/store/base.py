@@ -276,10 +276,6 @@ class Storage(ABC):
         version."""
 
     @abstractmethod
-    async def player_by_token(self, token: str) -> tuple[str, str] | None:
-        """(player id, name) of the player whose token this is."""
-
-    @abstractmethod
     async def account_by_token(self, token: str) -> Account | None:
         """The player a token is of: the token of their first ``welcome`` or of a login."""
 

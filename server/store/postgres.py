@@ -147,11 +147,6 @@ class PostgresStore(Storage):
 
     # --- reads -----------------------------------------------------------------------------
 
-    async def player_by_token(self, token: str) -> tuple[str, str] | None:
-        row = await self.pool.fetchrow(
-            "SELECT id, name FROM players WHERE token_hash = $1", token_hash(token))
-        return None if row is None else (str(row[0]), str(row[1]))
-
     async def account_by_token(self, token: str) -> Account | None:
         h = token_hash(token)
         row = await self.pool.fetchrow(

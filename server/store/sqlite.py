@@ -151,14 +151,6 @@ class SqliteStore(Storage):
     # --- players -------------------------------------------------------------------------
 
     @_serialised
-    async def player_by_token(self, token: str) -> tuple[str, str] | None:
-        async with self.db.execute(
-            "SELECT id, name FROM players WHERE token_hash = ?", (token_hash(token),)
-        ) as cur:
-            row = await cur.fetchone()
-        return None if row is None else (str(row[0]), str(row[1]))
-
-    @_serialised
     async def account_by_token(self, token: str) -> Account | None:
         h = token_hash(token)
         async with self.db.execute(
