@@ -216,8 +216,9 @@ def bench_connect4_solver(quick: bool) -> list[Result]:
 
 
 def bench_bgnet(quick: bool) -> list[Result]:
-    """The backgammon network's evaluations per second, one by one and in bulk (17 positions
-    a call: a decision's plays, as the search asks for them)."""
+    """The backgammon network's evaluations per second, one by one and in bulk: 17 positions
+    a call (a decision's plays: the root of a search) and 300 (about what a 2-ply search asks
+    for at once: every reply to every roll after one play)."""
     from engine.search.bgnet import default_net
 
     game = get_game("backgammon")
@@ -226,24 +227,30 @@ def bench_bgnet(quick: bool) -> list[Result]:
         for s in sample_decisions(game, 4 if quick else 60, seed=6)
     ]
     net = default_net()
-    chunks = [positions[i : i + 17] for i in range(0, len(positions) - 16, 17)]
 
     def one_by_one() -> int:
         for me, opp in positions:
             net.equity(me, opp)
         return len(positions)
 
-    def bulk() -> int:
-        for chunk in chunks:
-            net.equities(chunk)
-        return 17 * len(chunks)
+    def in_bulk(size: int) -> Callable[[], int]:
+        chunks = [positions[i : i + size] for i in range(0, len(positions) - size + 1, size)]
+        chunks = chunks or [positions]
+
+        def run() -> int:
+            for chunk in chunks:
+                net.equities(chunk)
+            return sum(map(len, chunks))
+
+        return run
 
     note = f"{len(positions)} positions of seeded random games"
     return [
         {"name": "backgammon: network evaluations, one by one",
          "value": _best_rate(one_by_one, 5), "unit": "positions/s", "note": note},
-        {"name": "backgammon: network evaluations, 17 a call",
-         "value": _best_rate(bulk, 5), "unit": "positions/s", "note": note},
+        *({"name": f"backgammon: network evaluations, {size} a call",
+           "value": _best_rate(in_bulk(size), 5), "unit": "positions/s", "note": note}
+          for size in (17, 300)),
     ]
 
 

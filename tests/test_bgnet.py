@@ -31,14 +31,17 @@ def random_positions(seed: int, games: int) -> list[tuple[Board, Board]]:
 
 
 def test_the_table_path_is_the_network() -> None:
-    """One position through the folded first layer gives what the plain network gives."""
+    """One position through the folded first layer gives what the plain network gives, and
+    so does a large batch."""
     pos = random_positions(1, 3)
     boards = np.array([[me, opp] for me, opp in pos])
     contact = np.array([bgnet.in_contact(me, opp) for me, opp in pos])
-    batch = NET.forward(bgnet.encode_batch(boards, contact))
+    batch = NET.forward(bgnet.encode_batch(boards, contact, expert=NET.expert))
     one_by_one = np.array([NET.probabilities(me, opp) for me, opp in pos])
-    assert len(pos) > 100
+    many = NET.probabilities_many(pos)  # past DENSE_FROM: the plain product, not the table
+    assert len(pos) > 100 and len(pos) >= bgnet.DENSE_FROM
     assert np.abs(batch - one_by_one).max() < 1e-5
+    assert np.abs(many - one_by_one).max() < 1e-5
     assert ((batch >= 0) & (batch <= 1)).all()
 
 
@@ -93,6 +96,19 @@ def test_training_fits_the_teacher() -> None:
     assert errors[-1] < 0.8 * errors[0]
 
 
+def test_the_data_holds_the_positions_after_a_dance() -> None:
+    """After a dance the side to roll faces checkers on the bar: no choice leads there, so
+    the data keeps the results of rolls without a choice too (games of the hand-written
+    policy, which leaves blots to hit)."""
+    pytest.importorskip("gnubg")
+    from tools import bgnet_train as bt
+
+    teacher = bt.Teacher()
+    games_pos, _ = bt.generate(teacher, 20, seed=3, policy="hand", eps_choices=(0.3,))
+    positions = [p for g in games_pos for p in g]
+    assert sum(1 for _, opp in positions if opp[25]) > 20
+
+
 def test_net_equity_keeps_the_database_in_the_bear_off() -> None:
     me = (12,) + (1, 1, 1) + (0,) * 22
     opp = (11,) + (0, 0, 2, 2) + (0,) * 21
@@ -118,6 +134,25 @@ def test_judging_the_levels_by_gnubg() -> None:
     assert all(e == 0 for v in errors["gnubg-0ply"].values() for e in v)
     assert len(res["times"]["hard"]) == 8
     assert "| medium |" in bg_judge.report(res)
+
+
+def test_the_judge_takes_the_stages_asked_and_plays_a_named_network(tmp_path: Path) -> None:
+    """``--stages`` keeps those stages only; ``LEVEL@WEIGHTS`` plays that network, here one
+    that differs from the shipped one only in its outputs' bias, pushed to always answer a
+    sure loss. Seeing every position alike, it errs more than the shipped network in the
+    middle game, and the shipped network is back after the run."""
+    pytest.importorskip("gnubg")
+    from tools import bg_judge
+
+    weights = tmp_path / "flat.npz"
+    np.savez(weights, w1=NET.w1, b1=NET.b1, w2=NET.w2 * 0, b2=np.full(5, -30, np.float32))
+    res = bg_judge.run(("hard", f"hard@{weights}"), 4, seed=5, budget_ms=None, exclude=None,
+                       show_progress=False, plies=0, stages=("middle",))
+    assert {s: len(v) for s, v in res["errors"]["hard"].items()} == {
+        "opening": 0, "middle": 4, "race": 0, "bearoff": 0}
+    assert bgnet.default_net() is NET
+    flat, shipped = res["errors"][f"hard@{weights}"]["middle"], res["errors"]["hard"]["middle"]
+    assert sum(flat) > sum(shipped)
 
 
 def test_the_judge_keeps_out_positions_seen_in_training(tmp_path: Path) -> None:

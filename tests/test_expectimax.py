@@ -178,6 +178,26 @@ def test_bulk_evaluation_gives_the_same_values_as_one_by_one() -> None:
         assert bulk.value(s, 2) == pytest.approx(single.value(s, 2), abs=1e-5)
 
 
+def test_the_leaves_below_a_roll_are_evaluated_in_one_batch() -> None:
+    """One ply above the leaves, a chance node asks the bulk evaluation for every leaf below
+    its 21 rolls at once: one call per play searched, not one per reply decision."""
+    s = next(x for x in random_positions(30, 5, min_plies=8)
+             if stage(*x.boards) == "contact" and len(BG.legal_moves(x)) > 4)
+    search = cubeless(BG, evaluation="net")
+    bulk = search.evaluate_many
+    assert bulk is not None
+    sizes: list[int] = []
+
+    def counted(states: list[BGState]) -> list[float]:
+        sizes.append(len(states))
+        return bulk(states)
+
+    search.evaluate_many = counted
+    search.value(s, 2)
+    assert len(sizes) <= len(BG.legal_moves(s)) + 1
+    assert sum(sizes) / len(sizes) > 100
+
+
 def test_max_deepens_the_best_plays_of_hard_when_time_allows() -> None:
     s = next(x for x in random_positions(30, 4, min_plies=8)
              if stage(*x.boards) == "contact" and len(BG.legal_moves(x)) > 4)

@@ -2,23 +2,28 @@
 
     python -m tools.bg_judge --positions 400               # every level, 100 a stage
     python -m tools.bg_judge --levels hard,max --weights other.npz --exclude data.npz
+    python -m tools.bg_judge --stages middle --levels hard,hard@new.npz   # two networks
 
 Positions: games from the start, played by ``medium`` with a random play 30% of the time
-(so that they reach both sensible and odd positions), with dice from ``--seed``. Decisions
-with more than one legal play are sorted into four stages, and taken at random until each
-stage has its share:
+(so that they reach both sensible and odd positions), with dice from ``--seed``; or played by
+gnubg 0-ply (``--games-by gnubg``, nearer to the games of good players), with random plays
+``--random-plays`` of the time. Decisions with more than one legal play are sorted into four
+stages, and taken at random until each stage has its share:
 
 - **opening**: one of the first six plays of the game (the opening roll's is the book's);
 - **middle**: the rest of the positions with contact;
 - **race**: no contact, some checker still outside its home board;
 - **bearoff**: no contact, every checker home.
 
-``--exclude NPZ`` (a file of ``tools.bgnet_train --make-data``) drops every decision whose
-position or any of whose plays' results is in that training data, and says how many it
-dropped: the positions judged are never trained on.
+``--stages`` keeps some of the stages (the positions are then shared among those).
+
+``--exclude NPZ`` (a file of ``tools.bgnet_train --make-data``; again for several) drops every
+decision whose position or any of whose plays' results is in that training data, and says
+how many it dropped: the positions judged are never trained on.
 
 Each level decides as the server's bot does (``engine.search.bots.decide``, opening book
-included, no time limit unless ``--budget-ms``), timed on this process's clock. The judge is
+included, within the level's own cap on its thinking time, ``THINK_MS``, or ``--budget-ms``
+if shorter), timed on this process's clock. The judge is
 gnubg at 2 plies (cubeless): gnubg's 0-ply picks its 8 best candidate plays, each level's
 play joins them, and gnubg rates each candidate at 2 plies; a play's error is what it gives up
 against the best candidate. The figure per level is the mean error per decision (gnubg's
@@ -26,7 +31,9 @@ against the best candidate. The figure per level is the mean error per decision 
 advanced < 0.012 on its normalized scale) overall and per stage, how often the level's play
 was not the best, and the median and largest time per decision. gnubg's own 0-ply pick is
 judged too, for scale. Levels next to each other in ``--levels`` are compared on the same
-decisions: the mean difference of their errors with its 95% interval.
+decisions: the mean difference of their errors with its 95% interval. A level written
+``LEVEL@WEIGHTS.npz`` plays with that network instead of the shipped one (``--weights`` changes
+the network of every level), so that networks are compared on the same decisions in one run.
 
 Needs the ``gnubg`` package (the test extra). Randomness comes only from ``--seed``.
 """
@@ -40,7 +47,8 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,13 +77,17 @@ def stage_of(state: BGState, plays_made: int) -> str:
     return s
 
 
-def decisions(game: Backgammon, n: int, seed: int, excluded: set[bytes]
-              ) -> tuple[list[tuple[str, BGState]], int]:
-    """``n`` decisions (a quarter per stage), each with its stage, and how many positions
-    were dropped as seen in training."""
+def decisions(game: Backgammon, n: int, seed: int, excluded: set[bytes],
+              stages: Sequence[str] = STAGES, player: Callable[[BGState], Any] | None = None,
+              random_plays: float = 0.3) -> tuple[list[tuple[str, BGState]], int]:
+    """``n`` decisions (shared equally among ``stages``), each with its stage, and how many
+    positions were dropped as seen in training. The games are played by ``medium``, or by
+    ``player`` (a state to its play) if given, with a random play ``random_plays`` of the
+    time."""
     rng = random.Random(seed)
-    quota = {s: n // len(STAGES) + (1 if i < n % len(STAGES) else 0)
-             for i, s in enumerate(STAGES)}
+    share = {s: n // len(stages) + (1 if i < n % len(stages) else 0)
+             for i, s in enumerate(stages)}
+    quota = {s: share.get(s, 0) for s in STAGES}
     taken: dict[str, list[BGState]] = {s: [] for s in STAGES}
     # How often a decision of a stage is taken: the stages come in very different numbers
     # per game, so each is sampled at its own rate to spread its share over many games.
@@ -107,8 +119,10 @@ def decisions(game: Backgammon, n: int, seed: int, excluded: set[bytes]
                     dropped += 1
                 else:
                     taken[s].append(state)
-        if rng.random() < 0.3:
+        if rng.random() < random_plays:
             move = rng.choice(moves)
+        elif player is not None:
+            move = player(state)
         else:
             d = decide("backgammon", state, "medium", None, rng.randrange(1 << 30))
             move = game.move_from_json(state, d.move)
@@ -121,12 +135,13 @@ def _key(pos: Position) -> bytes:
     return np.array(pos, dtype=np.int8).tobytes()
 
 
-def excluded_keys(path: str | None) -> set[bytes]:
-    """Every position of a training data file, as :func:`_key` makes them."""
-    if not path:
-        return set()
-    with np.load(path) as data:
-        return {b.tobytes() for b in data["boards"].astype(np.int8)}
+def excluded_keys(paths: str | Sequence[str] | None) -> set[bytes]:
+    """Every position of the training data files, as :func:`_key` makes them."""
+    keys: set[bytes] = set()
+    for path in [paths] if isinstance(paths, str) else paths or ():
+        with np.load(path) as data:
+            keys.update(b.tobytes() for b in data["boards"].astype(np.int8))
+    return keys
 
 
 class Judge:
@@ -156,33 +171,55 @@ class Judge:
         return rated, max(rated.values())
 
 
+def _player(name: str) -> tuple[str, bgnet.BGNet | None]:
+    """A ``--levels`` entry: the level, and the network it plays with if it names one."""
+    level, _, weights = name.partition("@")
+    return level, bgnet.BGNet.load(Path(weights)) if weights else None
+
+
 def run(levels: Sequence[str], n: int, seed: int, budget_ms: float | None,
-        exclude: str | None, show_progress: bool = True, plies: int = 2) -> dict[str, Any]:
+        exclude: str | Sequence[str] | None, show_progress: bool = True, plies: int = 2,
+        stages: Sequence[str] = STAGES, games_by: str = "medium", random_plays: float = 0.3,
+        ) -> dict[str, Any]:
     """The judged decisions' errors (per name, per stage), each level's time per decision,
     how many decisions were dropped as seen in training, and how many were judged."""
     game = Backgammon()
     teacher = Teacher()
     judge = Judge(teacher, game, plies)
-    picked, dropped = decisions(game, n, seed, excluded_keys(exclude))
+    player = (lambda s: judge.candidates(s)[0]) if games_by == "gnubg" else None
+    picked, dropped = decisions(game, n, seed, excluded_keys(exclude), stages, player,
+                                random_plays)
+    players = {name: _player(name) for name in levels}
+    shipped = bgnet.default_net
+
+    def decide_as(name: str, state: BGState) -> Any:
+        level, net = players[name]
+        # Every user of the network asks the module for it at call time.
+        bgnet.default_net = shipped if net is None else (lambda: net)  # type: ignore[assignment]
+        return decide("backgammon", state, level, budget_ms, 0)
+
     names = [*levels, "gnubg-0ply"]
     errors: dict[str, dict[str, list[float]]] = {x: {s: [] for s in STAGES} for x in names}
     times: dict[str, list[float]] = {x: [] for x in levels}
-    for level in levels:  # loads the network and the bear-off tables outside the timing
-        decide("backgammon", picked[0][1], level, budget_ms, 0)
-    t0 = time.perf_counter()
-    for i, (stage, state) in enumerate(picked):
-        picks: dict[str, Any] = {}
-        for level in levels:
-            t = time.perf_counter()
-            d = decide("backgammon", state, level, budget_ms, 0)
-            times[level].append(time.perf_counter() - t)
-            picks[level] = game.move_from_json(state, d.move)
-        picks["gnubg-0ply"] = judge.candidates(state)[0]
-        rated, best = judge.rate(state, list(picks.values()))
-        for x in names:
-            errors[x][stage].append(best - rated[picks[x]])
-        if show_progress:
-            progress("judge", i + 1, len(picked), t0)
+    try:
+        for level in levels:  # loads the networks and the bear-off tables outside the timing
+            decide_as(level, picked[0][1])
+        t0 = time.perf_counter()
+        for i, (stage, state) in enumerate(picked):
+            picks: dict[str, Any] = {}
+            for level in levels:
+                t = time.perf_counter()
+                d = decide_as(level, state)
+                times[level].append(time.perf_counter() - t)
+                picks[level] = game.move_from_json(state, d.move)
+            picks["gnubg-0ply"] = judge.candidates(state)[0]
+            rated, best = judge.rate(state, list(picks.values()))
+            for x in names:
+                errors[x][stage].append(best - rated[picks[x]])
+            if show_progress:
+                progress("judge", i + 1, len(picked), t0)
+    finally:
+        bgnet.default_net = shipped
     return {"errors": errors, "times": times, "dropped": dropped, "n": len(picked)}
 
 
@@ -232,12 +269,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="each level's time budget per decision (default: none)")
     ap.add_argument("--weights", default=None,
                     help="the network the levels use (default: the shipped bgnet.npz)")
-    ap.add_argument("--exclude", default=None,
+    ap.add_argument("--exclude", action="append",
                     help="training data (.npz of tools.bgnet_train --make-data) to keep out")
     ap.add_argument("--passes", metavar="LEVEL=W,P,B;...", action="append", default=[],
                     help="try other root passes for a level (engine.search.backgammon_bot."
                     "PASSES): width, plies, beam ('-': none) per pass, e.g. "
                     "'max=8,2,-;3,3,3'")
+    ap.add_argument("--games-by", choices=("medium", "gnubg"), default="medium",
+                    help="who plays the games the positions come from (default: medium)")
+    ap.add_argument("--random-plays", type=float, default=0.3,
+                    help="the share of random plays in those games (default: 0.3)")
+    ap.add_argument("--stages", default=",".join(STAGES),
+                    help="the stages judged, comma-separated (default: all four)")
     ap.add_argument("--json", metavar="PATH", help="also write every error and time here")
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
@@ -251,8 +294,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             (int(w), int(p), None if b == "-" else int(b))
             for w, p, b in (part.split(",") for part in spec.split(";")))
     t0 = time.perf_counter()
+    stages = args.stages.split(",")
+    if not set(stages) <= set(STAGES):
+        ap.error(f"--stages: choose among {', '.join(STAGES)}")
     res = run(args.levels.split(","), args.positions, args.seed, args.budget_ms, args.exclude,
-              not args.no_progress)
+              not args.no_progress, stages=stages, games_by=args.games_by,
+              random_plays=args.random_plays)
     print(report(res))
     if args.json:
         with open(args.json, "w") as f:

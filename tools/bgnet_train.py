@@ -1,27 +1,30 @@
 """Fit :mod:`engine.search.bgnet` to GNU Backgammon's evaluations, and measure the result.
 
-    # the shipped bgnet.npz's flags (the defaults; data and checkpoints stay out of git):
-    python -m tools.bgnet_train --data /work/bgdata/seed1.npz --checkpoint /work/bgdata/ck.npz
-    # the larger candidate measured in docs/benchmarks.md (not shipped: not better there):
-    python -m tools.bgnet_train --data /work/bgdata/train16k.npz --games 16000 --seed 11 \
-        --hidden 256 --epochs 16 --checkpoint /work/bgdata/h256-ck.npz --out /work/bgdata/h256.npz
+    # the shipped bgnet.npz: the defaults (data and checkpoints stay out of git)
+    python -m tools.bgnet_train --checkpoint bgdata/ck.npz
+    # one data file alone, e.g. games played by the hand-written evaluation
+    python -m tools.bgnet_train --make-data bgdata/h.npz --policy hand --eps 0.1,0.3,0.5
+    python -m tools.bgnet_train --data bgdata/a.npz --data bgdata/b.npz --out other.npz
     python -m tools.bgnet_train --report-only                 # measures the shipped net
 
-``--data`` names the labelled positions: made first (``--games`` games from ``--seed``) when
-the file is missing, so one command goes from nothing to the weights; ``--make-data`` makes
-the file alone. ``--checkpoint`` saves the training's state after every epoch; the same
-command run again after a stop goes on from the last epoch and ends with the same weights.
-Progress bars go to stderr. Run it on one core (``nice -n 19 taskset -c 1 ...``): the data
-of 16,000 games takes about 8 minutes, an epoch of it about 45 s at 256 hidden units.
+With no ``--data``, the network is fitted to the two files of :data:`DEFAULT_DATA`, each made
+first when missing (16,000 games each), so that one command goes from nothing to the shipped
+weights; ``--data`` names other files, ``--make-data`` makes one file alone.
+``--checkpoint`` saves the training's state after every epoch; the same command run again
+after a stop goes on from the last epoch and ends with the same weights. Progress bars go to
+stderr. Run it on one core (``nice -n 19 taskset -c 1 ...``): a file of 16,000 games takes
+8 to 13 minutes to make, an epoch of both about 80 s at 160 hidden units.
 
 Positions come from games played by this engine's own move generator, each play chosen by
-gnubg's 0-ply equity with some exploration (a random play with probability ``eps``, drawn per
-game), so that the network sees both the positions good players reach and the odd ones weak
-players leave. From every decision the chosen result and a few of the other candidates are
-kept: those are the positions a 1-ply search asks the evaluation about. Every position is
-labelled with gnubg's 0-ply probabilities (win, gammon, backgammon, for each side), the
-network's five outputs are fitted to them by cross-entropy (Adam, minibatches), and a held-out
-tenth measures the fit.
+gnubg's 0-ply equity or by the hand-written evaluation (``--policy``), with some exploration
+(a random play with probability ``eps``, drawn per game), so that the network sees both the
+positions good players reach and the odd ones weak players leave. From every decision the
+chosen result and a few of the other candidates are kept: those are the positions a search
+asks the evaluation about; so is the result of a roll with one play or none (after a dance,
+the side to roll faces checkers on the bar, which a search meets all the time and which no
+choice ever leads to). Every position is labelled with gnubg's 0-ply probabilities (win,
+gammon, backgammon, for each side), the network's five outputs are fitted to them by
+cross-entropy (Adam, minibatches), and a held-out tenth of each file's games measures the fit.
 
 The report compares the network and the hand-written evaluation of
 :mod:`engine.search.backgammon_eval` against gnubg on the held-out games: the mean absolute
@@ -51,7 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine.games.backgammon import START, Board, generate_plays
-from engine.search import backgammon_eval, bgnet
+from engine.search import backgammon_eval, bgfeatures, bgnet
 
 Position = tuple[Board, Board]  # (the side about to roll, the other), each from its own side
 F32 = npt.NDArray[np.float32]
@@ -92,14 +95,25 @@ def _finished(pos: Position) -> bool:
     return pos[0][0] == 15 or pos[1][0] == 15
 
 
+POLICIES = ("gnubg", "hand")
+
+
 def play_game(
-    teacher: Teacher, rng: random.Random, eps: float, keep_others: int, keep_top: int = 1
+    teacher: Teacher, rng: random.Random, eps: float, keep_others: int, keep_top: int = 1,
+    policy: str = "gnubg",
 ) -> list[list[Position]]:
-    """One game; for every decision with a choice, the candidate results kept.
+    """One game; for every decision, the candidate results kept.
 
     Candidates are the positions after each play, seen from the side about to roll next.
     Kept: the chosen, gnubg's best ``keep_top``, and ``keep_others`` random others; enough to
-    keep the data varied without flooding it with one decision's siblings."""
+    keep the data varied without flooding it with one decision's siblings. A roll with one
+    play (or none: a dance) keeps its result too, as a decision of one: a search meets those
+    positions as often as any.
+
+    The play is gnubg 0-ply's best (``policy="gnubg"``) or the hand-written evaluation's
+    (``"hand"``, as the ``medium`` bot plays, reaching the odd positions a weaker player
+    leaves: three checkers on the bar, a crunched board), a random one with probability
+    ``eps``."""
     me, opp = START, START
     first = True
     decisions: list[list[Position]] = []
@@ -115,12 +129,19 @@ def play_game(
             # The plays that compete with the best are where a ranking goes wrong: keep them
             # all, and a few others for variety.
             top = sorted(range(len(results)), key=scores.__getitem__, reverse=True)[:keep_top]
-            chosen = rng.randrange(len(results)) if rng.random() < eps else top[0]
+            if rng.random() < eps:
+                chosen = rng.randrange(len(results))
+            elif policy == "hand":
+                chosen = max(range(len(results)), key=lambda i: 1.0 if _finished(results[i])
+                             else -backgammon_eval.equity(*results[i]))
+            else:
+                chosen = top[0]
             others = [i for i in range(len(results)) if i not in (chosen, *top)]
             keep = {chosen, *top, *rng.sample(others, min(keep_others, len(others)))}
             decisions.append([results[i] for i in sorted(keep)])
         else:
             chosen = 0
+            decisions.append(results)
         nxt = results[chosen]
         if _finished(nxt):
             return decisions
@@ -130,6 +151,7 @@ def play_game(
 def generate(
     teacher: Teacher, n_games: int, seed: int, keep_others: int = 3,
     eps_choices: Sequence[float] = (0.02, 0.1, 0.3), keep_top: int = 1,
+    policy: str = "gnubg",
 ) -> tuple[list[list[Position]], list[list[list[Position]]]]:
     """Positions per game (to split by game), and each game's decisions (for the report)."""
     rng = random.Random(seed)
@@ -139,7 +161,8 @@ def generate(
     for k in range(n_games):
         if k % 50 == 0:
             progress("games", k, n_games, t0)
-        decisions = play_game(teacher, rng, rng.choice(eps_choices), keep_others, keep_top)
+        decisions = play_game(teacher, rng, rng.choice(eps_choices), keep_others, keep_top,
+                              policy)
         seen: dict[Position, None] = {}
         for cands in decisions:
             for c in cands:
@@ -168,13 +191,23 @@ def boards_array(positions: Sequence[Position]) -> npt.NDArray[np.int8]:
     return np.array([[me, opp] for me, opp in positions], dtype=np.int8)
 
 
-def encode(boards: npt.NDArray[np.int8]) -> F32:
-    """The network's inputs for stored boards."""
+def encode(boards: npt.NDArray[np.int8], expert: F32 | None = None) -> F32:
+    """The network's inputs for stored boards; ``expert``, the boards' expert inputs if they
+    were computed already (:func:`expert_inputs`)."""
     b = boards.astype(np.int64)
-    # bgnet.in_contact for the lot: each side's furthest back checker (slot 25 = the bar).
-    held = b[:, :, 25:0:-1] > 0
-    back = np.where(held.any(axis=2), 25 - held.argmax(axis=2), 0)
-    return bgnet.encode_batch(b, back.sum(axis=1) > 25)
+    x = bgnet.encode_batch(b, bgnet.contact_batch(b), expert=expert is None)
+    return x if expert is None else np.concatenate([x, expert], axis=1)
+
+
+def expert_inputs(boards: npt.NDArray[np.int8], chunk: int = 20000) -> F32:
+    """:func:`engine.search.bgfeatures.features` of many stored boards, with a progress bar:
+    computed once before training rather than for every minibatch of every epoch."""
+    out = np.empty((len(boards), bgfeatures.N_FEATURES), dtype=np.float32)
+    t0 = time.perf_counter()
+    for start in range(0, len(boards), chunk):
+        out[start:start + chunk] = bgfeatures.features(boards[start:start + chunk])
+        progress("expert inputs", min(start + chunk, len(boards)), len(boards), t0)
+    return out
 
 
 def label(teacher: Teacher, positions: Sequence[Position], context: Any = None) -> F32:
@@ -189,11 +222,13 @@ def label(teacher: Teacher, positions: Sequence[Position], context: Any = None) 
 
 
 def make_data(teacher: Teacher, path: str, games: int, seed: int, keep_top: int,
-              plies: int = 0) -> None:
+              plies: int = 0, policy: str = "gnubg",
+              eps_choices: Sequence[float] = (0.02, 0.1, 0.3)) -> None:
     """Games, their positions and gnubg's labels, saved to ``path`` (an ``.npz``): boards,
     labels and each position's game (the first tenth of the games is the held-out part)."""
     t0 = time.perf_counter()
-    games_pos, _ = generate(teacher, games, seed, keep_top=keep_top)
+    games_pos, _ = generate(teacher, games, seed, keep_top=keep_top, policy=policy,
+                            eps_choices=eps_choices)
     print(f"{games} games, {sum(map(len, games_pos))} positions in "
           f"{time.perf_counter() - t0:.0f} s", flush=True)
     positions = [p for g in games_pos for p in g]
@@ -203,7 +238,8 @@ def make_data(teacher: Teacher, path: str, games: int, seed: int, keep_top: int,
     cut = max(1, games // 10)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, boards=boards_array(positions), y=y, game=game_of,
-                        cut=np.int32(cut), seed=np.int32(seed), plies=np.int32(plies))
+                        cut=np.int32(cut), seed=np.int32(seed), plies=np.int32(plies),
+                        policy=np.array(policy), eps=np.array(eps_choices, dtype=np.float32))
     print(f"wrote {path} after {time.perf_counter() - t0:.0f} s", flush=True)
 
 
@@ -216,24 +252,25 @@ def arrays(teacher: Teacher, positions: Sequence[Position]) -> tuple[F32, F32]:
     return x, y
 
 
-def _inputs(x: npt.NDArray[Any]) -> F32:
+def _inputs(x: npt.NDArray[Any], expert: F32 | None = None) -> F32:
     """Encoded inputs as they are, or stored boards (``(n, 2, 26)``) encoded now."""
-    return encode(x) if x.ndim == 3 else x
+    return encode(x, expert) if x.ndim == 3 else x
 
 
 def train(
     x: npt.NDArray[Any], y: F32, hidden: int, epochs: int, seed: int, batch: int = 512,
     lr: float = 3e-3, log: Callable[[str], None] = print,
     valid: tuple[npt.NDArray[Any], F32] | None = None, checkpoint: str | None = None,
-    show_progress: bool = False,
+    show_progress: bool = False, expert: F32 | None = None,
 ) -> bgnet.BGNet:
     """Adam on the summed cross-entropy of the five outputs; the rate decays linearly.
 
     ``x`` is encoded inputs or stored boards (encoded a minibatch at a time, so that millions
-    of positions fit in memory). With ``checkpoint`` (a path), the weights and the optimiser's
-    state are saved after every epoch, and a run finding the file goes on from there: the
-    result is the same as an uninterrupted run's (the random generator's state is saved
-    too)."""
+    of positions fit in memory), with ``expert`` the boards' expert inputs if computed
+    already (one row per row of ``x``). With ``checkpoint`` (a path), the weights and the
+    optimiser's state are saved after every epoch, and a run finding the file goes on from
+    there: the result is the same as an uninterrupted run's (the random generator's state is
+    saved too)."""
     rng = np.random.default_rng(seed)
     n_in = bgnet.N_INPUTS
     params = {
@@ -265,7 +302,7 @@ def train(
         t0 = time.perf_counter()
         for start in range(0, n, batch):
             idx = order[start : start + batch]
-            xb, yb = _inputs(x[idx]), y[idx]
+            xb, yb = _inputs(x[idx], None if expert is None else expert[idx]), y[idx]
             h = bgnet.sigmoid(xb @ params["w1"] + params["b1"])
             out = bgnet.sigmoid(h @ params["w2"] + params["b2"])
             d_out = (out - yb) / len(idx)  # cross-entropy through a sigmoid
@@ -333,22 +370,32 @@ def report(
     return out
 
 
+# The shipped network's data when no --data is given: games played by gnubg and games played
+# by the hand-written evaluation, each made first if missing (path, policy, seed, eps).
+DEFAULT_DATA = (
+    ("bgdata/bgnet-gnubg.npz", "gnubg", 11, (0.02, 0.1, 0.3)),
+    ("bgdata/bgnet-hand.npz", "hand", 12, (0.1, 0.3, 0.5)),
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.bgnet_train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", type=int, default=8000, help="self-play games for the data")
-    ap.add_argument("--hidden", type=int, default=160)
-    ap.add_argument("--epochs", type=int, default=30)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--games", type=int, default=16000,
+                    help="games per data file made (default data: each file)")
+    ap.add_argument("--hidden", type=int, default=256)
+    ap.add_argument("--epochs", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--keep-top", type=int, default=4,
                     help="per decision, keep gnubg's best N plays' positions (and 3 others)")
     ap.add_argument("--out", default=str(bgnet.WEIGHTS))
     ap.add_argument("--report-only", action="store_true",
                     help="measure the shipped network on fresh games instead of training")
     ap.add_argument("--report-games", type=int, default=100)
-    ap.add_argument("--data", metavar="NPZ", default="bgdata/bgnet-data.npz",
-                    help="the labelled positions to train on, made first if missing (git "
-                    "ignores bgdata/)")
+    ap.add_argument("--data", metavar="NPZ", action="append",
+                    help="labelled positions to train on, again for several files (a single "
+                    "one is made first if missing, from the flags); default: the files of "
+                    "DEFAULT_DATA under bgdata/ (ignored by git), each made if missing")
     ap.add_argument("--checkpoint", metavar="NPZ", default=None,
                     help="save the training's state here every epoch, and resume from it")
     ap.add_argument("--lr", type=float, default=3e-3)
@@ -356,30 +403,52 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="play --games games, label their positions, save them, and stop")
     ap.add_argument("--label-plies", type=int, default=0,
                     help="gnubg's plies for the labels of --make-data (0: its network alone)")
+    ap.add_argument("--policy", choices=POLICIES, default="gnubg",
+                    help="who plays the data's games: gnubg 0-ply, or the hand-written "
+                    "evaluation (medium's play)")
+    ap.add_argument("--eps", default="0.02,0.1,0.3",
+                    help="the chances of a random play, one drawn per game")
     args = ap.parse_args(argv)
+    eps = tuple(float(e) for e in args.eps.split(","))
     teacher = Teacher()
+    made = functools.partial(make_data, teacher=teacher, games=args.games,
+                             keep_top=args.keep_top, plies=args.label_plies)
     t0 = time.perf_counter()
     if args.make_data:
-        make_data(teacher, args.make_data, args.games, args.seed, args.keep_top,
-                  args.label_plies)
+        made(path=args.make_data, seed=args.seed, policy=args.policy, eps_choices=eps)
         return 0
     if args.report_only:
         _report_fresh(teacher, args.report_games, args.seed, bgnet.BGNet.load(args.out))
         return 0
-    if not Path(args.data).exists():
-        make_data(teacher, args.data, args.games, args.seed, args.keep_top, args.label_plies)
-    with np.load(args.data) as data:
-        boards, y, game = data["boards"], data["y"], data["game"]
-        cut = int(data["cut"])
-    held = game < cut
+    if args.data:
+        data_files = args.data
+        missing = [d for d in data_files if not Path(d).exists()]
+        if missing and len(data_files) > 1:
+            ap.error(f"{', '.join(missing)} missing: make each with --make-data first")
+        for path in missing:
+            made(path=path, seed=args.seed, policy=args.policy, eps_choices=eps)
+    else:
+        data_files = [path for path, _, _, _ in DEFAULT_DATA]
+        for path, policy, seed, spec_eps in DEFAULT_DATA:
+            if not Path(path).exists():
+                made(path=path, seed=seed, policy=policy, eps_choices=spec_eps)
+    parts = []
+    for path in data_files:
+        with np.load(path) as data:
+            # The first tenth of each file's games is held out.
+            parts.append((data["boards"], data["y"], data["game"] < int(data["cut"])))
+    boards = np.concatenate([b for b, _, _ in parts])
+    y = np.concatenate([t for _, t, _ in parts])
+    held = np.concatenate([h for _, _, h in parts])
     # One row per distinct training position: a position many games reach weighs once.
     rows = np.flatnonzero(~held)
     first = np.unique(boards[rows].reshape(len(rows), -1), axis=0, return_index=True)[1]
     train_idx = rows[np.sort(first)]
-    print(f"train {len(train_idx)}, held out {int(held.sum())} (from {cut} games)", flush=True)
+    print(f"train {len(train_idx)}, held out {int(held.sum())}", flush=True)
     net = train(boards[train_idx], y[train_idx], args.hidden, args.epochs, args.seed,
                 valid=(boards[held], y[held]), log=lambda s: print(s, flush=True),
-                checkpoint=args.checkpoint, show_progress=True, lr=args.lr)
+                checkpoint=args.checkpoint, show_progress=True, lr=args.lr,
+                expert=expert_inputs(boards[train_idx]))
     np.savez(args.out, w1=net.w1, b1=net.b1, w2=net.w2, b2=net.b2)
     print(f"wrote {args.out} after {time.perf_counter() - t0:.0f} s", flush=True)
     _report_fresh(teacher, args.report_games, args.seed, net)

@@ -8,10 +8,11 @@ random     a uniform legal play; never doubles; takes at random
 easy       1-ply, the hand-written evaluation, each play's equity with uniform noise ±0.15
 medium     1-ply, the hand-written evaluation
 hard       the learned evaluation; 2-ply Star2 expectiminimax over the 8 best 1-ply plays
-           (every reply searched)
+           (every reply searched); at most 0.2 s a play
 max        the learned evaluation; hard's search, then, in the time left, the classic beam
            search one ply deeper: the best 2 plays searched 3 plies deep, only the best 2
-           replies by a 1-ply look going deeper at each decision inside (Star2 throughout)
+           replies by a 1-ply look going deeper at each decision inside (Star2 throughout);
+           at most 2 s a play
 =========  ==========================================================================
 
 The evaluations are :func:`engine.search.backgammon_eval.equity` (hand-written: pips, points,
@@ -83,13 +84,22 @@ LO, HI = -3.0, 3.0
 
 
 # The passes of the root search, per level: (how many of the best plays so far are searched
-# again, plies deep, beam inside the tree). Each pass re-ranks those plays; a pass the time
-# budget cuts short is dropped and the last complete ranking stands.
+# again, plies deep, beam inside the tree). Each pass re-ranks those plays. When the time
+# budget runs out, the first pass keeps the plays it finished (above the rest, still ranked
+# 1-ply); a later pass is dropped and the last complete ranking stands.
 PASSES: dict[str, tuple[tuple[int, int, int | None], ...]] = {
     "hard": ((8, 2, None),),
     "max": ((8, 2, None), (2, 3, 2)),
 }
 
+
+# A level's thinking time per play at most, whatever budget the caller gives (a shorter one
+# still applies): what a player waits for a bot's move, and the targets its strength is
+# measured at (0.2 s and 2 s, docs/benchmarks.md). A little under those, because the search
+# looks at the clock between steps and a step (the replies to a roll) takes up to some tens
+# of ms. What the time allows of the deeper passes is kept, as rank_plays says; with no time
+# at all, the 1-ply ranking decides.
+THINK_MS: dict[str, float] = {"hard": 160.0, "max": 1900.0}
 
 _GAME = Backgammon()
 
@@ -140,6 +150,8 @@ def rank_plays(
     by_match = match is not None and EVALUATION[level] == "net"
     search = (match_search(match, state.cube) if match is not None and by_match
               else cubeless(game, None, state.cube, EVALUATION[level]))
+    # The budget counts from here: the 1-ply ranking of a double's hundred plays is part of it.
+    deadline = None if budget_ms is None else search.clock() + budget_ms / 1000
     seat = state.turn
     children = search.children(state)
     search.prefetch([c for _, c in children])
@@ -153,24 +165,26 @@ def rank_plays(
         return _as_emg(ranked, match if by_match else None, seat, state.cube), plies_done, \
             search.stats.nodes
     child_of = dict(children)
-    deadline = None if budget_ms is None else search.clock() + budget_ms / 1000
     beam_done: int | None = None
     for n, (width, plies, beam) in enumerate(PASSES.get(level, ())):
-        search.beam = beam
-        # The first pass always finishes its first play; later ones may be cut anywhere.
-        search.deadline = deadline if n else None
+        search.beam, search.deadline = beam, deadline
         deeper: list[tuple[Any, float]] = []
+        cut = False
         try:
             for m, _ in ranked[:width]:
-                if n == 0 and deeper and deadline is not None and search.clock() > deadline:
-                    break
                 deeper.append((m, _searched(search, child_of[m], seat, plies, deeper)))
         except SearchTimeout:
+            cut = True
+        # The first pass cut short keeps the plays it finished (the best of the 1-ply ranking
+        # first), a later one is dropped whole: its ranking stands only complete.
+        if cut and (n or not deeper):
             break
         deeper.sort(key=lambda mv: -mv[1])
         searched = {m for m, _ in deeper}
         ranked = deeper + [mv for mv in ranked if mv[0] not in searched]
         plies_done, beam_done = plies, beam
+        if cut:
+            break
     redo = {m for m in exact_for if m != ranked[0][0]} if plies_done > 1 else set()
     if redo:
         search.beam, search.deadline = beam_done, None
@@ -293,19 +307,20 @@ def roll_probabilities(state: BGState, level: str = "medium") -> list[float]:
     """The five probabilities of the player on roll (``state.turn``) before rolling, 1-ply:
     each roll's best play by the level's evaluation, the probabilities of where it leads,
     weighed by the roll's chance."""
-    equity_of = EQUITIES[EVALUATION[level]]
+    evaluation = EVALUATION[level]
+    bulk = BULK_EQUITIES.get(evaluation)
+    single = EQUITIES[evaluation]
     me, opp = state.boards[state.turn], state.boards[1 - state.turn]
+    chosen: list[tuple[Sequence[int], Sequence[int]]] = []  # per roll: (opponent, me) after
+    for a, b in (roll for roll, _ in DICE_OUTCOMES):
+        plays = generate_plays(me, opp, a, b)
+        afters = [(o2, m2) for _, m2, o2 in plays]
+        values = bulk(afters) if bulk is not None else [single(*x) for x in afters]
+        # The opponent rolls next: the play that leaves it the least is the best.
+        scored = [-9.0 if m2[OFF] == CHECKERS else v for (_, m2), v in zip(afters, values)]
+        chosen.append(afters[min(range(len(afters)), key=scored.__getitem__)])
     total = [0.0] * 5
-    for (a, b), p in DICE_OUTCOMES:
-        best = None
-        best_e = 0.0
-        for _, m2, o2 in generate_plays(me, opp, a, b):
-            # The opponent rolls next: the play that leaves it the least is the best.
-            e = -9.0 if m2[OFF] == CHECKERS else equity_of(o2, m2)
-            if best is None or e < best_e:
-                best, best_e = (m2, o2), e
-        assert best is not None
-        theirs = position_probabilities(best[1], best[0])
+    for theirs, (_, p) in zip(positions_probabilities(chosen), DICE_OUTCOMES):
         mine = [1.0 - theirs[0], theirs[3], theirs[4], theirs[1], theirs[2]]
         total = [t + p * x for t, x in zip(total, mine)]
     return total
@@ -398,6 +413,9 @@ class BackgammonBots:
             if play is not None:
                 text = game.move_text(state, play)
                 return Decision(game.move_to_json(play), text, pv=[text])
+        cap = THINK_MS.get(level)
+        if cap is not None:
+            budget_ms = cap if budget_ms is None else min(budget_ms, cap)
         ranked, depth, nodes = rank_plays(game, state, level, budget_ms, rng)
         m, score = ranked[0]
         text = game.move_text(state, m)

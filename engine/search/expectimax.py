@@ -18,9 +18,10 @@ Injected: ``evaluate(state) -> float`` (seat 0's view), ``terminal(outcome) -> f
 optional ``normalize(state)`` applied after every move (backgammon's cubeless search uses it
 to skip the cube actions), and ``order(state, moves)`` for the first-move probes. An optional
 ``evaluate_many(states) -> values`` lets an evaluation that is cheaper in bulk (a network) take
-every leaf below a decision at once. The ``clock`` is injected too: a ``deadline`` on it makes
-a search that runs past it raise :class:`SearchTimeout`, so a caller deepening pass by pass
-keeps its last complete pass.
+every leaf below a chance node one ply above the leaves at once (under Star2 the probes meet
+every one of them anyway, so asking for them together costs no extra evaluation). The
+``clock`` is injected too: a ``deadline`` on it makes a search that runs past it raise
+:class:`SearchTimeout`, so a caller deepening pass by pass keeps its last complete pass.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ class SearchTimeout(Exception):
     it had before (iterative deepening's last complete pass)."""
 
 
-CHECK_EVERY = 63  # nodes between two looks at the clock; a power of two minus one
+# Nodes between two looks at the clock (a power of two minus one): few, because one node of a
+# backgammon search may generate and evaluate hundreds of positions.
+CHECK_EVERY = 7
 
 
 @dataclass(slots=True)
@@ -93,6 +96,9 @@ class Expectimax(Generic[S, M]):
         # Star2's probes evaluate leaves that the full pass meets again; a cache of leaf
         # values (per searcher, keyed by the game's state key) makes that free.
         self._leaf: dict[Any, float] = {}
+        # A decision's children, generated once although the probe and the full search both
+        # ask for them.
+        self._kids: dict[Any, list[tuple[M, S]]] = {}
 
     def value(
         self, state: S, depth: int, alpha: float | None = None, beta: float | None = None
@@ -181,10 +187,17 @@ class Expectimax(Generic[S, M]):
             self.stats.evals += len(todo)
             self._leaf.update(zip(todo, self.evaluate_many(list(todo.values()))))
 
+    def _children_of(self, state: S) -> list[tuple[M, S]]:
+        key = self.game.key(state)
+        kids = self._kids.get(key)
+        if kids is None:
+            kids = self._kids[key] = self.children(state)
+        return kids
+
     def _candidates(self, state: S, maximise: bool, depth: int) -> list[tuple[M, S]]:
         """The moves to search at a decision with their children: all of them, or the best
         ``beam`` by a static look at the children."""
-        children = self.children(state)
+        children = self._children_of(state)
         if self.beam is None or len(children) <= self.beam:
             if depth == 1:
                 self.prefetch([c for _, c in children])
@@ -225,6 +238,16 @@ class Expectimax(Generic[S, M]):
         game = self.game
         outcomes = game.chance_outcomes(state)
         children = [(game.apply_chance(state, o), p) for o, p in outcomes]
+        if depth == 1 and self.evaluate_many is not None:
+            leaves: list[S] = []
+            for c, _ in children:
+                if game.outcome(c) is None and game.to_move(c) is not None:
+                    leaves.extend(leaf for _, leaf in self._children_of(c))
+                    # Generating 21 rolls' replies is the costliest step of a search: the
+                    # clock is looked at after each, not only every few nodes.
+                    if self.deadline is not None and self.clock() > self.deadline:
+                        raise SearchTimeout
+            self.prefetch(leaves)
         lo, hi = self.lo, self.hi
         if self.star == 0:
             return sum(p * self._search(c, depth, lo, hi) for c, p in children)
