@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 
 from engine.core import Outcome
+from server.protocol import RoomStatus
 from server.room import Action, SeatState
 from server.store import Store
 
@@ -43,9 +44,9 @@ async def _fill(db: Path, rooms: int, live: bool = False) -> None:
         async def one(i: int) -> None:
             room_id = f"{i:016x}"
             kind = 1 if live else i % 3
-            status = "closed" if kind == 2 else "playing"
-            await store.create_room(room_id, "connect4", {}, seats, "waiting" if kind == 2
-                                    else status, None, [], now - i, created_by="a")
+            status: RoomStatus = "waiting" if kind == 2 else "playing"
+            await store.create_room(room_id, "connect4", {}, seats, status, None, [], now - i,
+                                    created_by="a")
             if kind == 2:
                 await store.set_status(room_id, "closed", now)
                 return

@@ -99,7 +99,7 @@ PASSES: dict[str, tuple[tuple[int, int, int | None], ...]] = {
 # looks at the clock between steps and a step (the replies to a roll) takes up to some tens
 # of ms. What the time allows of the deeper passes is kept, as rank_plays says; with no time
 # at all, the 1-ply ranking decides.
-THINK_MS: dict[str, float] = {"hard": 160.0, "max": 1900.0}
+THINK_MS: dict[str, float] = {"hard": 160.0, "max": 1850.0}
 
 _GAME = Backgammon()
 
