@@ -143,8 +143,9 @@ def rank_plays(
     against it (that is what lets Star1/Star2 prune), so theirs are bounds, or 1-ply values
     for the plays no deeper pass reached. The plays in ``exact_for`` (a review's played play)
     are searched again to the same depth with a full window, past the budget, so that their
-    equity and the best's come from the same search; the ranking is sorted again after. In a
-    match, the current game alone is searched."""
+    equity and the best's come from the same search; the ranking is sorted again after. With
+    ``exact_for`` the first deeper play is searched whatever the budget. In a match, the
+    current game alone is searched."""
     match = state.match
     state = single_game(state)
     by_match = match is not None and EVALUATION[level] == "net"
@@ -167,11 +168,14 @@ def rank_plays(
     child_of = dict(children)
     beam_done: int | None = None
     for n, (width, plies, beam) in enumerate(PASSES.get(level, ())):
-        search.beam, search.deadline = beam, deadline
+        search.beam = beam
         deeper: list[tuple[Any, float]] = []
         cut = False
         try:
             for m, _ in ranked[:width]:
+                # A review's first deeper play is searched whatever the time: its verdicts
+                # compare plays searched alike, and at least that deep.
+                search.deadline = None if exact_for and n == 0 and not deeper else deadline
                 deeper.append((m, _searched(search, child_of[m], seat, plies, deeper)))
         except SearchTimeout:
             cut = True
