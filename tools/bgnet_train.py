@@ -13,7 +13,7 @@ weights; ``--data`` names other files, ``--make-data`` makes one file alone.
 ``--checkpoint`` saves the training's state after every epoch; the same command run again
 after a stop goes on from the last epoch and ends with the same weights. Progress bars go to
 stderr. Run it on one core (``nice -n 19 taskset -c 1 ...``): a file of 16,000 games takes
-8 to 13 minutes to make, an epoch of both about 80 s at 160 hidden units.
+8 to 13 minutes to make, an epoch of both about 125 s at 256 hidden units.
 
 Positions come from games played by this engine's own move generator, each play chosen by
 gnubg's 0-ply equity or by the hand-written evaluation (``--policy``), with some exploration

@@ -55,27 +55,23 @@ WEIGHT = np.array([w for _, _, w in ROLLS], dtype=np.float32)
 REACH = 12  # the points in front of a back checker that can hold it back
 
 
-def _paths() -> tuple[I64, I64, I64, B]:
-    """Every way one checker can use each roll, four per roll: the roll's index, the
-    distance travelled, the distances of the (up to three) stops before the last (0 for
-    none), and whether it moves more than once. A non-double's sum has two paths (either die
-    first); a double's checker moves one to four times."""
-    roll, dist, stops, multi = [], [], [], []
-    for r, (a, b, _) in enumerate(ROLLS):
+def _paths() -> tuple[I64, I64]:
+    """Every way one checker can use each roll, four per roll in the order of ROLLS: the
+    distance travelled, and the distances of the (up to three) stops before the last (0 for
+    none). A non-double's sum has two paths (either die first); a double's checker moves one
+    to four times."""
+    dist, stops = [], []
+    for a, b, _ in ROLLS:
         ways = ([[a * j for j in range(1, k + 1)] for k in range(1, 5)] if a == b
                 else [[a], [b], [a, a + b], [b, a + b]])
         for way in ways:
-            roll.append(r)
             dist.append(way[-1])
             stops.append(way[:-1] + [0] * (4 - len(way)))
-            multi.append(len(way) > 1)
-    return (np.array(roll), np.array(dist), np.array(stops, dtype=np.int64),
-            np.array(multi))
+    return np.array(dist, dtype=np.int64), np.array(stops, dtype=np.int64)
 
 
-PATH_ROLL, PATH_DIST, PATH_STOPS, PATH_MULTI = _paths()
+PATH_DIST, PATH_STOPS = _paths()
 HAS_STOP = PATH_STOPS > 0  # (paths, 3)
-ALL = np.int64((1 << 26) - 1)
 _BITS = np.int64(1) << np.arange(26, dtype=np.int64)
 
 # The sets of points below are bitmasks, bit p for point p (25 the bar), one int64 per
@@ -144,7 +140,7 @@ def _escape_table() -> I64:
     """Per pattern of blocks among the REACH points in front of a checker (bit k: the point
     REACH - k pips ahead is made by the other side), the rolls of 36 that escape: move past
     the last block, landing and stopping only on open points. Points further than REACH
-    ahead count as open (as off the board would: a checker that far back is past caring)."""
+    ahead, and points off the board, count as open."""
     pattern = np.arange(1 << REACH, dtype=np.int64)
 
     def blocked(d: I64) -> I64:
