@@ -10,14 +10,7 @@ import pytest
 
 from engine.games import get_game
 from engine.games.backgammon import Backgammon, BGState
-from engine.search.backgammon_bot import (
-    DOUBLE_AT,
-    TAKE_AT,
-    TOO_GOOD,
-    cubeless,
-    rank_plays,
-    roll_equity,
-)
+from engine.search.backgammon_bot import cube_verdict, cubeless, rank_plays
 from engine.search.backgammon_eval import evaluate_for_seat0, stage
 from engine.search.bots import LEVELS, decide
 from engine.search.expectimax import CHECK_EVERY, Expectimax, SearchTimeout
@@ -130,20 +123,33 @@ def _bearoff(mine: list[int], theirs: list[int], phase: str) -> BGState:
 
 
 def test_the_cube_has_a_double_take_window_a_cash_and_a_too_good() -> None:
-    # ~0.45 for the side on roll: worth doubling, and the other side should take.
+    # ~73% for the side on roll in a short race: worth doubling, and the other side should
+    # take (Janowski: a race cube of efficiency 0.6 is taken down to about 22%).
     s = _bearoff([6, 5], [6, 4], "roll")
-    assert DOUBLE_AT <= roll_equity(BG, s) < -TAKE_AT
+    v = cube_verdict(s, "medium")
+    assert v.values["roll"] < v.values["double"] < 1.0
     assert decide("backgammon", s, "medium").move == {"action": "double"}
     assert decide("backgammon", BG.apply(s, "double"), "medium").move == {"action": "take"}
-    # ~0.75: a double the other side drops, which cashes the point.
+    # ~87%: a double the other side drops, which cashes the point.
     s = _bearoff([4, 4], [5, 5], "roll")
-    assert -TAKE_AT <= roll_equity(BG, s) < TOO_GOOD
+    assert cube_verdict(s, "medium").values["double"] == 1.0
+    assert cube_verdict(BG.apply(s, "double"), "medium").values["take"] < -1.0
     assert decide("backgammon", s, "medium").move == {"action": "double"}
     assert decide("backgammon", BG.apply(s, "double"), "medium").move == {"action": "drop"}
     # A gammon (or more) in sight: playing on is worth more than the point a double cashes.
     s = BGState(((14, 1) + (0,) * 24, (0,) * 24 + (15, 0)), 0, "roll", None, 1, None, True)
-    assert roll_equity(BG, s) >= TOO_GOOD
+    assert cube_verdict(s, "medium").values["roll"] > 1.0
     assert decide("backgammon", s, "medium").move == {"action": "roll"}
+
+
+def test_the_owner_of_the_cube_redoubles_later_than_a_centred_cube_is_doubled() -> None:
+    # Owning the cube is worth something: near the doubling point, the centred cube is
+    # turned and the owned one kept (the cube's value aside, the same position).
+    s = _bearoff([6, 5], [6, 4], "roll")
+    centred = cube_verdict(s, "max").values
+    owned = cube_verdict(BGState(s.boards, 0, "roll", None, 2, 0, True), "max").values
+    assert owned["roll"] > centred["roll"]
+    assert owned["double"] == centred["double"]
 
 
 def test_a_game_ending_in_the_search_is_scored_per_cube_unit() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.core import Outcome
 from tools.baselines import BASELINE
 from tools.ladder import (
     PairingResult,
@@ -74,3 +75,39 @@ def test_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--games", "tictactoe", "-n", "2", "--only", "easy-random", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "| tictactoe | easy vs random | 100 ms | 2 |" in out
+
+
+def test_backgammon_luck_is_the_rolls_equity_against_the_average_roll() -> None:
+    """Seat 0 to roll with checkers on its 6 and 5 points, against one checker on the other
+    side's 1 point: only 6-5, 6-6, 5-5, 4-4 and 3-3 bear both off (6 rolls in 36); any other
+    loses the game. So its equity before the roll is 6/36 - 30/36, and a winning roll's
+    luck is 1 minus that, a losing roll's -1 minus that."""
+    pytest.importorskip("gnubg")
+    from engine.games.backgammon import Backgammon, BGState
+    from tools.ladder import BackgammonLuck
+
+    game = Backgammon()
+    me = (13,) + (0,) * 4 + (1, 1) + (0,) * 19  # 15 checkers: 13 off, one on 5, one on 6
+    opp = (14, 1) + (0,) * 24
+    state = BGState((me, opp), 0, "dice", None, 1, None, False)
+    outcomes = game.chance_outcomes(state)
+    before = 6 / 36 - 30 / 36
+    for roll, want in (((6, 5), 1 - before), ((4, 4), 1 - before), ((2, 1), -1 - before),
+                       ((2, 2), -1 - before)):
+        meter = BackgammonLuck()
+        meter(state, outcomes, roll)
+        assert meter.seat0 == pytest.approx(want, abs=1e-6), roll
+    # Seat 1's roll: the luck is still counted for seat 0, with the sign turned.
+    flipped = BGState((opp, me), 1, "dice", None, 1, None, False)
+    meter = BackgammonLuck()
+    meter(flipped, game.chance_outcomes(flipped), (6, 5))
+    assert meter.seat0 == pytest.approx(-(1 - before), abs=1e-6)
+
+
+def test_luck_adjusted_points_are_the_points_less_the_upper_sides_luck() -> None:
+    r = PairingResult("backgammon", "max", "hard", 100.0)
+    r.add(Outcome(0, 2, "game"), upper_seat=0, actions=10, luck=0.5)
+    r.add(Outcome(0, 1, "game"), upper_seat=1, actions=10, luck=0.25)
+    assert r.points == [2.0, -1.0]
+    assert r.adjusted == [1.5, -0.75]
+    assert "luck-adjusted" in markdown_table([r]).splitlines()[0]

@@ -22,11 +22,12 @@ from engine.core import Outcome
 from engine.games.backgammon import START, BGState, Match
 from engine.search import match_equity as me
 from engine.search.backgammon_bot import (
-    match_cube,
+    cube_verdict,
     match_search,
     position_probabilities,
     rank_plays,
 )
+from engine.search.cubeful import best_action
 from engine.search.met_kazaross_xg2 import POST_CRAWFORD, PRE_CRAWFORD
 
 XML = Path("/usr/share/gnubg/met/Kazaross-XG2.xml")
@@ -102,20 +103,20 @@ def take_state(match: Match, cube: int = 1, turn: int = 0) -> BGState:
 @pytest.mark.parametrize("p", [0.3, 0.5, 0.7, 0.9, 0.99])
 def test_double_match_point_nobody_doubles(p: float) -> None:
     for m in (Match(1), Match(7, (6, 6), 9, post_crawford=True)):
-        assert me.best_action(me.cube_values(roll_state(m), probs(p))) == "roll"
+        assert best_action(me.cube_values(roll_state(m), probs(p))) == "roll"
 
 
 def test_the_bots_never_double_at_one_away_one_away() -> None:
-    assert match_cube(roll_state(Match(1)), "medium")[0] == "roll"
+    assert cube_verdict(roll_state(Match(1)), "medium").action == "roll"
 
 
 @pytest.mark.parametrize("trailer_away", [2, 4, 6])
 def test_post_crawford_the_trailer_doubles_at_once(trailer_away: int) -> None:
     m = Match(7, (7 - trailer_away, 6), 5, post_crawford=True)
-    assert me.best_action(me.cube_values(roll_state(m), probs(0.5))) == "double"
-    assert match_cube(roll_state(m), "medium")[0] == "double"
+    assert best_action(me.cube_values(roll_state(m), probs(0.5))) == "double"
+    assert cube_verdict(roll_state(m), "medium").action == "double"
     # and the leader, needing one point, never does
-    assert me.best_action(me.cube_values(roll_state(m, turn=1), probs(0.8))) == "roll"
+    assert best_action(me.cube_values(roll_state(m, turn=1), probs(0.8))) == "roll"
 
 
 def take_point(away: int, other: int, cube: int = 1) -> float:
@@ -134,8 +135,8 @@ def test_take_points_from_the_table(taker: int, doubler: int) -> None:
     assert 0.0 < tp < 0.5
     # The taker's winning chance q = 1 - p(doubler).
     take = take_state(m)
-    assert me.best_action(me.cube_values(take, probs(1 - (tp + 0.01)))) == "take"
-    assert me.best_action(me.cube_values(take, probs(1 - (tp - 0.01)))) == "drop"
+    assert best_action(me.cube_values(take, probs(1 - (tp + 0.01)))) == "take"
+    assert best_action(me.cube_values(take, probs(1 - (tp - 0.01)))) == "drop"
 
 
 def test_take_point_at_2_away_2_away_is_the_crawford_equity() -> None:
@@ -150,16 +151,16 @@ def test_money_like_match_scores_double_in_the_money_window() -> None:
     """Far from the end of a long match the cube behaves about as at money: no double at a
     small edge, double at a strong one, too good when gammons are many."""
     m = Match(25, (0, 0), 1)
-    assert me.best_action(me.cube_values(roll_state(m), probs(0.55))) == "roll"
-    assert me.best_action(me.cube_values(roll_state(m), probs(0.73))) == "double"
-    assert me.best_action(me.cube_values(roll_state(m), [0.95, 0.7, 0.1, 0.0, 0.0])) == "roll"
+    assert best_action(me.cube_values(roll_state(m), probs(0.55))) == "roll"
+    assert best_action(me.cube_values(roll_state(m), probs(0.73))) == "double"
+    assert best_action(me.cube_values(roll_state(m), [0.95, 0.7, 0.1, 0.0, 0.0])) == "roll"
 
 
 def test_no_double_when_the_cube_already_wins_the_match() -> None:
     # Seat 0 is 2 away with the cube on 2 (its own): doubling can only add to its losses.
     m = Match(7, (5, 0), 3)
     s = roll_state(m, cube=2, owner=0)
-    assert me.best_action(me.cube_values(s, probs(0.8))) == "roll"
+    assert best_action(me.cube_values(s, probs(0.8))) == "roll"
 
 
 # --- checker play by match equity (the levels with the learned evaluation) -----------------

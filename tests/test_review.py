@@ -20,15 +20,11 @@ from hypothesis import strategies as st
 from engine.core import JSON, Game
 from engine.errors import IllegalMoveError, InvalidInputError, UnknownGameError
 from engine.games import GAME_IDS, get_game, profile
+from engine.games.backgammon import BGState
 from engine.games.tictactoe import TTTState
 from engine.review import VERDICTS, MoveReview, review_game
-from engine.search.backgammon_bot import (
-    EVALUATION,
-    cube_action,
-    cube_equities,
-    cubeless,
-    skip_cube,
-)
+from engine.search.backgammon_bot import EVALUATION, cube_verdict, cubeless, skip_cube
+from engine.search.bots import decide
 from engine.search.reviewers import SearchReviewer, Thresholds
 from engine.search.scores import PROVEN_MIN, WIN
 
@@ -537,7 +533,7 @@ def test_backgammon_engine_choice_replayed_is_best() -> None:
     assert (again.verdict, again.loss, again.best_move_text) == ("best", 0.0, first.best_move_text)
 
 
-def test_backgammon_cube_decisions_follow_the_bots_thresholds() -> None:
+def test_backgammon_cube_decisions_after_the_opening_are_judged_as_the_bots_judge_them() -> None:
     rolls, book, _ = bg_opening((3, 1), "8/5 6/5")
     # Seat 1 is behind after the best opening: rolling is right, doubling a blunder, and
     # dropping that double a bigger one (the taker would be ahead).
@@ -554,21 +550,24 @@ def test_backgammon_cube_decisions_follow_the_bots_thresholds() -> None:
     assert drop.score_after == -1.0  # seat 0 dropped: over, one cube lost from its side
 
 
-def check_cube_model(e: float) -> None:
-    for phase in ("roll", "take"):
-        equities = cube_equities(phase, e)
-        chosen = cube_action(phase, e)
-        assert equities[chosen] >= max(equities.values()) - 1e-12, (phase, e, equities)
-
-
-def test_backgammon_cube_model_prefers_the_bots_own_action_on_a_grid() -> None:
-    for i in range(-300, 301):
-        check_cube_model(i / 100)
-
-
-@given(st.floats(min_value=-3, max_value=3, allow_nan=False))
-def test_backgammon_cube_model_prefers_the_bots_own_action(e: float) -> None:
-    check_cube_model(e)
+def test_backgammon_cube_reviews_are_the_bots_cubeful_equities() -> None:
+    """Each cube action's loss is what the bots' own Janowski values say it gives up, and the
+    action the review calls best is the one the bots take, in positions on both sides of the
+    doubling and take points."""
+    reviewer = profile("backgammon").review
+    assert reviewer is not None
+    for mine, theirs in (([6, 5], [6, 4]), ([4, 4], [5, 5]), ([6, 6, 6], [1, 1])):
+        b0 = tuple([15 - len(mine)] + [mine.count(i) for i in range(1, 26)])
+        b1 = tuple([15 - len(theirs)] + [theirs.count(i) for i in range(1, 26)])
+        roll = BGState((b0, b1), 0, "roll", None, 1, None, True)
+        for s in (roll, BG.apply(roll, "double")):
+            verdict = cube_verdict(s, "max")
+            for action in BG.legal_moves(s):
+                j = reviewer.judge(BG, s, action, 100)
+                loss = verdict.values[verdict.action] - verdict.values[action]
+                assert (j.best_move, j.loss) == (verdict.action, pytest.approx(loss))
+                bot = decide("backgammon", s, "max").move["action"]
+                assert bot == verdict.action
 
 
 def test_backgammon_loss_is_the_difference_of_both_plays_searched_alike() -> None:

@@ -12,7 +12,19 @@ the cube, the levels' shared cube rule decides many games at the first double.
 
 It prints a markdown table: wins, draws and losses of the upper side, its score rate (draws
 count half) with a 95% Wilson interval, and in backgammon the points per game won (cube and
-gammons included) with a normal 95% interval. Seeds are deterministic, so depth-limited levels
+gammons included) with a normal 95% interval.
+
+``--luck`` (backgammon) also gives each game's points with the luck of the dice taken out, the
+variance reduction of gnubg's "luck-adjusted result": before each roll, every roll the dice
+could show is valued by GNU Backgammon 0-ply (the roller's equity after its best play, times
+the cube), and the difference between the roll that came and the average over all of them is
+that roll's luck. The game's points minus the upper side's luck (its own rolls' luck, minus
+its opponent's) keeps the same expectation, whatever the evaluator (each roll's luck averages
+to nothing given the position before it), and a much smaller spread, so that a small
+difference between two levels shows in far fewer games. gnubg plays no part in the games.
+``--json PATH`` writes every game's points (and luck-adjusted points) for pooling runs.
+
+Seeds are deterministic, so depth-limited levels
 replay exactly; levels with a time budget may differ between runs on a busy machine.
 """
 
@@ -20,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import math
 import random
 import sys
@@ -51,14 +64,20 @@ def game_options(game_id: str, rng: random.Random, cube: bool = True) -> dict[st
     return None
 
 
+ChanceObserver = Callable[[Any, Sequence[tuple[Any, float]], Any], None]
+
+
 def play_game(
     game_id: str,
     agents: Sequence[str],
     budget_ms: float,
     seed: int,
     options: dict[str, Any] | None = None,
+    on_chance: ChanceObserver | None = None,
 ) -> tuple[Outcome, int]:
-    """One game, ``agents[s]`` in seat ``s``: its outcome and the number of actions played."""
+    """One game, ``agents[s]`` in seat ``s``: its outcome and the number of actions played.
+    ``on_chance`` sees every chance event before it is applied: (state, its outcomes with
+    their probabilities, the outcome drawn)."""
     game = get_game(game_id)
     rng = random.Random(seed)
     state = game.initial(options)
@@ -70,6 +89,8 @@ def play_game(
         if game.is_chance(state):
             outcomes = game.chance_outcomes(state)
             roll = rng.choices([o for o, _ in outcomes], weights=[p for _, p in outcomes])[0]
+            if on_chance is not None:
+                on_chance(state, outcomes, roll)
             state = game.apply_chance(state, roll)
             continue
         seat = game.to_move(state)
@@ -78,6 +99,30 @@ def play_game(
         # ``play`` checks legality: a bot answering an illegal move fails the run loudly.
         state = game.play(state, game.move_from_json(state, d.move))
         actions += 1
+
+
+class BackgammonLuck:
+    """The luck of a backgammon game's dice for seat 0, by gnubg 0-ply (see the module's
+    docstring); a :data:`ChanceObserver`."""
+
+    def __init__(self) -> None:
+        from engine.games.backgammon import Backgammon
+        from tools.bg_judge import Judge
+        from tools.bgnet_train import Teacher
+
+        self.game = Backgammon()
+        self.judge = Judge(Teacher(), self.game, 0)
+        self.seat0 = 0.0
+
+    def value(self, state: Any, roll: Any) -> float:
+        """Seat 0's equity once ``roll`` is played as well as gnubg 0-ply can, in points."""
+        rolled = self.game.apply_chance(state, roll)
+        best = max(self.judge.value(rolled, play, None) for play in self.game.legal_moves(rolled))
+        return best * rolled.cube if rolled.turn == 0 else -best * rolled.cube
+
+    def __call__(self, state: Any, outcomes: Sequence[tuple[Any, float]], roll: Any) -> None:
+        values = {o: self.value(state, o) for o, _ in outcomes}
+        self.seat0 += values[roll] - sum(p * values[o] for o, p in outcomes)
 
 
 def wilson(score: float, n: int, z: float = Z95) -> tuple[float, float]:
@@ -114,6 +159,7 @@ class PairingResult:
     draws: int = 0
     losses: int = 0
     points: list[float] = field(default_factory=list)  # per game, from the upper side
+    adjusted: list[float] = field(default_factory=list)  # the same, luck taken out (--luck)
     actions: int = 0
     seconds: float = 0.0
 
@@ -128,7 +174,9 @@ class PairingResult:
     def interval(self) -> tuple[float, float]:
         return wilson(self.score, self.games)
 
-    def add(self, outcome: Outcome, upper_seat: int, actions: int) -> None:
+    def add(self, outcome: Outcome, upper_seat: int, actions: int,
+            luck: float | None = None) -> None:
+        """One game's result; ``luck``: seat 0's luck in it, in points (``--luck``)."""
         self.actions += actions
         if outcome.winner is None:
             self.draws += 1
@@ -139,6 +187,8 @@ class PairingResult:
         else:
             self.losses += 1
             self.points.append(-float(outcome.points))
+        if luck is not None:
+            self.adjusted.append(self.points[-1] - (luck if upper_seat == 0 else -luck))
 
 
 def pairings(game_id: str) -> list[tuple[str, str]]:
@@ -158,19 +208,23 @@ def run_pairing(
     seed: int,
     tick: Callable[[], None] = lambda: None,
     cube: bool = True,
+    luck: bool = False,
 ) -> PairingResult:
     """``games`` games of ``upper`` against ``lower``, ``upper`` in seat 0 in the even ones.
 
     Games go in pairs with the same start (Grundy's heap) and the seats swapped, so a start
-    that favours one seat favours both bots once."""
+    that favours one seat favours both bots once. ``luck`` (backgammon): also each game's
+    points with the dice's luck taken out."""
     result = PairingResult(game_id, upper, lower, budget_ms, cube)
     started = time.perf_counter()
     for i in range(games):
         upper_seat = i % 2
         agents = (upper, lower) if upper_seat == 0 else (lower, upper)
         options = game_options(game_id, random.Random(seed * 1_000_003 + i // 2), cube)
-        outcome, actions = play_game(game_id, agents, budget_ms, seed * 1_000_003 + i, options)
-        result.add(outcome, upper_seat, actions)
+        meter = BackgammonLuck() if luck and game_id == "backgammon" else None
+        outcome, actions = play_game(game_id, agents, budget_ms, seed * 1_000_003 + i, options,
+                                     meter)
+        result.add(outcome, upper_seat, actions, None if meter is None else meter.seat0)
         tick()
     result.seconds = time.perf_counter() - started
     return result
@@ -208,6 +262,7 @@ def run_ladder(
     only: set[tuple[str, str]] | None = None,
     progress: bool = True,
     cube: bool = True,
+    luck: bool = False,
 ) -> list[PairingResult]:
     """Every pairing of every ``(game, games per pairing, budget ms)`` in ``plan``; ``only``
     keeps just the listed (upper, lower) pairings; ``cube=False`` plays backgammon without
@@ -226,7 +281,8 @@ def run_ladder(
                 bar.describe(f"{game_id} {upper}-{lower}")
             results.append(
                 run_pairing(
-                    game_id, upper, lower, n, budget, seed, bar.tick if bar else lambda: None, cube
+                    game_id, upper, lower, n, budget, seed, bar.tick if bar else lambda: None,
+                    cube, luck,
                 )
             )
     finally:
@@ -238,20 +294,23 @@ def run_ladder(
 def markdown_table(results: Sequence[PairingResult]) -> str:
     lines = [
         "| game | upper vs lower | budget | games | W-D-L (upper) | score | 95% CI "
-        "| points/game (upper) | time |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| points/game (upper) | luck-adjusted points/game | time |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
         lo, hi = r.interval()
-        points = "—"
+        points = adjusted = "—"
         if r.game == "backgammon":
             mean, plo, phi = mean_interval(r.points)
             points = f"{mean:+.2f} [{plo:+.2f}, {phi:+.2f}]"
+        if r.adjusted:
+            mean, plo, phi = mean_interval(r.adjusted)
+            adjusted = f"{mean:+.3f} [{plo:+.3f}, {phi:+.3f}]"
         game = r.game if r.cube or r.game != "backgammon" else f"{r.game} (no cube)"
         lines.append(
             f"| {game} | {r.upper} vs {r.lower} | {r.budget_ms:g} ms | {r.games} "
             f"| {r.wins}-{r.draws}-{r.losses} | {r.score:.1%} | {lo:.1%}–{hi:.1%} "
-            f"| {points} | {r.seconds:.0f} s |"
+            f"| {points} | {adjusted} | {r.seconds:.0f} s |"
         )
     return "\n".join(lines)
 
@@ -323,6 +382,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="backgammon without the doubling cube: checker play alone",
     )
+    p.add_argument(
+        "--luck",
+        action="store_true",
+        help="backgammon: also the points per game with the dice's luck taken out, by gnubg "
+        "0-ply (the test extra's gnubg)",
+    )
+    p.add_argument("--json", metavar="PATH", help="also write every game's points here")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     args = p.parse_args(argv)
@@ -345,9 +411,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     t0 = time.perf_counter()
     results = run_ladder(
-        plan, args.seed, only, progress=not args.no_progress, cube=not args.no_cube
+        plan, args.seed, only, progress=not args.no_progress, cube=not args.no_cube,
+        luck=args.luck,
     )
     print(markdown_table(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"game": r.game, "upper": r.upper, "lower": r.lower, "seed": args.seed,
+                        "points": r.points, "adjusted": r.adjusted} for r in results], f)
     print(
         f"\n{sum(r.games for r in results)} games in {time.perf_counter() - t0:.0f} s, "
         f"seed {args.seed}."

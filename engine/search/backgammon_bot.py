@@ -25,15 +25,14 @@ what a player climbing the ladder should feel.
 Opening: every level from ``medium`` up plays the opening roll from the book
 (:mod:`engine.search.opening_book`).
 
-Cube (every level but ``random``): before rolling, the bot estimates its cubeless equity E as
-the average over the 21 rolls of its best 1-ply play. It takes when its own equity after the
-double is at least ``TAKE_AT`` (-0.5: the money-game take point of 25% winning chances,
-gammons aside). It doubles when ``DOUBLE_AT <= E < TOO_GOOD``: from 0.4 the cube's market is
-about to be lost (the first window, 0.4 to 0.5, is double/take: the other side should take),
-and above 0.5 the other side should drop, so doubling cashes a point, unless E is 1 or more:
-then the gammons it expects are worth more than the point, and it plays on undoubled.
-(A pair without that window, double at 0.55 with take at -0.45, has every double between two
-bots dropped: the bot ladder showed it.)
+Cube (every level but ``random``): before rolling, the five probabilities of how the game
+ends, 1-ply (:func:`roll_probabilities`: each of the 21 rolls' best play by the level's
+evaluation, then the learned network's probabilities of where it leads), turned into each
+cube action's cubeful equity by Janowski's model (:mod:`engine.search.cubeful`): the bot
+doubles when double/take or double/drop, whichever is worse for it, beats no double, and
+takes when the take is worth at least the drop's -1. So gammons, cube ownership and the cube's
+efficiency (contact or race) all count, and a side too good to double plays on for its
+gammons.
 
 Match play: the current game alone is searched (:func:`~engine.games.backgammon.single_game`).
 The levels with the learned evaluation (``hard``, ``max``) choose their plays by match
@@ -41,7 +40,7 @@ equity (:func:`match_search`: the network's probabilities of each way the game c
 weighed by the match equity table); the hand-written one gives no such probabilities, so
 ``easy`` and ``medium`` play as in a money game. Cube actions go by match equity
 (:mod:`engine.search.match_equity`, the Kazaross XG2 table): the probabilities of each way the
-game can end, 1-ply like the money equity (each roll's best play by the level's evaluation,
+game can end, 1-ply as in a money game (each roll's best play by the level's evaluation,
 then the learned network's five probabilities of the position it leads to, the bear-off
 database's winning chance where it knows), turned into match-winning chances.
 """
@@ -51,6 +50,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from engine.core import JSON, Outcome
@@ -64,7 +64,7 @@ from engine.games.backgammon import (
     generate_plays,
     single_game,
 )
-from engine.search import bearoff, bgnet, match_equity
+from engine.search import bearoff, bgnet, cubeful, match_equity
 from engine.search.backgammon_eval import (
     BULK_EQUITIES,
     EQUITIES,
@@ -75,9 +75,6 @@ from engine.search.decision import Decision, Level, SearchInfo
 from engine.search.expectimax import Expectimax, SearchTimeout, points_from_seat0
 from engine.search.opening_book import book_play
 
-DOUBLE_AT = 0.4
-TAKE_AT = -0.5
-TOO_GOOD = 1.0
 NOISE = {"easy": 0.15}
 EVALUATION = {"random": "hand", "easy": "hand", "medium": "hand", "hard": "net", "max": "net"}
 LO, HI = -3.0, 3.0
@@ -254,19 +251,6 @@ def _searched(
     return -search.value(child, plies - 1, alpha=LO, beta=-bar)
 
 
-def roll_equity(game: Backgammon, state: BGState, level: str = "medium") -> float:
-    """Cubeless equity of the player on roll before rolling: 1-ply over the 21 rolls, with
-    the level's evaluation."""
-    search = cubeless(game, evaluation=EVALUATION[level])
-    on_roll = state
-    if state.phase in ("roll", "take"):
-        # Cubeless means a cube of 1: the games the search sees end score their points times
-        # the cube, and a taker must judge by the same number the doubler did.
-        on_roll = game.apply(
-            BGState(state.boards, state.turn, "roll", None, 1, None, False), "roll")
-    return _signed(state.turn, search.value(on_roll, 1))
-
-
 def _settled_probabilities(me: Sequence[int], opp: Sequence[int]) -> list[float] | None:
     """The certain five probabilities when a side has borne off everything, else None."""
     if me[OFF] != CHECKERS and opp[OFF] != CHECKERS:
@@ -330,57 +314,43 @@ def roll_probabilities(state: BGState, level: str = "medium") -> list[float]:
     return total
 
 
-def cube_action(phase: str, e: float) -> str:
-    """The bots' cube action in ``phase`` (``"roll"``: before rolling, ``"take"``: doubled)
-    for the deciding player's cubeless equity ``e`` (see the module's docstring)."""
-    if phase == "roll":
-        return "double" if DOUBLE_AT <= e < TOO_GOOD else "roll"
-    return "take" if e >= TAKE_AT else "drop"
+@dataclass(frozen=True)
+class CubeVerdict:
+    """A cube decision (``roll``/``double`` before the roll, ``take``/``drop`` when doubled)
+    as a bot sees it: the action it takes, every action's value for the deciding side in
+    units of the cube before the decision (money: cubeful equity, :mod:`cubeful`; a match:
+    EMG, :mod:`match_equity`), and that side's cubeless money equity (points per cube)."""
+
+    action: str
+    values: dict[str, float]
+    cubeless: float
 
 
-def cube_equities(phase: str, e: float) -> dict[str, float]:
-    """Each cube action's equity for the deciding player, in units of the cube's value now,
-    from its cubeless equity ``e``: a model, not a cubeful evaluation (there is none here),
-    built so that its best action is exactly :func:`cube_action`'s.
-
-    Taken: the cube is worth twice as much, so the game is worth ``2e`` to the taker (and
-    ``2e`` to the doubler, from the doubler's ``e``); dropped: -1 for the dropper. That is the
-    dead-cube model the take point ``TAKE_AT`` comes from. Not doubling keeps the value of
-    holding the cube, which the dead-cube model lacks (it would double any positive ``e``):
-    here ``DOUBLE_AT`` below the doubling window, shrinking linearly to nothing at
-    ``TOO_GOOD``, which puts the indifference points exactly at the window's edges. Gammons
-    count only through ``e``; cube ownership, recube vig and the opponent's cube leverage are
-    left out."""
-    if phase == "take":
-        return {"take": 2 * e, "drop": -1.0}
-    keep = DOUBLE_AT * min(1.0, max(0.0, (TOO_GOOD - e) / (TOO_GOOD - DOUBLE_AT)))
-    return {"roll": e + keep, "double": min(2 * e, 1.0)}
-
-
-def match_cube(state: BGState, level: str) -> tuple[str, dict[str, float]]:
-    """The bots' cube action in a match's ``roll`` or ``take`` phase, with every action's
-    value (EMG, the deciding side's: :func:`engine.search.match_equity.cube_values`)."""
-    values = match_equity.cube_values(state, roll_probabilities(state, level))
-    return match_equity.best_action(values), values
+def cube_verdict(state: BGState, level: str) -> CubeVerdict:
+    """The bots' cube decision in ``state``'s ``roll`` or ``take`` phase, at ``level``'s
+    evaluation (any level but ``random``): Janowski's cubeful equity in a money game, the
+    match equity table in a match."""
+    probs = roll_probabilities(state, level)
+    doubler = state.turn  # who is on roll, doubled or not
+    if state.match is not None:
+        values = match_equity.cube_values(state, probs)
+    else:
+        # A "roll" phase is only asked of a side that may double: the cube is its own or
+        # centred.
+        x = cubeful.efficiency(state.boards[doubler], state.boards[1 - doubler])
+        access = "centre" if state.owner is None else "own"
+        values = cubeful.cube_values(state.phase, access, probs, x)
+    e = cubeful.Cubeless.from_probs(probs).equity
+    return CubeVerdict(cubeful.best_action(values), values, e if state.phase == "roll" else -e)
 
 
-def _cube_decision(game: Any, state: BGState, level: str, rng: random.Random) -> Decision:
-    if state.match is not None and level != "random" and (
-            state.phase == "take" or "double" in game.legal_moves(state)):
-        action, values = match_cube(state, level)
-        return Decision({"action": action}, action, round(values[action], 4))
-    if state.phase == "roll":
-        if level == "random" or "double" not in game.legal_moves(state):
-            return Decision({"action": "roll"}, "roll")
-        e = roll_equity(game, state, level)
-        action = cube_action("roll", e)
-        return Decision({"action": action}, action, round(e, 4))
+def _cube_decision(state: BGState, level: str, rng: random.Random) -> Decision:
     if level == "random":
-        action = rng.choice(["take", "drop"])
+        action = "roll" if state.phase == "roll" else rng.choice(["take", "drop"])
         return Decision({"action": action}, action)
-    e = -roll_equity(game, state, level)  # the taker's equity: the doubler rolls next
-    action = cube_action("take", e)
-    return Decision({"action": action}, action, round(e, 4))
+    verdict = cube_verdict(state, level)
+    return Decision({"action": verdict.action}, verdict.action,
+                    round(verdict.values[verdict.action], 4))
 
 
 class BackgammonBots:
@@ -408,7 +378,7 @@ class BackgammonBots:
         if not moves:
             raise ValueError(f"backgammon: no decision in phase {state.phase!r}")
         if state.phase in ("roll", "take"):
-            return _cube_decision(game, state, level, rng)
+            return _cube_decision(state, level, rng)
         if level == "random":
             m = rng.choice(moves)
             return Decision(game.move_to_json(m), game.move_text(state, m))

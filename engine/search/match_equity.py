@@ -10,15 +10,17 @@ backgammon, gammons counting backgammons).
 
 Cube decisions (:func:`cube_values`) compare, for the side deciding, on one scale: no double
 (ND, the cube where it is), double/take (DT, the cube doubled) and double/drop (DP, the cube's
-points cashed), each a cubeless MWC. To reuse the money game's doubling window, every MWC is
-put on the money scale of the current cube, ``-1`` for losing the cube's points and ``+1`` for
-winning them (what gnubg calls equivalent-to-money equity): a money game maps to itself, and
-the same thresholds then decide. The side doubles when the opponent's best answer,
-``min(DT, DP)``, beats ND plus the value of keeping the cube, the money model's
-(:func:`engine.search.backgammon_bot.cube_equities`), nil when the opponent is 1 away after
-the Crawford game (the cube can never come back to hurt: the trailer doubles at once). The
-taker takes when DT is worth at least DP. Recube vig and cube leverage are left out, as in the
-money model. At 1-away/1-away the cube changes nothing: ND equals DT, and nobody doubles.
+points cashed), each a cubeless MWC. Every MWC is put on the money scale of the current cube,
+``-1`` for losing the cube's points and ``+1`` for winning them (what gnubg calls
+equivalent-to-money equity), so that a money game would map to itself. The side doubles when
+the opponent's best answer, ``min(DT, DP)``, beats ND plus the value of keeping the cube: a
+fixed window, :data:`DOUBLE_AT` below the doubling window and shrinking linearly to nothing at
+:data:`TOO_GOOD` (above it the gammons are worth more than the point a double cashes), nil
+when the opponent is 1 away after the Crawford game (the cube can never come back to hurt: the
+trailer doubles at once). The taker takes when DT is worth at least DP. Recube vig and cube
+leverage are left out: unlike the money game's Janowski model (:mod:`engine.search.cubeful`),
+a match's live cube depends on the score at every cube level, which this model does not
+follow. At 1-away/1-away the cube changes nothing: ND equals DT, and nobody doubles.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from engine.search.met_kazaross_xg2 import POST_CRAWFORD, PRE_CRAWFORD
 # gammons include backgammons), for the side the probabilities are for.
 Probs = Sequence[float]
 
-DOUBLE_AT = 0.4  # the money model's window (engine.search.backgammon_bot), on EMG
+DOUBLE_AT = 0.4  # the value of keeping the cube below the doubling window, on EMG
 TOO_GOOD = 1.0
 EPS = 1e-9
 MET_LENGTH = len(PRE_CRAWFORD)
@@ -88,7 +90,7 @@ def emg(match: Match, seat: int, cube: int, mwc: float) -> float:
 
 def keep_value(match: Match, seat: int, nd: float) -> float:
     """What keeping the cube is worth to ``seat`` (EMG) at its no-double equity ``nd``: the
-    money model's, nothing when the opponent is 1 away after the Crawford game."""
+    fixed window's, nothing when the opponent is 1 away after the Crawford game."""
     if match.post_crawford and match.away(1 - seat) == 1:
         return 0.0
     return DOUBLE_AT * min(1.0, max(0.0, (TOO_GOOD - nd) / (TOO_GOOD - DOUBLE_AT)))
@@ -97,7 +99,8 @@ def keep_value(match: Match, seat: int, nd: float) -> float:
 def cube_values(state: BGState, probs: Probs) -> dict[str, float]:
     """Each cube action's value (EMG, the deciding side's) in ``state``'s ``roll`` or
     ``take`` phase of a match, from the probabilities of the side on roll (``state.turn``,
-    the doubler) before its roll. The best action is the bots'."""
+    the doubler) before its roll. The best action
+    (:func:`engine.search.cubeful.best_action`) is the bots'."""
     match = state.match
     assert match is not None, "a match's cube"
     doubler, c = state.turn, state.cube
@@ -110,9 +113,3 @@ def cube_values(state: BGState, probs: Probs) -> dict[str, float]:
     answer = emg(match, doubler, c, min(dt, dp))
     return {"roll": nd + keep_value(match, doubler, nd), "double": answer}
 
-
-def best_action(values: dict[str, float]) -> str:
-    """The action of highest value; ties go to not doubling and to taking."""
-    if "roll" in values:
-        return "double" if values["double"] > values["roll"] + EPS else "roll"
-    return "take" if values["take"] >= values["drop"] - EPS else "drop"

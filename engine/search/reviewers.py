@@ -32,13 +32,7 @@ from engine.core import Game, Outcome
 from engine.games.backgammon import Backgammon
 from engine.search.alphabeta import Limits
 from engine.search.alphabeta_bots import engine_for
-from engine.search.backgammon_bot import (
-    cube_action,
-    cube_equities,
-    match_cube,
-    rank_plays,
-    roll_equity,
-)
+from engine.search.backgammon_bot import cube_verdict, rank_plays
 from engine.search.exact import ExactSolver, exact_scores
 from engine.search.opening_book import book_play
 from engine.search.scores import Proven, is_proven_loss, is_proven_win, proven_of
@@ -227,10 +221,11 @@ class BackgammonReviewer:
     played play searched again to the same depth with a full window; loss = best equity -
     played equity, cubeless, in units of the cube. On the opening roll the book's play is the
     best one (as it is the bots'). Cube actions (``roll``/``double``, ``take``/``drop``): the
-    bots' choice from the cubeless equity before the roll is the best action, each action's
-    equity from :func:`cube_equities` (a model, not a cubeful evaluation). In a match the cube
-    actions are judged by match equity, :func:`match_cube`, in its units (EMG: the money
-    equity that the match-winning chances stand for at the current cube)."""
+    bots' choice is the best action, each action's equity from :func:`cube_verdict`
+    (Janowski's cubeful equity from the probabilities before the roll, in units of the cube
+    before the decision). In a match the cube actions are judged by match equity, in its
+    units (EMG: the money equity that the match-winning chances stand for at the current
+    cube)."""
 
     thresholds: Thresholds
     level: str = "max"
@@ -238,20 +233,14 @@ class BackgammonReviewer:
     def judge(self, game: Game[Any, Any], state: Any, move: Any, budget_ms: float
               ) -> Judgement:
         assert isinstance(game, Backgammon), "the backgammon reviewer reviews backgammon"
-        if state.phase in ("roll", "take") and state.match is not None:
-            best_action, values = match_cube(state, self.level)
-            loss = max(0.0, values[best_action] - values[move])
-            return Judgement(best_action, loss, self.thresholds.of_loss(loss), None, None,
-                             values[move])
         if state.phase in ("roll", "take"):
-            e = roll_equity(game, state, self.level)  # the player on roll's: the doubler's
-            if state.phase == "take":
-                e = -e
-            equities = cube_equities(state.phase, e)
-            best_action = cube_action(state.phase, e)
-            loss = max(0.0, equities[best_action] - equities[move])
-            # The chart shows cubeless equity; a drop ends the game: one cube lost.
-            after = -1.0 if move == "drop" else e
+            verdict = cube_verdict(state, self.level)
+            best_action, values = verdict.action, verdict.values
+            loss = max(0.0, values[best_action] - values[move])
+            if state.match is not None:
+                after = values[move]
+            else:  # the chart shows cubeless equity; a drop ends the game: one cube lost
+                after = -1.0 if move == "drop" else verdict.cubeless
             return Judgement(best_action, loss, self.thresholds.of_loss(loss), None, None, after)
         book = book_play(state)
         wanted = [move] if book is None else [move, book]
