@@ -7,13 +7,19 @@ the deeper one, the classic way to make 2-ply affordable):
 random     a uniform legal play; never doubles; takes at random
 easy       1-ply, the hand-written evaluation, each play's equity with uniform noise ±0.15
 medium     1-ply, the hand-written evaluation
-hard       the learned evaluation; 2-ply Star2 expectiminimax over the 8 best 1-ply plays
-           (every reply searched); at most 0.2 s a play
-max        the learned evaluation; hard's search, then, in the time left, the classic beam
-           search one ply deeper: the best 2 plays searched 3 plies deep, only the best 2
-           replies by a 1-ply look going deeper at each decision inside (Star2 throughout);
-           at most 2 s a play
+hard       1-ply, the learned evaluation (what gnubg calls 0-ply: each play's position
+           valued by the network)
+max        the learned evaluation; hard's ranking, then 2-ply Star2 expectiminimax over
+           its 8 best plays (every reply searched), then, in the time left, the classic
+           beam search one ply deeper: the best 2 plays searched 3 plies deep, only the
+           best 2 replies by a 1-ply look going deeper at each decision inside (Star2
+           throughout); at most 2 s a play
 =========  ==========================================================================
+
+Each level errs clearly less than the one below (docs/benchmarks.md): hard is gnubg's
+"expert" strength in a few milliseconds, max its "world class" within 2 s. Hard does not
+search deeper: a 2-ply hard plays within a few ten-thousandths of a point per decision of
+max, a difference no match between them can show.
 
 The evaluations are :func:`engine.search.backgammon_eval.equity` (hand-written: pips, points,
 primes, anchors, blots and shots, by stage) and
@@ -85,18 +91,17 @@ LO, HI = -3.0, 3.0
 # budget runs out, the first pass keeps the plays it finished (above the rest, still ranked
 # 1-ply); a later pass is dropped and the last complete ranking stands.
 PASSES: dict[str, tuple[tuple[int, int, int | None], ...]] = {
-    "hard": ((8, 2, None),),
     "max": ((8, 2, None), (2, 3, 2)),
 }
 
 
 # A level's thinking time per play at most, whatever budget the caller gives (a shorter one
-# still applies): what a player waits for a bot's move, and the targets its strength is
-# measured at (0.2 s and 2 s, docs/benchmarks.md). A little under those, because the search
-# looks at the clock between steps and a step (the replies to a roll) takes up to some tens
-# of ms. What the time allows of the deeper passes is kept, as rank_plays says; with no time
-# at all, the 1-ply ranking decides.
-THINK_MS: dict[str, float] = {"hard": 160.0, "max": 1850.0}
+# still applies): what a player waits for a bot's move, and the target its strength is
+# measured at (2 s, docs/benchmarks.md). A little under it, because the search looks at the
+# clock between steps and a step (the replies to a roll) takes up to some tens of ms. What
+# the time allows of the deeper passes is kept, as rank_plays says; with no time at all, the
+# 1-ply ranking decides.
+THINK_MS: dict[str, float] = {"max": 1850.0}
 
 _GAME = Backgammon()
 

@@ -217,8 +217,8 @@ class BackgammonReviewer:
     """Backgammon's reviewer: equity loss by ``level``'s search (:mod:`backgammon_bot`).
 
     Plays: every play of the rolled dice ranked by :func:`rank_plays` within the budget (at
-    ``max`` that is hard's 2-ply search, then max's 3-ply pass if the budget allows), the
-    played play searched again to the same depth with a full window; loss = best equity -
+    ``max`` a 2-ply search of the 8 best plays, then the 3-ply pass if the budget allows),
+    the played play searched again to the same depth with a full window; loss = best equity -
     played equity, cubeless, in units of the cube. On the opening roll the book's play is the
     best one (as it is the bots'). Cube actions (``roll``/``double``, ``take``/``drop``): the
     bots' choice is the best action, each action's equity from :func:`cube_verdict`
