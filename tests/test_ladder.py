@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from engine.core import Outcome
@@ -12,6 +14,7 @@ from tools.ladder import (
     markdown_table,
     mean_interval,
     pairings,
+    pooled,
     run_ladder,
     run_pairing,
     wilson,
@@ -111,3 +114,19 @@ def test_luck_adjusted_points_are_the_points_less_the_upper_sides_luck() -> None
     assert r.points == [2.0, -1.0]
     assert r.adjusted == [1.5, -0.75]
     assert "luck-adjusted" in markdown_table([r]).splitlines()[0]
+
+
+def test_runs_written_with_json_pool_into_one_table(tmp_path: Any,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    paths = []
+    for seed in (1, 2):
+        path = tmp_path / f"run{seed}.json"
+        assert main(["--games", "backgammon", "-n", "2", "--only", "easy-random", "--no-cube",
+                     "--seed", str(seed), "--no-progress", "--json", str(path)]) == 0
+        paths.append(str(path))
+    capsys.readouterr()
+    assert main(["--pool", *paths]) == 0
+    out = capsys.readouterr().out
+    assert "| backgammon (no cube) | easy vs random | 100 ms | 4 |" in out
+    [r] = pooled(paths)
+    assert len(r.points) == r.games == 4

@@ -22,7 +22,9 @@ that roll's luck. The game's points minus the upper side's luck (its own rolls' 
 its opponent's) keeps the same expectation, whatever the evaluator (each roll's luck averages
 to nothing given the position before it), and a much smaller spread, so that a small
 difference between two levels shows in far fewer games. gnubg plays no part in the games.
-``--json PATH`` writes every game's points (and luck-adjusted points) for pooling runs.
+``--json PATH`` writes every game's points (and luck-adjusted points); ``--pool FILE...``
+plays nothing and prints the table of the games of such files together, pairing by pairing
+(runs with other seeds, on several cores).
 
 Seeds are deterministic, so depth-limited levels
 replay exactly; levels with a time budget may differ between runs on a busy machine.
@@ -330,6 +332,25 @@ def _game_numbers(items: Sequence[str], what: str) -> dict[str, float]:
     return out
 
 
+def pooled(paths: Sequence[str]) -> list[PairingResult]:
+    """The backgammon games of ``--json`` files, one result per pairing (and cube setting)."""
+    out: dict[tuple[str, str, str, bool], PairingResult] = {}
+    for path in paths:
+        with open(path) as f:
+            runs = json.load(f)
+        for run in runs:
+            key = (run["game"], run["upper"], run["lower"], run["cube"])
+            r = out.setdefault(key, PairingResult(run["game"], run["upper"], run["lower"],
+                                                  run["budget_ms"], run["cube"]))
+            r.points += run["points"]
+            r.adjusted += run["adjusted"]
+            r.wins += sum(p > 0 for p in run["points"])
+            r.draws += sum(p == 0 for p in run["points"])
+            r.losses += sum(p < 0 for p in run["points"])
+            r.seconds += run["seconds"]
+    return list(out.values())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m tools.ladder",
@@ -389,9 +410,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "0-ply (the test extra's gnubg)",
     )
     p.add_argument("--json", metavar="PATH", help="also write every game's points here")
+    p.add_argument("--pool", nargs="+", metavar="JSON",
+                   help="play nothing: the table of the games of these --json files together")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     args = p.parse_args(argv)
+    if args.pool:
+        results = pooled(args.pool)
+        print(markdown_table(results))
+        print(f"\n{sum(r.games for r in results)} games from {len(args.pool)} files.")
+        return 0
     counts = _game_numbers(args.n_for, "--n-for")
     budgets = _game_numbers(args.budget_for, "--budget-for")
     only = None
@@ -418,7 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump([{"game": r.game, "upper": r.upper, "lower": r.lower, "seed": args.seed,
-                        "points": r.points, "adjusted": r.adjusted} for r in results], f)
+                        "budget_ms": r.budget_ms, "cube": r.cube, "points": r.points,
+                        "adjusted": r.adjusted, "seconds": r.seconds} for r in results], f)
     print(
         f"\n{sum(r.games for r in results)} games in {time.perf_counter() - t0:.0f} s, "
         f"seed {args.seed}."
