@@ -25,6 +25,7 @@ from engine.search.cubeful import (
     efficiency,
     live_equity,
 )
+from tests.test_bgnet import random_positions
 from tools import bg_cube_judge
 
 BG: Backgammon = get_game("backgammon")  # type: ignore[assignment]
@@ -168,21 +169,9 @@ def pre_roll_positions(n: int, seed: int) -> list[BGState]:
     """Positions before a roll from seeded games of random plays (lopsided ones included, so
     that gammons and too-good positions come up), the cube centred; none where both sides
     bear off (gnubg reads those from its cubeful bear-off database, not Janowski's model)."""
-    rng = random.Random(seed)
-    out: list[BGState] = []
-    while len(out) < n:
-        s = BG.initial({"cube": False})
-        plies = 0
-        while BG.outcome(s) is None and len(out) < n:
-            if BG.is_chance(s):
-                s = BG.apply_chance(s, rng.choice([o for o, _ in BG.chance_outcomes(s)]))
-                continue
-            me, opp = s.boards[s.turn], s.boards[1 - s.turn]
-            if plies > 4 and rng.random() < 0.2 and stage(me, opp) != "bearoff":
-                out.append(BGState(s.boards, s.turn, "roll", None, 1, None, True))
-            s = BG.apply(s, rng.choice(BG.legal_moves(s)))
-            plies += 1
-    return out
+    out = [BGState((me, opp), 0, "roll", None, 1, None, True)
+           for me, opp in random_positions(seed, 40)[::5] if stage(me, opp) != "bearoff"]
+    return out[:n]
 
 
 def race_positions(n: int, seed: int) -> list[BGState]:
