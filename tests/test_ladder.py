@@ -100,6 +100,14 @@ def test_backgammon_luck_is_the_rolls_equity_against_the_average_roll() -> None:
         meter = BackgammonLuck()
         meter(state, outcomes, roll)
         assert meter.seat0 == pytest.approx(want, abs=1e-6), roll
+    # With the cube on 2 every result is worth two points, and so is the luck (the loser's
+    # opponent, sure to win, is valued cubeful: it doubles and the double is dropped, or it
+    # bears off; either way two points).
+    cubed = BGState((me, opp), 0, "dice", None, 2, None, True)
+    for roll, want in (((6, 5), 2 * (1 - before)), ((2, 1), 2 * (-1 - before))):
+        meter = BackgammonLuck()
+        meter(cubed, game.chance_outcomes(cubed), roll)
+        assert meter.seat0 == pytest.approx(want, abs=1e-6), roll
     # Seat 1's roll: the luck is still counted for seat 0, with the sign turned.
     flipped = BGState((opp, me), 1, "dice", None, 1, None, False)
     meter = BackgammonLuck()

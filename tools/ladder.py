@@ -16,18 +16,19 @@ gammons included) with a normal 95% interval.
 
 ``--luck`` (backgammon) also gives each game's points with the luck of the dice taken out, the
 variance reduction of gnubg's "luck-adjusted result": before each roll, every roll the dice
-could show is valued by GNU Backgammon 0-ply (the roller's equity after its best play, times
-the cube), and the difference between the roll that came and the average over all of them is
-that roll's luck. The game's points minus the upper side's luck (its own rolls' luck, minus
-its opponent's) keeps the same expectation, whatever the evaluator (each roll's luck averages
-to nothing given the position before it), and a much smaller spread, so that a small
-difference between two levels shows in far fewer games. gnubg plays no part in the games.
+could show is valued by GNU Backgammon 0-ply (the roller's equity after its best play; with the
+cube, cubeful by Janowski's model on gnubg's probabilities), and the difference between the
+roll that came and the average over all of them is that roll's luck. The game's points minus
+the upper side's luck (its own rolls' luck, minus its opponent's) keeps the same expectation,
+whatever the evaluator (each roll's luck averages to nothing given the position before it), and
+a much smaller spread, so that a small difference between two levels shows in far fewer games.
+gnubg plays no part in the games.
 ``--json PATH`` writes every game's points (and luck-adjusted points); ``--pool FILE...``
 plays nothing and prints the table of the games of such files together, pairing by pairing
 (runs with other seeds, on several cores).
 
-Seeds are deterministic, so depth-limited levels
-replay exactly; levels with a time budget may differ between runs on a busy machine.
+Seeds are deterministic, so depth-limited levels replay exactly; levels with a time budget may
+differ between runs on a busy machine.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from typing import Any
 
 from engine.core import Outcome
 from engine.games import GAME_IDS, get_game
+from engine.games.backgammon import Backgammon, BGState
+from engine.search import cubeful
 from engine.search.bots import LEVELS, Decision, decide
 from tools.baselines import BASELINE, BASELINE_GAMES, decide_baseline
 
@@ -108,21 +111,41 @@ class BackgammonLuck:
     docstring); a :data:`ChanceObserver`."""
 
     def __init__(self) -> None:
-        from engine.games.backgammon import Backgammon
-        from tools.bg_judge import Judge
         from tools.bgnet_train import Teacher
 
         self.game = Backgammon()
-        self.judge = Judge(Teacher(), self.game, 0)
+        self.teacher = Teacher()
         self.seat0 = 0.0
 
-    def value(self, state: Any, roll: Any) -> float:
+    def value(self, state: BGState, roll: Any) -> float:
         """Seat 0's equity once ``roll`` is played as well as gnubg 0-ply can, in points."""
         rolled = self.game.apply_chance(state, roll)
-        best = max(self.judge.value(rolled, play, None) for play in self.game.legal_moves(rolled))
-        return best * rolled.cube if rolled.turn == 0 else -best * rolled.cube
+        best = max(self.after(rolled, play) for play in self.game.legal_moves(rolled))
+        return best if rolled.turn == 0 else -best
 
-    def __call__(self, state: Any, outcomes: Sequence[tuple[Any, float]], roll: Any) -> None:
+    def after(self, rolled: BGState, play: Any) -> float:
+        """The mover's equity in points once ``play`` is made: the points, if it ends the
+        game; else minus the opponent's before its roll, cubeless without the cube, and with
+        it cubeful (Janowski's model on gnubg's probabilities, the opponent's cube action
+        taken as the model says), so that a roll that makes a double a drop counts as one
+        cube's worth, not as its cubeless equity."""
+        nxt = self.game.apply(rolled, play)
+        if nxt.result is not None:
+            return float(nxt.result.points)  # only the mover can end the game
+        opp = nxt.turn
+        pos = (nxt.boards[opp], nxt.boards[1 - opp])
+        if not nxt.cube_enabled:
+            return -self.teacher.equity(pos)
+        c = cubeful.Cubeless.from_probs(self.teacher.probabilities(pos))
+        x = cubeful.efficiency(*pos)
+        access = "centre" if nxt.owner is None else "own" if nxt.owner == opp else "theirs"
+        v = cubeful.cubeful_equity(c, x, access)
+        if nxt.phase == "roll":  # it may double
+            v = max(v, min(2 * cubeful.cubeful_equity(c, x, "theirs"), 1.0))
+        return -v * nxt.cube
+
+    def __call__(self, state: BGState, outcomes: Sequence[tuple[Any, float]], roll: Any
+                 ) -> None:
         values = {o: self.value(state, o) for o, _ in outcomes}
         self.seat0 += values[roll] - sum(p * values[o] for o, p in outcomes)
 
