@@ -216,3 +216,27 @@ def test_on_gnubgs_probabilities_the_model_gives_gnubgs_cube_equities() -> None:
         if abs(theirs - g["nd"]) > 0.02:
             assert (best_action(ours) == "double") == (theirs > g["nd"]), (s, g, ours)
     assert min(seen.values()) >= 10, seen  # both kinds of position were compared
+
+
+def test_the_cube_judges_match_id_and_errors() -> None:
+    # gnubg's own IDs of a money game, player 0 on roll before rolling, the cube centred on 1
+    # (and the same with a double offered).
+    assert bg_cube_judge.match_id() == "MAEAAAAAAAAA"
+    assert bg_cube_judge.match_id(doubled=True) == "MBEAAAAAAAAA"
+    g = {"nd": 0.6, "dt": 1.2, "dp": 1.0}  # double, pass
+    assert bg_cube_judge.errors_of(g, double=True, take=False) == (0.0, 0.0)
+    assert bg_cube_judge.errors_of(g, double=False, take=True) == pytest.approx((0.4, 0.2))
+
+
+@pytest.mark.skipif(not GNUBG_CLI.exists(), reason="GNU Backgammon is not installed "
+                    "(apt-get install gnubg: the README's test command installs it)")
+def test_the_cube_judge_runs_end_to_end() -> None:
+    res = bg_cube_judge.run(["medium"], 4, seed=3, plies=0, games_by="medium",
+                            random_plays=0.3, show_progress=False)
+    assert res["n"] == 4 and set(res["rows"]) == {"medium", "gnubg-0ply"}
+    for rows in res["rows"].values():
+        assert len(rows) == 4
+        assert all(r["doubler"] >= 0 and r["taker"] >= 0 for r in rows)
+    # Judged by its own 0-ply analysis, gnubg 0-ply never errs.
+    assert all(r["doubler"] == r["taker"] == 0 for r in res["rows"]["gnubg-0ply"])
+    assert "| medium |" in bg_cube_judge.report(res, 0.2)

@@ -17,9 +17,10 @@ backgammons) for the side about to roll. Rick Janowski's model ("Take-Points in 
   ``1 + (W - 1)(p - CP)/(1 - CP)``: a side too good to double plays for its gammons.
 * Real cubes are neither dead nor perfectly live. The cubeful equity is ``x E_live + (1 - x)
   E_dead`` with ``x`` the cube's efficiency: :data:`CONTACT_EFFICIENCY` while the sides are
-  in contact, and in a race from 0.6 for short races to 0.7 for long ones (the longer the
-  race, the more often a cube is turned near its market's edge): the values gnubg uses, and
-  within the 0.55-0.8 range Janowski gives.
+  in contact; in a race 0.55 + 0.00125 per pip of the side on roll, kept between 0.6 and 0.7
+  (the longer the race, the nearer its market's edge a cube is turned). These are the values
+  gnubg uses (on gnubg's own probabilities this model gives its 0-ply cube equities:
+  ``tests/test_cubeful.py``), within the 0.55-0.8 range Janowski gives.
 
 :func:`cube_values` compares, for the side deciding, no double (ND: the cube where it is),
 double/take (DT: the opponent owns a cube twice as big) and double/drop (DP: +1), all in units
