@@ -217,3 +217,21 @@ def test_max_deepens_the_best_plays_of_hard_when_time_allows() -> None:
     rushed, rushed_depth, _ = rank_plays(BG, s, "max", 0.0, random.Random(0))
     assert rushed_depth == 1
     assert rushed[0][0] == hard[0][0]
+
+
+def test_analysis_at_a_level_thinks_within_that_levels_cap(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """``tablas analyze --level max`` (and backgammon's default analysis, which is max) takes
+    the time max's bot takes, not more: the level's cap bounds it whatever --time-ms asks."""
+    from engine.search import backgammon_bot
+    from engine.search.analysis import analyze
+
+    s = next(x for x in random_positions(30, 4, min_plies=8)
+             if stage(*x.boards) == "contact" and len(BG.legal_moves(x)) > 10)
+    assert analyze(BG, s, "p", level="max")["depth"] == 3
+    assert backgammon_bot.think_budget("max", 5.0) == 5.0  # a shorter budget still applies
+    assert backgammon_bot.think_budget("hard", None) is None  # hard has no cap
+    monkeypatch.setitem(backgammon_bot.THINK_MS, "max", 0.0)
+    for kwargs in ({"level": "max"}, {}, {"level": "max", "time_ms": 60_000.0}, {"depth": 3}):
+        verdict = analyze(BG, s, "p", **kwargs)  # type: ignore[arg-type]
+        assert verdict["depth"] == 1, kwargs

@@ -103,6 +103,17 @@ PASSES: dict[str, tuple[tuple[int, int, int | None], ...]] = {
 # 1-ply ranking decides.
 THINK_MS: dict[str, float] = {"max": 1850.0}
 
+
+def think_budget(level: str, budget_ms: float | None) -> float | None:
+    """The time ``level`` may think about a play: the caller's budget within the level's own
+    cap (:data:`THINK_MS`); None: no limit. Bots and ``tablas analyze --level`` both use it,
+    so an analysis at a level takes the time that level's bot takes."""
+    cap = THINK_MS.get(level)
+    if cap is None:
+        return budget_ms
+    return cap if budget_ms is None else min(budget_ms, cap)
+
+
 _GAME = Backgammon()
 
 
@@ -392,10 +403,8 @@ class BackgammonBots:
             if play is not None:
                 text = game.move_text(state, play)
                 return Decision(game.move_to_json(play), text, pv=[text])
-        cap = THINK_MS.get(level)
-        if cap is not None:
-            budget_ms = cap if budget_ms is None else min(budget_ms, cap)
-        ranked, depth, nodes = rank_plays(game, state, level, budget_ms, rng)
+        ranked, depth, nodes = rank_plays(game, state, level, think_budget(level, budget_ms),
+                                          rng)
         m, score = ranked[0]
         text = game.move_text(state, m)
         return Decision(game.move_to_json(m), text, round(score, 4), depth, nodes, pv=[text])
@@ -415,12 +424,14 @@ class BackgammonBots:
         level: str | None,
     ) -> JSON:
         """``tablas analyze`` for backgammon, a position in play with its dice: each play's
-        cubeless equity for the mover."""
+        cubeless equity for the mover, searched as the level's bot searches, within its
+        thinking time (:func:`think_budget`; ``max`` without a level or with ``depth`` ≥ 2)."""
         if state.phase != "move":
             raise ValueError("backgammon analysis needs the dice (--dice AB)")
         lvl = level or ("max" if (depth or 2) >= 2 else "medium")
         t0 = time.perf_counter()
-        ranked, used, nodes = rank_plays(game, state, lvl, time_ms, random.Random(0))
+        ranked, used, nodes = rank_plays(game, state, lvl, think_budget(lvl, time_ms),
+                                         random.Random(0))
         best, score = ranked[0]
         text = game.move_text(state, best)
         return {
