@@ -76,6 +76,18 @@ ALL = "tablas:all"  # the channel every node listens to: rooms that moved
 SPECTATORS = "tablas:spectators"  # room id -> spectators, kept by the room's owner
 
 
+def _redis_failed(what: str, e: Exception) -> None:
+    """Logs a failed Redis call of a loop that must outlive it (the loop then tries again).
+
+    Such a loop catches every ``Exception``, not only redis-py's ``RedisError`` and
+    ``OSError``: when Redis goes away, a write on the socket the server closed can leak the
+    event loop's own error through redis-py's reconnection (uvloop: ``RuntimeError`` "the
+    handler is closed"; CPython 3.12+: ``TypeError`` or ``AttributeError``, redis-py issue
+    4287), and a reader that died of it left its node deaf to every other node for good.
+    Those kinds are logged with their traceback, since a bug of ours would look the same."""
+    log.warning("%s: %s", what, e, exc_info=not isinstance(e, RedisError | OSError))
+
+
 def _alive(node: str) -> str:
     """The key a living node keeps in Redis (it expires ``lease_s`` after the last renewal)."""
     return f"tablas:alive:{node}"
@@ -179,7 +191,7 @@ class Cluster:
         work: the channel's reader, the publisher, renewals, takeovers, the lobby."""
         try:
             await self.redis.ping()
-        except (RedisError, OSError) as e:
+        except Exception as e:  # whatever kind: see _redis_failed
             raise StartupError(f"cannot use Redis at {self.redis_url}: {e}") from None
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(job()) for job in (
@@ -334,8 +346,8 @@ class Cluster:
                             self._node_died(node)
                 else:
                     self._missing.clear()
-            except (RedisError, OSError) as e:
-                log.warning("cannot tell Redis this node is alive: %s", e)
+            except Exception as e:
+                _redis_failed("cannot tell Redis this node is alive", e)
             await asyncio.sleep(self.lease_s / 3)
 
     def _node_died(self, node: str) -> None:
@@ -553,8 +565,8 @@ class Cluster:
                             pipe.publish(channel, data)
                         await pipe.execute()
                     break
-                except (RedisError, OSError) as e:
-                    log.warning("cannot publish to Redis: %s", e)
+                except Exception as e:
+                    _redis_failed("cannot publish to Redis", e)
                     await asyncio.sleep(0.5)
 
     async def _reader(self) -> None:
@@ -580,8 +592,8 @@ class Cluster:
                     m = await pubsub.get_message(ignore_subscribe_messages=True, timeout=0.5)
                     if m is not None and m.get("type") == "message":
                         self._on_message(m["data"])
-            except (RedisError, OSError) as e:
-                log.warning("Redis connection lost (%s): reconnecting", e)
+            except Exception as e:
+                _redis_failed("Redis connection lost, subscribing again", e)
                 await asyncio.sleep(0.5)
             finally:
                 with contextlib.suppress(Exception):
