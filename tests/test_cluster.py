@@ -585,8 +585,11 @@ async def test_a_node_hears_the_others_after_an_error_that_is_not_redis_pys_own(
             return await get_message(self, *args, **kwargs)
 
         monkeypatch.setattr(PubSub, "get_message", leaky)
-        while not leaked:  # the reader's next look (it looks twice a second)
+        for _ in range(100):  # the reader's next look (it looks twice a second)
+            if leaked:
+                break
             await asyncio.sleep(0.05)
+        assert leaked, "the reader never looked for a message"
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         cluster._waiting[10**9] = answer
         reply = json.dumps({"from": "b", "items": [["d", 10**9, {"ok": True}]]})
