@@ -174,6 +174,12 @@ class Game(ABC, Generic[S, M]):
     def parse_move(self, state: S, text: str) -> M:
         """Reads :meth:`move_text` back; bad syntax raises :class:`InvalidMoveError`."""
 
+    def is_play(self, move: M) -> bool:
+        """Whether ``move`` is a play of the game rather than a roll or a cube action: a seat
+        has made its first move once it has made a play (a server lets a game be aborted
+        until each seat has). Every move is one unless the game says."""
+        return True
+
     def move_repr(self, move: M) -> str:
         """The move for an error message, without needing the position."""
         try:

@@ -38,10 +38,12 @@ from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, H
 from server.errors import StartupError
 from server.hub import (
     ABANDON_AFTER,
+    CLAIM_AFTER,
     EVICT_IDLE_AFTER,
     KEEP_ADJOURNED,
     MAX_FINISHED_FOLLOWED,
     MAX_IDLE_ROOMS,
+    MAX_ROOMS_PER_ADDRESS,
     MAX_WAITING_ROOMS,
     SWEEP_EVERY,
     Hub,
@@ -51,7 +53,9 @@ from server.lobby import Lobby
 from server.loop import quiet_collector
 from server.players import Players
 from server.protocol import (
+    Abort,
     Chat,
+    ClaimWin,
     CreateRoom,
     HandToBot,
     Hello,
@@ -103,6 +107,8 @@ class TablasServer:
         max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
         abandon_after: float | None = ABANDON_AFTER,
         keep_adjourned: float | None = KEEP_ADJOURNED,
+        claim_after: float = CLAIM_AFTER,
+        max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
         node: str | None = None,
         redis: str | None = None,
         lease_s: float | None = None,
@@ -113,8 +119,9 @@ class TablasServer:
         ``web``: the page's files (default: the package's own,
         :class:`~server.edge.http.MissingFiles` if they are missing). The limits are the
         parts' own (None lifts the cap on waiting rooms, connections or messages per
-        address); ``abandon_after`` and ``keep_adjourned`` (seconds; None:
-        never) say when rooms end (contract section 6)."""
+        address, or rooms per address); ``abandon_after`` and ``keep_adjourned`` (seconds;
+        None: never) say when rooms end (contract section 6), ``claim_after`` (seconds) when
+        a player may claim the game of an opponent who left (section 10)."""
         if redis is not None:
             from server.store.postgres import PostgresStore
 
@@ -127,12 +134,14 @@ class TablasServer:
         self.presence = Presence()
         self.services = RoomServices(store, self.bots, self.presence, clock,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
-                                     rated=RatedGames(store))
+                                     claim_after=claim_after,
+                                     rated=RatedGames(store, clock))
         self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
                        max_finished_followed=max_finished_followed,
-                       max_waiting_rooms=max_waiting_rooms, keep_adjourned=keep_adjourned)
+                       max_waiting_rooms=max_waiting_rooms, keep_adjourned=keep_adjourned,
+                       max_rooms_per_address=max_rooms_per_address)
         self.lobby = Lobby(self.hub)
         self.players = Players(store, self.presence, self.hub, clock)
         self.node = node or default_node()
@@ -161,8 +170,8 @@ class TablasServer:
             ListRooms: self.lobby.list_rooms,
             CreateRoom: self.hub.create_room,
             Rematch: rematch,
-            **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed),
-                            command),
+            **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed,
+                             Abort, ClaimWin), command),
         }
         self.records = Records(self.hub)
         http = Http(web if web is not None else web_folder(), self.lobby.http_body, self.bots,
@@ -202,7 +211,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               abandon_after: float | None = ABANDON_AFTER,
               keep_adjourned: float | None = KEEP_ADJOURNED,
               node: str | None = None, redis: str | None = None,
-              lease_s: float | None = None) -> None:
+              lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
+              max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`server.loop.quiet_collector` sets it for serving)."""
@@ -216,6 +226,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
                                   max_conns_per_address=max_conns_per_address,
                                   max_msgs_per_address=max_msgs_per_address,
                                   abandon_after=abandon_after, keep_adjourned=keep_adjourned,
+                                  claim_after=claim_after,
+                                  max_rooms_per_address=max_rooms_per_address,
                                   node=node, redis=redis, lease_s=lease_s)
         except BaseException:
             await store.close()

@@ -226,6 +226,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError("--max-msgs-per-address must be 0 (no limit) or a positive number")
     if not 0 <= args.abandon_after < float("inf"):
         raise CliError("--abandon-after must be 0 (rooms never end) or more seconds")
+    if not 0 <= args.claim_after < float("inf"):
+        raise CliError("--claim-after must be 0 (at once) or more seconds")
+    if args.max_rooms_per_address < 0:
+        raise CliError("--max-rooms-per-address must be 0 (no limit) or more")
     if not 0 <= args.keep_adjourned < float("inf"):
         raise CliError("--keep-adjourned must be 0 (kept for ever) or more days")
     if not 0.3 <= args.lease_s < float("inf"):
@@ -256,7 +260,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         per_address or None, max_msgs_per_address=msgs or None,
                         abandon_after=args.abandon_after or None,
                         keep_adjourned=args.keep_adjourned * 86400 or None,
-                        node=args.node, redis=args.redis, lease_s=args.lease_s), loop)
+                        node=args.node, redis=args.redis, lease_s=args.lease_s,
+                        claim_after=args.claim_after,
+                        max_rooms_per_address=args.max_rooms_per_address or None), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except (StartupError, BadDatabase) as e:
@@ -373,6 +379,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds without a connection after which a person is absent: their "
                         "game is won by the present player or adjourned, their waiting room "
                         "closed (default: 120; 0: rooms never end)")
+    p.add_argument("--claim-after", type=float, default=30.0, metavar="S",
+                   help="seconds an opponent must have been away before the present player "
+                        "may claim the game (claim_win; default: 30; 0: at once)")
+    p.add_argument("--max-rooms-per-address", type=int, default=40, metavar="N",
+                   help="rooms waiting or in play that one client address may have opened, "
+                        "over all of its players (default: 40; 0: no limit)")
     p.add_argument("--keep-adjourned", type=float, default=30.0, metavar="DAYS",
                    help="days an adjourned game waits to be resumed before it ends as "
                         "expired (default: 30; 0: for ever)")

@@ -42,7 +42,7 @@ from server.protocol import (
     RoomCreated,
     RoomOptions,
 )
-from server.room import Room, SeatState, Status, game_for
+from server.room import LIVE, Room, SeatState, Status, game_for
 
 log = logging.getLogger("tablas.server")
 
@@ -53,6 +53,10 @@ MAX_FINISHED_FOLLOWED = 2  # finished rooms one connection follows at most
 # for 8,000).
 SWEEP_EVERY = 5.0
 MAX_WAITING_ROOMS = 20  # per player
+# Rooms waiting or in play opened from one client address, over all of its players: guests
+# cost nothing to make, so a cap per player alone lets one address fill the lobby.
+MAX_ROOMS_PER_ADDRESS = 40
+CLAIM_AFTER = 30.0  # seconds an opponent must be away before the game may be claimed
 ABANDON_AFTER = 120.0  # seconds without a connection after which a person is absent
 KEEP_ADJOURNED = 30 * 86400.0  # seconds an adjourned game waits to be resumed
 EXPIRE_EVERY = 3600.0  # how often (real seconds) adjourned games are looked at for expiry
@@ -73,9 +77,11 @@ class Hub:
         max_finished_followed: int = MAX_FINISHED_FOLLOWED,
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
         keep_adjourned: float | None = None,
+        max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
     ) -> None:
-        """``max_waiting_rooms``: None lifts the cap; ``keep_adjourned``: seconds an adjourned
-        game waits to be resumed (None: for ever)."""
+        """``max_waiting_rooms``, ``max_rooms_per_address``: None lifts the cap;
+        ``keep_adjourned``: seconds an adjourned game waits to be resumed (None: for
+        ever)."""
         self.store = services.store
         self.services = services
         services.check_waiting_cap = self.check_waiting_rooms
@@ -88,6 +94,9 @@ class Hub:
         self.max_finished_followed = max_finished_followed
         self.max_waiting_rooms = max_waiting_rooms
         self.keep_adjourned = keep_adjourned
+        self.max_rooms_per_address = max_rooms_per_address
+        # The rooms opened from each client address that were live when last looked at.
+        self._rooms_of_address: dict[str, set[str]] = {}
         self.rooms: dict[str, LiveRoom] = {}
         # For each player, the rooms that waited for them when last looked at (opened by them
         # or with them seated; a room never waits again once it starts): the cap on waiting
@@ -315,10 +324,15 @@ class Hub:
                       registered=conn.player.registered)
         if room.ready:
             room.start()
-        if room.rated and self.services.rated is not None:
-            room.ratings = await self.services.rated.current(room)
+        rated = self.services.rated
+        if rated is not None and (players := room.rated_players()) is not None \
+                and await rated.capped(room, players):
+            room.unrate()  # the pair's cap is reached: rated: false from the start
+        if room.rated and rated is not None:
+            room.ratings = await rated.current(room)
         if room.status == "waiting":
             self.check_waiting_rooms(conn.player.id)
+        self.check_address_rooms(conn.address)
         if self.claim is not None and await self.claim(room_id, True) is not None:
             raise RoomError("internal", "the new room's id is taken: try again")
         await self.store.create_room(
@@ -329,6 +343,8 @@ class Hub:
         seated = bool(room.seats_of(conn.player.id))
         live = LiveRoom(room, self.services)
         self._add(live)
+        if conn.address:
+            self._rooms_of_address.setdefault(conn.address, set()).add(room_id)
         self.services.presence.seated(conn.player.id, room_id)  # the creator's absence counts
         live.subscribe(conn, spectator=not seated)
         conn.send(RoomCreated(re=re, room_id=room_id))
@@ -374,6 +390,26 @@ class Hub:
             raise RoomError("bad_request", (
                 f"{n} rooms of yours are waiting for an opponent (at most {cap}): leave one"
                 " or let it start before you open or join another"))
+
+    def check_address_rooms(self, address: str) -> None:
+        """Refuses (``rate_limited``) one more room opened from ``address`` past
+        ``max_rooms_per_address`` rooms of its, waiting or in play (contract section 10).
+        Those are in memory while their people are around; one that left memory is no
+        longer counted."""
+        cap = self.max_rooms_per_address
+        mine = self._rooms_of_address.get(address)
+        if cap is None or not address or mine is None:
+            return
+        for room_id in list(mine):
+            live = self.rooms.get(room_id)
+            if live is None or live.room.status not in LIVE:
+                mine.discard(room_id)
+        if not mine:
+            del self._rooms_of_address[address]
+        elif len(mine) >= cap:
+            raise RoomError("rate_limited", (
+                f"{len(mine)} rooms opened from your address are waiting or being played (at"
+                f" most {cap}): finish or leave one before you open another"))
 
     # --- followers and presence ----------------------------------------------------------
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,9 +40,11 @@ from server.bots import random_move
 from server.connections import Conn, Presence
 from server.errors import RoomError
 from server.protocol import (
+    Abort,
     Analysis,
     Chat,
     ChatMessage,
+    ClaimWin,
     HandToBot,
     Join,
     Leave,
@@ -89,7 +92,7 @@ class Expire:
 
 
 # A player's command, from a client message; the room's own tasks and the hub send the others.
-RoomCommand = Join | Spectate | Leave | Move | Resign | HandToBot | Chat | Seed
+RoomCommand = Join | Spectate | Leave | Move | Resign | HandToBot | Chat | Seed | Abort | ClaimWin
 Command = RoomCommand | BotMove | Tick | PresenceChanged | Expire
 
 
@@ -127,6 +130,8 @@ class RoomServices:
     bot_pause: float = 0.0  # seconds a bot waits before its move is played (for people)
     # Seconds without a connection after which a person is absent (None: rooms never end).
     abandon_after: float | None = None
+    # Seconds an opponent must have been away before the present player may claim the win.
+    claim_after: float = 30.0
     closing: bool = False  # the server is shutting down: no new bot or timer tasks
     # Rates a rated room's finished game (None: no game is rated).
     rated: RatedGames | None = None
@@ -190,6 +195,7 @@ class LiveRoom:
                         await self._read_ratings(player.id)
                     change = room.prepare_join(player.id, player.name, command.seat,
                                                command.seed, registered=player.registered)
+                    change = await self._pair_capped(change)
                 if change is not None:
                     await self._persist(change)
                 self.subscribe(conn, spectator=False)
@@ -217,6 +223,15 @@ class LiveRoom:
                 assert conn is not None
                 outcome = room.prepare_resign(conn.player_id or "")
                 await self._apply(Ending(outcome, room.live_clocks()), conn, command.id)
+            case Abort():
+                assert conn is not None
+                outcome = room.prepare_abort(conn.player_id)
+                await self._apply(Ending(outcome, room.live_clocks()), conn, command.id)
+            case ClaimWin():
+                assert conn is not None
+                room.sync_presence(self.services.presence.connected)
+                outcome = room.prepare_claim(conn.player_id, self.services.claim_after)
+                await self._apply(Ending(outcome, room.live_clocks()), conn, command.id)
             case Seed():
                 assert conn is not None
                 await self._apply(room.prepare_seed(conn.player_id, command.seed), conn,
@@ -233,6 +248,8 @@ class LiveRoom:
                 await self._tick()
             case PresenceChanged():
                 self.touched = self.services.clock()
+                # The snapshot says since when each player has been away (claim_win).
+                room.sync_presence(self.services.presence.connected)
                 self._send_snapshot()
             case Expire():
                 if room.status == "adjourned":
@@ -244,6 +261,16 @@ class LiveRoom:
         ratings = await self._persist(change)
         self.room.commit_ratings(ratings)
         self._commit(change, answer, re)
+
+    async def _pair_capped(self, change: SeatChange | None) -> SeatChange | None:
+        """``change``, unrated if it starts a rated game between a pair past its cap."""
+        rated, room = self.services.rated, self.room
+        if change is None or change.started_at is None or rated is None:
+            return change
+        players = room.rated_players(change.seats)
+        if players is None or not await rated.capped(room, players):
+            return change
+        return dataclasses.replace(change, unrated=True)
 
     async def _read_ratings(self, player_id: str) -> None:
         """A player about to sit in this rated room: their rating, for the seat's."""
@@ -270,7 +297,7 @@ class LiveRoom:
                 return ratings
             case SeatChange(handover=None):
                 await store.save_seats(room.room_id, change.seats, change.status,
-                                       change.opening_rolls, change.seeds)
+                                       change.opening_rolls, change.seeds, change.unrated)
             case SeatChange(handover=h) if h is not None:
                 await store.hand_seat_to_bot(room.room_id, h.seat, h.level, h.ply,
                                              h.from_player, h.reason, h.time, change.status,

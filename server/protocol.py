@@ -213,6 +213,9 @@ class CreateRoom(ClientMessage):
 
     @model_validator(mode="after")
     def _rated(self) -> CreateRoom:
+        if self.rated and self.clock is None:
+            raise ValueError("a rated game has a clock: give clock {base_ms, increment_ms}"
+                             " (contract section 10)")
         if self.rated and all(isinstance(s, BotSeat) for s in self.seats):
             raise ValueError("a rated game needs a person: bot against bot is not rated")
         if self.rated and self.abandon_to_bot_after_ms is not None:
@@ -275,6 +278,22 @@ class Resign(ClientMessage):
     room_id: RoomId
 
 
+class Abort(ClientMessage):
+    """Ends a game before each seat has made its first move, without a winner (``aborted``,
+    unrated). Contract section 10."""
+
+    type: Literal["abort"]
+    room_id: RoomId
+
+
+class ClaimWin(ClientMessage):
+    """The present player claims the game of an opponent away for ``--claim-after`` seconds
+    (contract section 10)."""
+
+    type: Literal["claim_win"]
+    room_id: RoomId
+
+
 class Chat(ClientMessage):
     """Additive: a line of text to everyone in the room (players and spectators)."""
 
@@ -305,10 +324,10 @@ class HandToBot(ClientMessage):
 
 
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
-                  Rematch, HandToBot, Seed, Register)
+                  Rematch, HandToBot, Seed, Register, Abort, ClaimWin)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
-    | HandToBot | Seed | Register,
+    | HandToBot | Seed | Register | Abort | ClaimWin,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -404,6 +423,10 @@ def with_re(text: str, re: str | int | None) -> str:
     if re is None:
         return text
     return '{"re":' + (str(re) if type(re) is int else json_text(re)) + "," + text[1:]
+
+
+def _nobody_away() -> list[int | None]:
+    return [None, None]
 
 
 # "adjourned" and "closed": contract section 6 (server/room.py says when).
@@ -533,6 +556,10 @@ class RoomSnapshot(ServerMessage):
     clock_running: Seat | None = Field(
         default=None, description="additive: the seat whose clock runs")
     rated: bool = Field(default=False, description="additive: a rated game")
+    away_since_ms: list[int | None] = Field(
+        default_factory=_nobody_away,
+        description="since when each seat's player has been away (the server's epoch ms;"
+                    " null: present, a bot, or not playing)")
 
 
 class Update(ServerMessage):
@@ -551,6 +578,10 @@ class Update(ServerMessage):
         default=None, description="additive: each seat's time left in ms (null: no clock)")
     clock_running: Seat | None = Field(
         default=None, description="additive: the seat whose clock runs")
+    away_since_ms: list[int | None] = Field(
+        default_factory=_nobody_away,
+        description="since when each seat's player has been away (the server's epoch ms;"
+                    " null: present, a bot, or not playing)")
 
 
 class Rooms(ServerMessage):

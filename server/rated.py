@@ -12,26 +12,50 @@ What is rated: a room created with ``"rated": true`` whose game finishes with a 
 seats (a person or a bot level: :func:`server.ratings.bot_rating_id`), one period each with
 the single game; a resignation, a timeout or an abandonment names the other seat the winner,
 so it counts as a loss. An adjourned game that expires (no winner, nobody played it out) is
-not rated.
+not rated, nor is an aborted one (ended before each seat had made its first play).
+
+Fair rated play (contract section 10, docs/ratings.md): a house bot level is an anchor, whose
+rating and RD are fixed (its game's profile, ``bot_ratings``): a game against it moves only
+the person's rating. Between the same two players (a bot level counts as one) only
+:data:`PAIR_CAP` rated games that finish within :data:`PAIR_WINDOW` seconds change ratings:
+a room that would be a later one is made unrated when it is paired (:meth:`RatedGames.capped`),
+and one that finishes past the cap anyway (two paired at once on two nodes) leaves the ratings
+as they were.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 
 from engine.core import Outcome
-from server.ratings import RatingChange, rate_game, score_of
+from engine.games import profile
+from server.ratings import NEW, Rating, RatingChange, bot_level, rate_game, score_of
 from server.room import Room
 from server.store import Storage
 
-UNRATED_REASONS = frozenset({"expired"})
+UNRATED_REASONS = frozenset({"expired", "aborted"})
+PAIR_CAP = 10  # rated games between the same two players that change ratings ...
+PAIR_WINDOW = 86400.0  # ... among those finished within this many seconds
+
+
+def anchored(game_id: str, player_id: str, stored: Rating) -> Rating:
+    """``stored`` as the game rates it: a house bot level's is its fixed rating and RD (its
+    ``games`` still count); a person's is as stored."""
+    level = bot_level(player_id)
+    if level is None:
+        return stored
+    rating, rd = profile(game_id).bot_ratings[level]
+    return Rating(float(rating), float(rd), NEW.volatility, stored.games)
 
 
 class RatedGames:
-    def __init__(self, store: Storage) -> None:
+    def __init__(self, store: Storage, clock: Callable[[], float] = time.time) -> None:
         self.store = store
+        self.clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
         self._users: dict[str, int] = {}
 
@@ -43,7 +67,15 @@ class RatedGames:
         if not room.rated or not ids:
             return {}
         found = await self.store.ratings_of(room.game_id, ids)
-        return {pid: r.rating for pid, r in found.items()}
+        return {pid: anchored(room.game_id, pid, r).rating for pid, r in found.items()}
+
+    async def capped(self, room: Room, players: tuple[str, str]) -> bool:
+        """Whether a rated game of ``room`` between ``players`` (just paired) would be past
+        the pair's cap: :data:`PAIR_CAP` of their rated games finished within the window or
+        still being played (any of which may finish within it)."""
+        n = await self.store.rated_games_between(
+            room.game_id, players, self.clock() - PAIR_WINDOW, playing=True)
+        return n >= PAIR_CAP
 
     @contextlib.asynccontextmanager
     async def settle(self, room: Room, outcome: Outcome | None
@@ -55,12 +87,23 @@ class RatedGames:
             yield []
             return
         async with self._locked(sorted(set(players))):
-            before = await self.store.ratings_of(room.game_id, players)
-            a, b = before[players[0]], before[players[1]]
+            game = room.game_id
+            past = await self.store.rated_games_between(
+                game, players, self.clock() - PAIR_WINDOW, playing=False)
+            if past >= PAIR_CAP:
+                yield []
+                return
+            stored = await self.store.ratings_of(game, players)
+            a, b = (anchored(game, pid, stored[pid]) for pid in players)
             score = score_of(outcome.winner, 0)
             a_after, b_after = rate_game(a, b, score)
-            yield [RatingChange(0, players[0], room.game_id, score, a, a_after),
-                   RatingChange(1, players[1], room.game_id, 1.0 - score, b, b_after)]
+            # An anchor does not move: its rating and RD stay; its games count.
+            if bot_level(players[0]) is not None:
+                a_after = replace(a, games=a.games + 1)
+            if bot_level(players[1]) is not None:
+                b_after = replace(b, games=b.games + 1)
+            yield [RatingChange(0, players[0], game, score, a, a_after),
+                   RatingChange(1, players[1], game, 1.0 - score, b, b_after)]
 
     @contextlib.asynccontextmanager
     async def _locked(self, player_ids: Sequence[str]) -> AsyncIterator[None]:

@@ -18,6 +18,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from engine.search.decision import LEVELS, Level
+
 __all__ = [
     "EPSILON",
     "MAX_RD",
@@ -26,6 +28,7 @@ __all__ = [
     "TAU",
     "Rating",
     "RatingChange",
+    "bot_level",
     "bot_rating_id",
     "is_bot_rating_id",
     "rate",
@@ -196,6 +199,14 @@ def bot_rating_id(game_id: str, level: str) -> str:
 
 def is_bot_rating_id(player_id: str) -> bool:
     return player_id.startswith("bot:")
+
+
+def bot_level(player_id: str) -> Level | None:
+    """The house bot level a :func:`bot_rating_id` names (None: a person, or no level)."""
+    if not is_bot_rating_id(player_id):
+        return None
+    level = player_id.rsplit(":", 1)[-1]
+    return next((lv for lv in LEVELS if lv == level), None)
 
 
 @dataclass(frozen=True)

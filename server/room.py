@@ -18,6 +18,12 @@ Room options (:class:`~server.protocol.RoomOptions`, not the game's): a chess cl
 time runs out loses on ``timeout``), and handing a seat to a bot, by its holder or after its
 player has been away ``abandon_to_bot_after_ms``. Every time is read from the injected clock.
 
+Fair rated play (contract section 10): until each seat has made its first play a seated
+person may ``abort`` the game (no winner, ``aborted``), and a rated game that ends in any
+other way before then ends ``aborted`` too (:meth:`Room.conclude`); a rated game with a clock
+is never adjourned (its clock runs whoever is away), and the present player may claim a game
+whose opponent has been away for the server's ``claim_after`` (:meth:`Room.prepare_claim`).
+
 Rooms end (contract section 6): a person is *absent* once they have had no connection for the
 server's ``abandon_after`` seconds. :meth:`Room.due` says what that makes of the room: a game
 whose absent player faces a present person is won by that person (``abandoned``); a game with
@@ -53,6 +59,8 @@ from server.protocol import (
 from server.ratings import RatingChange, bot_rating_id
 
 Status = RoomStatus
+# A game ended before each seat made its first play (contract section 10): unrated.
+ABORTED = Outcome(winner=None, points=0, reason="aborted")
 # The statuses of a room people can still join or watch play: the lobby lists these, and a
 # room in one of them stays in memory until the absence of its people ends it.
 LIVE: frozenset[Status] = frozenset({"waiting", "playing"})
@@ -127,6 +135,7 @@ class SeatChange:
     started_at: float | None  # when the game started, if this starts it
     handover: Handover | None = None
     seeds: Seeds | None = None  # the seats' dice seeds after the change (None: no seeds)
+    unrated: bool = False  # a rated room paired past the pair's cap: rated no more
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +252,8 @@ class Room:
         # Since when each seat's player has been disconnected (while the game is played),
         # and the creator (while the room waits).
         self.away_since: list[float | None] = [None, None]
+        # Whether each seat has made a play (its first move: contract section 10's abort).
+        self.played: list[bool] = [False, False]
         self.creator_away_since: float | None = None
         # Who opened the room (a waiting room lives while they are around), and when it was
         # adjourned or closed.
@@ -325,10 +336,10 @@ class Room:
     def rated(self) -> bool:
         return self.room_options.rated
 
-    def rating_id(self, seat: int) -> str | None:
-        """Who seat ``seat`` is as a rated player: its person, or its bot's level in this
-        game (None: an open seat)."""
-        s = self.seats[seat]
+    def rating_id(self, seat: int, seats: Sequence[SeatState] | None = None) -> str | None:
+        """Who seat ``seat`` (of ``seats``, default the room's) is as a rated player: its
+        person, or its bot's level in this game (None: an open seat)."""
+        s = (self.seats if seats is None else seats)[seat]
         if s.kind == "bot":
             return bot_rating_id(self.game_id, s.level or "medium")
         return s.player_id
@@ -342,12 +353,18 @@ class Room:
         rating = None if pid is None else self.ratings.get(pid)
         return None if rating is None else round(rating)
 
-    def rated_players(self) -> tuple[str, str] | None:
-        """Both seats' rated players, once the game is rated and both seats are filled."""
+    def rated_players(self, seats: Sequence[SeatState] | None = None
+                      ) -> tuple[str, str] | None:
+        """Both seats' rated players (of ``seats``, default the room's), once the game is
+        rated and both seats are filled."""
         if not self.rated:
             return None
-        a, b = self.rating_id(0), self.rating_id(1)
+        a, b = self.rating_id(0, seats), self.rating_id(1, seats)
         return None if a is None or b is None else (a, b)
+
+    def unrate(self) -> None:
+        """The game is rated no more (paired past its pair's cap: contract section 10)."""
+        self.room_options = self.room_options.model_copy(update={"rated": False})
 
     def commit_ratings(self, changes: Sequence[RatingChange]) -> None:
         """The ratings a finished rated game left (shown in the final snapshot)."""
@@ -408,6 +425,7 @@ class Room:
             "clocks": self.live_clocks(),
             "clock_running": self.clock_running,
             "rated": self.rated,
+            "away_since_ms": self.away_since_ms(),
         }
 
     def update(self, action: Action, viewer: str | None) -> Update:
@@ -433,7 +451,13 @@ class Room:
             "dice": list(action.rolls[-1]) if action.rolls else None,
             "clocks": self.live_clocks(),
             "clock_running": self.clock_running,
+            "away_since_ms": self.away_since_ms(),
         }
+
+    def away_since_ms(self) -> list[int | None]:
+        """Since when each seat's player has been away, in epoch milliseconds of the room's
+        clock (null: present, a bot, or the game is not being played)."""
+        return [None if t is None else round(t * 1000) for t in self.away_since]
 
     def summary(self, spectators: int = 0) -> RoomSummary:
         return RoomSummary(
@@ -572,6 +596,8 @@ class Room:
         """Makes a prepared seat change part of the room."""
         self.seats = list(change.seats)
         self.seeds = change.seeds
+        if change.unrated:
+            self.unrate()
         if isinstance(self.dice, CommitRevealDice):
             self.dice.seeds = change.seeds
         if change.handover is not None:
@@ -667,7 +693,8 @@ class Room:
         clocks = self.live_clocks(now)
         if seat is None or clocks is None or clocks[seat] > 0:
             return None
-        return Outcome(winner=1 - seat, points=self.stake(), reason="timeout"), clocks
+        return self.conclude(Outcome(winner=1 - seat, points=self.stake(),
+                                     reason="timeout")), clocks
 
     def _clocks_after(self, seat: int, now: float) -> tuple[int, int] | None:
         """The clocks once ``seat`` acts at ``now``; :class:`Flagged` if its time is up."""
@@ -732,8 +759,9 @@ class Room:
         present = [i for i in people if self.away_since[i] is None]
         if present:
             winner = present[0]
-            return Outcome(winner=winner, points=self.stake(), reason="abandoned")
-        if len(absent) == len(people):
+            return self.conclude(Outcome(winner=winner, points=self.stake(),
+                                         reason="abandoned"))
+        if len(absent) == len(people) and not self.never_adjourned:
             return Lapse("adjourned", now)
         return None  # the other person is away, not yet absent: their time decides
 
@@ -755,6 +783,12 @@ class Room:
         waits = [t + abandon_after - now for t in since
                  if t is not None and t + abandon_after > now]
         return min(waits) if waits else None
+
+    @property
+    def never_adjourned(self) -> bool:
+        """A rated game with a clock is never adjourned: its clock runs whoever is away, and
+        a flag falls as usual (contract section 10)."""
+        return self.rated and self.remaining is not None
 
     def prepare_resume(self, player_id: str) -> Lapse | None:
         """The adjourned game played again, when ``player_id`` holds a seat in it; None when
@@ -837,12 +871,18 @@ class Room:
         state = game.apply(self.state, listed)
         state, rolls = resolve_chance(game, state, self.dice, self.ply + 1)
         action = Action(self.ply, seat, game.move_to_json(listed), rolls, now, clocks)
-        return Pending(action, state, game.outcome(state))
+        outcome = game.outcome(state)
+        if outcome is not None:
+            played = list(self.played)
+            played[seat] = played[seat] or game.is_play(listed)
+            outcome = self.conclude(outcome, played)
+        return Pending(action, state, outcome)
 
     def commit(self, pending: Pending) -> Action:
         """Makes a prepared move part of the room (it must still be the next ply)."""
         if pending.action.index != self.ply:
             raise RoomError("stale", "the room moved on since the move was prepared")
+        self._note_play(pending.action.seat, pending.action.move)
         self.history.append(pending.action)
         self.state = pending.state
         if pending.action.clocks is not None:
@@ -860,13 +900,66 @@ class Room:
             self.result = outcome
             self.status = "finished"
 
+    def _note_play(self, seat: int, move: JSON) -> None:
+        """Seat ``seat`` made ``move`` (a move of the current state, in listed form)."""
+        if not self.played[seat]:
+            self.played[seat] = self.game.is_play(self.game.move_from_json(self.state, move))
+
+    @property
+    def opening(self) -> bool:
+        """Whether a seat has yet to make its first play: the game may still be aborted."""
+        return not all(self.played)
+
+    def conclude(self, outcome: Outcome, played: Sequence[bool] | None = None) -> Outcome:
+        """How a game ending with ``outcome`` ends: a rated game that ends before each seat
+        has made its first play (``played``, default the room's) is ``aborted`` — no winner,
+        no rating (contract section 10)."""
+        played = self.played if played is None else played
+        if self.rated and not all(played) and outcome.reason != "aborted":
+            return ABORTED
+        return outcome
+
     def prepare_resign(self, player_id: str) -> Outcome:
         seats = self.seats_of(player_id)
         self._check_in_play(seats, "bad_request", "the game has not started")
         # Holding both seats (playing oneself), the seat to move resigns.
         seat = self.to_move if self.to_move in seats else seats[0]
         assert seat is not None
-        return Outcome(winner=1 - seat, points=self.stake(), reason="resign")
+        return self.conclude(Outcome(winner=1 - seat, points=self.stake(), reason="resign"))
+
+    def prepare_abort(self, player_id: str | None) -> Outcome:
+        """The ``abort`` message: a seated person ends the game without a winner while a seat
+        has yet to make its first play; afterwards it is ``bad_request``."""
+        seats = self.seats_of(player_id)
+        self._check_in_play(seats, "bad_request",
+                            "the game has not started: leave the room instead")
+        if not self.opening:
+            raise RoomError("bad_request", "both sides have moved: the game can no longer be"
+                            " aborted (resign it, or play it out)")
+        return ABORTED
+
+    def prepare_claim(self, player_id: str | None, claim_after: float,
+                      now: float | None = None) -> Outcome:
+        """The ``claim_win`` message: the present player wins a game whose opponent has been
+        away for ``claim_after`` seconds (from the presence last noted by
+        :meth:`sync_presence`); earlier, or with the opponent present, ``bad_request``."""
+        seats = self.seats_of(player_id)
+        self._check_in_play(seats, "bad_request", "the game has not started")
+        if len(seats) > 1:
+            raise RoomError("bad_request", "you hold both seats: there is nobody to claim from")
+        seat = seats[0]
+        other = 1 - seat
+        if self.seats[other].kind != "human":
+            raise RoomError("bad_request", "your opponent is a bot: it never leaves")
+        since = self.away_since[other]
+        if since is None:
+            raise RoomError("bad_request", "your opponent is here: play on")
+        now = self.clock() if now is None else now
+        if now - since < claim_after:
+            raise RoomError("bad_request", (
+                f"your opponent has been away for {max(0.0, now - since):.0f} s: you may claim"
+                f" the win once they have been away for {claim_after:g} s"))
+        return self.conclude(Outcome(winner=seat, points=self.stake(), reason="abandoned"))
 
     def finish(self, outcome: Outcome, clocks: Sequence[int] | None = None) -> None:
         """Ends the game without a move; the clocks stop at ``clocks`` (default: now)."""
@@ -919,6 +1012,10 @@ class Room:
                 self.game, self.options, self.opening_rolls,
                 [(a.move, a.rolls) for a in actions],
             )
+            for a in actions:  # (moves in listed form: their shape says whether they play)
+                if not self.played[a.seat]:
+                    self.played[a.seat] = self.game.is_play(
+                        self.game.move_from_json(self.state, a.move))
         self.status = status
         self.result = result
         if self.remaining is not None:

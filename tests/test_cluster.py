@@ -187,8 +187,8 @@ async def test_a_rated_game_across_nodes(
         guest = Client(n["b"].url)
         await guest.connect("Gus")
         created = await ana.request({"type": "create_room", "game": "tictactoe",
-                                     "seats": [HUMAN, HUMAN], "join_seat": 0, "rated": True},
-                                    "room_created")
+                                     "seats": [HUMAN, HUMAN], "join_seat": 0, "rated": True,
+                                     "clock": {"base_ms": 600_000}}, "room_created")
         room_id = created["room_id"]
         refused = await guest.request({"type": "join", "room_id": room_id, "seat": 1},
                                       "error")
@@ -197,12 +197,17 @@ async def test_a_rated_game_across_nodes(
         snap = await bob.request({"type": "join", "room_id": room_id, "seat": 1}, "room")
         assert snap["rated"] is True and snap["status"] == "playing"
         assert (await owner_of(pg_url, room_id))[0] == "a"
+        # Each side moves (Bob's move from node b reaches a), so the resignation is rated.
+        await ana.request({"type": "move", "room_id": room_id, "ply": 0, "move": {"cell": 4}},
+                          "update")
+        await bob.request({"type": "move", "room_id": room_id, "ply": 1, "move": {"cell": 0}},
+                          "update")
         final = await bob.request({"type": "resign", "room_id": room_id}, "room")
         assert final["result"]["winner"] == 0
         for node in n.values():
             board = _http(node.port, "/api/leaderboard?game=tictactoe")["players"]
-            assert [(p["name"], round(p["rating"], 2), p["games"]) for p in board] == [
-                ("Ana", 1662.21, 1), ("Bob", 1337.79, 1)]
+            assert [(p["name"], round(p["rating"], 2), p["games"]) for p in board
+                    if not p["bot"]] == [("Ana", 1662.21, 1), ("Bob", 1337.79, 1)]
         for c in (ana, bob, guest):
             await c.close()
 

@@ -1,8 +1,9 @@
-"""Rated games over a real socket (contract section 8): a rated room's end moves both sides'
-Glicko-2 ratings by exactly one period, as Glickman's paper computes it (an implementation
-of the paper's steps written here, independently of server/ratings.py); resignations and
-abandonments are losses; bots are rated per game and level; guests cannot sit in rated
-rooms; the leaderboard and the players' pages; the rating is written with the result."""
+"""Rated games over a real socket (contract sections 8 and 10): a rated room's end moves both
+sides' Glicko-2 ratings by exactly one period, as Glickman's paper computes it (an
+implementation of the paper's steps written here, independently of server/ratings.py);
+resignations and abandonments after each side has moved are losses; house bot levels are
+anchors whose fixed rating games never change; guests cannot sit in rated rooms; the
+leaderboard and the players' pages; the rating is written with the result."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ import pytest
 from server_support import Client, running
 
 from engine.core import Outcome
+from engine.search.profiles import PROFILES
 from server.ratings import Rating, RatingChange
 
 PASSWORD = "correct horse battery"
 HUMAN = {"kind": "human"}
 X_WINS = [0, 3, 1, 4, 2]  # tic-tac-toe: seat 0 (X) completes the top row
 SCALE = 173.7178
+CLOCK = {"base_ms": 600_000, "increment_ms": 0}  # a rated game has a clock (section 10)
 
 
 def glicko2(r: float, rd: float, sigma: float, opp_r: float, opp_rd: float, s: float,
@@ -71,6 +74,12 @@ def glicko2(r: float, rd: float, sigma: float, opp_r: float, opp_rd: float, s: f
 NEW = (1500.0, 350.0, 0.06)
 
 
+def anchor(game: str, level: str) -> tuple[float, float, float]:
+    """A house bot level's fixed rating and RD (the project's, from its measured play)."""
+    rating, rd = PROFILES[game].bot_ratings[level]  # type: ignore[index]
+    return float(rating), float(rd), 0.06
+
+
 def after_game(a: tuple[float, float, float], b: tuple[float, float, float], score_a: float
                ) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
     return (glicko2(*a, b[0], b[1], score_a), glicko2(*b, a[0], a[1], 1 - score_a))
@@ -110,9 +119,21 @@ async def member(url: str, name: str) -> tuple[Client, str]:
 async def rated_room(c: Client, game: str, seats: list[dict[str, Any]], **kw: Any
                      ) -> tuple[str, dict[str, Any]]:
     created = await c.request({"type": "create_room", "game": game, "options": {},
-                               "seats": seats, "join_seat": 0, "rated": True, **kw},
-                              "room_created")
+                               "seats": seats, "join_seat": 0, "rated": True, "clock": CLOCK,
+                               **kw}, "room_created")
     return created["room_id"], await c.expect("room")
+
+
+async def first_moves(c: Client, room: str, view: dict[str, Any]) -> dict[str, Any]:
+    """``c`` plays its seat's first listed move against a bot until each seat has moved
+    (a rated game ended earlier is aborted, not rated); the latest view."""
+    while view["ply"] < 2:
+        if view.get("legal_moves"):
+            view = await c.request({"type": "move", "room_id": room, "ply": view["ply"],
+                                    "move": view["legal_moves"][0]}, "update")
+        else:
+            view = await c.expect("update")
+    return view
 
 
 async def play(movers: list[Client], room: str, cells: list[int]) -> dict[str, Any]:
@@ -173,9 +194,14 @@ async def test_rated_games_between_members_move_ratings_as_glicko2_says(tmp_path
         assert [s["player_id"] for s in ana_page["games"][0]["seats"]] == [bob_id, ana_id]
         board = await get(url, "/api/leaderboard?game=tictactoe")
         assert board["game"] == "tictactoe"
-        assert [p["player_id"] for p in board["players"]] == sorted(
+        people = [p for p in board["players"] if not p["bot"]]
+        assert [p["player_id"] for p in people] == sorted(
             [ana_id, bob_id], key=lambda p: -(a2 if p == ana_id else b2)[0])
-        assert all(p["bot"] is False for p in board["players"])
+        # Best first, the house levels among them at their fixed ratings.
+        assert [p["rating"] for p in board["players"]] == sorted(
+            (p["rating"] for p in board["players"]), reverse=True)
+        assert all(p["player_id"].startswith("bot:tictactoe:") for p in board["players"]
+                   if p["bot"])
         for c in (ana, bob):
             await c.close()
 
@@ -184,27 +210,36 @@ async def test_resigning_to_a_bot_is_a_loss_and_bots_are_rated_players(tmp_path:
     async with running(tmp_path / "t.db") as (_, url):
         ana, ana_id = await member(url, "Ana")
         bot = {"kind": "bot", "level": "random"}
+        fixed = anchor("connect4", "random")
         room, snap = await rated_room(ana, "connect4", [HUMAN, bot])
-        assert [s["rating"] for s in snap["seats"]] == [1500, 1500]
+        assert [s["rating"] for s in snap["seats"]] == [1500, round(fixed[0])]
+        await first_moves(ana, room, snap)
         await ana.request({"type": "resign", "room_id": room}, "room")
-        a1, bot1 = after_game(NEW, NEW, 0.0)
+        a1, _ = after_game(NEW, fixed, 0.0)
         close_to((await get(url, f"/api/players/{ana_id}"))["ratings"]["connect4"], a1, 1)
         bot_page = await get(url, "/api/players/bot:connect4:random")
         assert bot_page["bot"] is True and bot_page["name"] == "bot (random)"
-        close_to(bot_page["ratings"]["connect4"], bot1, 1)
+        # The anchor did not move; the game counts.
+        close_to(bot_page["ratings"]["connect4"], fixed, 1)
         board = await get(url, "/api/leaderboard?game=connect4")
-        assert [(p["player_id"], p["name"], p["bot"]) for p in board["players"]] == [
-            ("bot:connect4:random", "bot (random)", True), (ana_id, "Ana", False)]
-        assert (await get(url, "/api/leaderboard?game=tictactoe"))["players"] == []
-        # A second rated game against the same bot level starts from its new rating.
+        rows = {p["player_id"]: (p["name"], p["bot"], p["rating"], p["rd"])
+                for p in board["players"]}
+        assert rows[ana_id] == ("Ana", False, pytest.approx(a1[0]), pytest.approx(a1[1]))
+        # Every house level of the game is on the board, at its fixed rating and RD.
+        for level in ("random", "easy", "medium", "hard", "max"):
+            r, rd, _ = anchor("connect4", level)
+            assert rows[f"bot:connect4:{level}"] == (f"bot ({level})", True, r, rd)
+        assert len(rows) == 6
+        # A second rated game against the same bot level: the bot is where it was.
         room2, snap2 = await _rated_second(ana)
-        assert snap2["seats"][0]["rating"] == round(bot1[0])
+        assert snap2["seats"][0]["rating"] == round(fixed[0])
         assert snap2["seats"][1]["rating"] == round(a1[0])
+        await first_moves(ana, room2, snap2)
         await ana.request({"type": "resign", "room_id": room2}, "room")
-        bot2, a2 = after_game(bot1, a1, 1.0)
+        _, a2 = after_game(fixed, a1, 1.0)
         close_to((await get(url, f"/api/players/{ana_id}"))["ratings"]["connect4"], a2, 2)
         close_to((await get(url, "/api/players/bot:connect4:random"))["ratings"]["connect4"],
-                 bot2, 2)
+                 fixed, 2)
         await ana.close()
 
 
@@ -212,7 +247,8 @@ async def _rated_second(ana: Client) -> tuple[str, dict[str, Any]]:
     """Ana in seat 1 against the random bot in seat 0."""
     created = await ana.request({"type": "create_room", "game": "connect4", "options": {},
                                  "seats": [{"kind": "bot", "level": "random"}, HUMAN],
-                                 "join_seat": 1, "rated": True}, "room_created")
+                                 "join_seat": 1, "rated": True, "clock": CLOCK},
+                                "room_created")
     return created["room_id"], await ana.expect("room")
 
 
@@ -221,7 +257,7 @@ async def test_an_abandoned_rated_game_is_a_loss(tmp_path: Path) -> None:
         (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
         room, _ = await rated_room(ana, "tictactoe", [HUMAN, HUMAN])
         await bob.request({"type": "join", "room_id": room, "seat": 1}, "room")
-        await play([ana, bob], room, [4])
+        await play([ana, bob], room, [4, 0])  # each side has moved: not an abort
         await bob.close()
         while True:
             snap = await ana.expect("room", timeout=10)
@@ -240,7 +276,8 @@ async def test_who_may_play_rated(tmp_path: Path) -> None:
         guest = Client(url)
         await guest.connect("Guest")
         bot = {"kind": "bot", "level": "random"}
-        msg = {"type": "create_room", "game": "tictactoe", "options": {}, "rated": True}
+        msg = {"type": "create_room", "game": "tictactoe", "options": {}, "rated": True,
+               "clock": CLOCK}
         e = await guest.error({**msg, "seats": [HUMAN, bot], "join_seat": 0})
         assert e["code"] == "not_authenticated" and "regist" in e["message"]
         e = await guest.error({**msg, "seats": [HUMAN, HUMAN]})
@@ -275,16 +312,19 @@ async def test_two_rated_games_of_one_player_ending_together(tmp_path: Path) -> 
         await other.request({"type": "hello", "name": "Ana", "password": PASSWORD}, "welcome")
         rooms = []
         for c, level in ((ana, "random"), (other, "easy")):
-            room, _ = await rated_room(c, "tictactoe",
-                                       [HUMAN, {"kind": "bot", "level": level}])
+            room, snap = await rated_room(c, "tictactoe",
+                                          [HUMAN, {"kind": "bot", "level": level}])
+            await first_moves(c, room, snap)
             rooms.append(room)
         await asyncio.gather(ana.request({"type": "resign", "room_id": rooms[0]}, "room"),
                              other.request({"type": "resign", "room_id": rooms[1]}, "room"))
         shown = (await get(url, f"/api/players/{ana_id}"))["ratings"]["tictactoe"]
         # One after the other, in either order: never both from the same rating.
-        one = after_game(after_game(NEW, NEW, 0.0)[0], NEW, 0.0)[0]
+        random, easy = anchor("tictactoe", "random"), anchor("tictactoe", "easy")
+        orders = [after_game(after_game(NEW, random, 0.0)[0], easy, 0.0)[0],
+                  after_game(after_game(NEW, easy, 0.0)[0], random, 0.0)[0]]
         assert shown["games"] == 2
-        assert shown["rating"] == pytest.approx(one[0], abs=1e-6)
+        assert any(shown["rating"] == pytest.approx(o[0], abs=1e-6) for o in orders)
         for level in ("random", "easy"):
             page = await get(url, f"/api/players/bot:tictactoe:{level}")
             assert page["ratings"]["tictactoe"]["games"] == 1
@@ -298,7 +338,9 @@ async def test_rating_is_written_with_the_result_or_not_at_all(tmp_path: Path) -
     db = tmp_path / "t.db"
     async with running(db) as (srv, url):
         ana, ana_id = await member(url, "Ana")
-        room, _ = await rated_room(ana, "tictactoe", [HUMAN, {"kind": "bot", "level": "random"}])
+        room, snap = await rated_room(ana, "tictactoe",
+                                      [HUMAN, {"kind": "bot", "level": "random"}])
+        await first_moves(ana, room, snap)
         stale = Rating(1600.0, 200.0, 0.06, 5)  # as if Ana had played 4 games before
         with pytest.raises(sqlite3.IntegrityError):
             await srv.store.record_result(
@@ -307,7 +349,8 @@ async def test_rating_is_written_with_the_result_or_not_at_all(tmp_path: Path) -
         with sqlite3.connect(db) as con:
             assert con.execute("SELECT COUNT(*) FROM results WHERE room_id = ?",
                                (room,)).fetchone() == (0,)
-            assert con.execute("SELECT COUNT(*) FROM ratings").fetchone() == (0,)
+            assert con.execute("SELECT COUNT(*) FROM ratings WHERE player_id NOT LIKE 'bot:%'"
+                               ).fetchone() == (0,)
         await ana.request({"type": "resign", "room_id": room}, "room")
         with sqlite3.connect(db) as con:
             assert con.execute("SELECT winner FROM results WHERE room_id = ?",
@@ -319,7 +362,7 @@ async def test_rating_is_written_with_the_result_or_not_at_all(tmp_path: Path) -
         await ana.close()
     # After a restart the ratings are there, and a rated room shows them in its seats.
     async with running(db) as (_, url):
-        a1, _ = after_game(NEW, NEW, 0.0)
+        a1, _ = after_game(NEW, anchor("tictactoe", "random"), 0.0)
         close_to((await get(url, f"/api/players/{ana_id}"))["ratings"]["tictactoe"], a1, 1)
         snap = await get(url, f"/api/rooms/{room}")
         assert snap["rated"] is True
@@ -339,10 +382,12 @@ async def test_leaderboard_and_player_refusals(tmp_path: Path) -> None:
         page = await get(url, f"/api/players/{gid}")
         assert page == {"player_id": gid, "name": "Guest", "registered": False, "bot": False,
                         "ratings": {}, "games": []}
-        # A bot level never played is a rated player with no rating yet.
+        # A bot level never played is a rated player at its fixed rating.
         bot = await get(url, "/api/players/bot:tictactoe:max")
+        r, rd, _ = anchor("tictactoe", "max")
         assert bot == {"player_id": "bot:tictactoe:max", "name": "bot (max)", "registered": False,
-                       "bot": True, "ratings": {}, "games": []}
+                       "bot": True, "ratings": {"tictactoe": {"rating": r, "rd": rd, "games": 0}},
+                       "games": []}
         # The pages are served for any id; they ask the API themselves.
         for path in ("/leaderboard", f"/players/{gid}"):
             status, _ = await asyncio.to_thread(_get_text, url, path)
@@ -360,16 +405,21 @@ async def test_a_rating_anyone_saw_survives_kill9(tmp_path: Path) -> None:
     srv.start()
     try:
         ana, ana_id = await member(srv.url, "Ana")
-        room, _ = await rated_room(ana, "grundy", [HUMAN, {"kind": "bot", "level": "random"}])
+        room, snap = await rated_room(ana, "grundy",
+                                      [HUMAN, {"kind": "bot", "level": "random"}])
+        await first_moves(ana, room, snap)
         final = await ana.request({"type": "resign", "room_id": room}, "room")
         seen = [s["rating"] for s in final["seats"]]
         srv.kill9()
         await ana.close()
         srv.start()
         page = await get(srv.url, f"/api/players/{ana_id}")
-        assert round(page["ratings"]["grundy"]["rating"]) == seen[0] == 1338
+        fixed = anchor("grundy", "random")
+        a1, _ = after_game(NEW, fixed, 0.0)
+        assert round(page["ratings"]["grundy"]["rating"]) == seen[0] == round(a1[0])
         bot = await get(srv.url, "/api/players/bot:grundy:random")
-        assert round(bot["ratings"]["grundy"]["rating"]) == seen[1] == 1662
+        assert round(bot["ratings"]["grundy"]["rating"]) == seen[1] == round(fixed[0])
+        assert bot["ratings"]["grundy"]["games"] == 1
         # And the player logs in again after the restart, from a new connection.
         again = Client(srv.url)
         await again.open()

@@ -933,6 +933,9 @@ class Backgammon(Game[BGState, Move]):
 
     # notations
 
+    def is_play(self, move: Move) -> bool:
+        return not isinstance(move, str)  # "roll", "double", "take", "drop" are no plays
+
     def move_to_json(self, move: Move) -> JSON:
         if isinstance(move, str):
             return {"action": move}

@@ -124,6 +124,9 @@ class GameProfile:
     # How a finished game's moves are judged (engine.review.review_game): the reviewer and
     # its thresholds. Required of every game.
     review: Reviewer = field(kw_only=True)
+    # Each bot level's fixed rating and RD (contract section 10: house bots are anchors),
+    # from the measured bot ladder (tools/anchors.py says how; docs/ratings.md). Required.
+    bot_ratings: Mapping[Level, tuple[int, int]] = field(kw_only=True)
 
 
 def _seat0(game: Game[Any, Any], evaluate: Callable[[Any], int]) -> Callable[[Any], float]:
@@ -207,6 +210,8 @@ PROFILES: dict[str, GameProfile] = {
         ),
         _POINTS,
         turn_at_end=_ttt_turn,
+        bot_ratings={"random": (700, 30), "easy": (879, 62), "medium": (1181, 99),
+                     "hard": (1396, 119), "max": (1396, 119)},
         review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap,
                               SearchExact(TicTacToe(), canonical_key)),
     ),
@@ -223,6 +228,8 @@ PROFILES: dict[str, GameProfile] = {
         _POINTS,
         _seat0(Grundy(), evals.grundy_eval),
         turn_at_end=_grundy_turn,
+        bot_ratings={"random": (700, 30), "easy": (800, 36), "medium": (939, 52),
+                     "hard": (1615, 135), "max": (1615, 135)},
         review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap, _GRUNDY_SOLVER,
                               solved_from=_grundy_solved, result_of=_grundy_result),
     ),
@@ -237,6 +244,8 @@ PROFILES: dict[str, GameProfile] = {
         _POINTS,
         _seat0(Connect4(), evals.connect4_eval),
         turn_at_end=_connect4_turn,
+        bot_ratings={"random": (700, 30), "easy": (1177, 94), "medium": (1409, 109),
+                     "hard": (1608, 121), "max": (1608, 121)},
         review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap, _C4_SOLVER,
                               solved_from=_c4_solved, solver_within_budget=True),
     ),
@@ -245,11 +254,15 @@ PROFILES: dict[str, GameProfile] = {
         _POINTS,
         _seat0(Boom(), evals.boom_eval),
         turn_at_end=seat_to_act,
+        bot_ratings={"random": (700, 30), "easy": (987, 106), "medium": (1273, 149),
+                     "hard": (1785, 233), "max": (1785, 233)},
         review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap),
     ),
     "backgammon": GameProfile(
         BackgammonBots(), ScoreScale("equity", 1.0, 3.0), evaluate_for_seat0, skip_cube,
         turn_at_end=_backgammon_turn,
+        bot_ratings={"random": (700, 30), "easy": (1498, 175), "medium": (1671, 179),
+                     "hard": (1871, 183), "max": (1884, 186)},
         review=BackgammonReviewer(_EQUITY_THRESHOLDS),
     ),
 }

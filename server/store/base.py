@@ -36,7 +36,7 @@ from engine.search.decision import check_level
 from server.dice import Seeds
 from server.errors import LeaseLost, MissingFiles
 from server.protocol import RoomOptions, json_text
-from server.ratings import Rating, RatingChange
+from server.ratings import Rating, RatingChange, bot_level
 from server.room import Action, Dice, RoomRecord, SeatState, Status
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -132,6 +132,13 @@ def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] |
     c0, c1 = clocks if clocks is not None else (None, None)
     return [_row("result", room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
             _row("room_finished", room_id)]
+
+
+def seat_match(rating_id: str) -> tuple[str, str]:
+    """How a seat holds the rated player ``rating_id``: (its ``kind``, and its ``level`` for
+    a bot level or its ``player_id`` for a person), for the backends' pair queries."""
+    level = bot_level(rating_id)
+    return ("human", rating_id) if level is None else ("bot", level)
 
 
 def _rated(room_id: str, changes: Sequence[RatingChange]) -> list[list[Any]]:
@@ -289,6 +296,14 @@ class Storage(ABC):
         """Each of ``player_ids``' rating in ``game`` (a new rating for one never rated)."""
 
     @abstractmethod
+    async def rated_games_between(self, game: str, players: tuple[str, str], since: float,
+                                  *, playing: bool) -> int:
+        """How many games of ``game`` between ``players`` (rated ids: a person's, or a bot
+        level's :func:`~server.ratings.bot_rating_id`) changed ratings and finished after
+        ``since``; with ``playing``, also the rated ones being played (contract section
+        10's pair cap)."""
+
+    @abstractmethod
     async def leaderboard(self, game: str, limit: int) -> list[tuple[str, str | None, Rating]]:
         """The ``limit`` best rated in ``game``: (player id, name (None for a bot), rating),
         by rating, then the smaller RD, the more games, the player id."""
@@ -329,7 +344,8 @@ class Storage(ABC):
     @abstractmethod
     async def live_rooms(self) -> list[tuple[str, Status, bool]]:
         """Every room waiting or being played: (id, status, whether it plays on by itself:
-        no person sits in it, or absent people's seats go to bots), oldest first."""
+        no person sits in it, absent people's seats go to bots, or it is rated with a clock,
+        which runs whoever is away: contract section 10), oldest first."""
 
     @abstractmethod
     async def adjourned_before(self, before: float, limit: int) -> list[str]:
@@ -437,13 +453,16 @@ class Storage(ABC):
         status: Status,
         opening_rolls: Sequence[Dice],
         seeds: Seeds | None = None,
+        unrated: bool = False,
     ) -> None:
         """Seat holders, their dice seeds, and the start of the game (status, opening roll),
-        in one transaction."""
+        in one transaction; ``unrated``: a rated room paired past its pair's cap is rated no
+        more (migration 0010)."""
         await self._room_write(
             room_id,
             *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
             *_save_seeds(room_id, seeds),
+            *([_row("room_unrated", room_id)] if unrated else []),
             _save_status(room_id, status, opening_rolls),
         )
 

@@ -38,6 +38,7 @@ from server.store.base import (
     migration_files,
     migrations_folder,
     room_record,
+    seat_match,
     token_hash,
 )
 
@@ -180,6 +181,24 @@ class PostgresStore(Storage):
                   for pid, r, rd, v, n in rows}
         return {pid: stored.get(pid, NEW) for pid in ids}
 
+    async def rated_games_between(self, game: str, players: tuple[str, str], since: float,
+                                  *, playing: bool) -> int:
+        # The person first: their seats are found through seats_by_player.
+        (k0, v0), (k1, v1) = sorted(map(seat_match, players), key=lambda m: m[0] != "human")
+        n = await self.pool.fetchval(
+            "SELECT COUNT(*) FROM seats s0"
+            " JOIN seats s1 ON s1.room_id = s0.room_id AND s1.seat <> s0.seat"
+            " JOIN rooms r ON r.id = s0.room_id"
+            " LEFT JOIN results res ON res.room_id = r.id"
+            f" WHERE s0.kind = $1 AND s0.{'player_id' if k0 == 'human' else 'level'} = $2"
+            f" AND s1.kind = $3 AND s1.{'player_id' if k1 == 'human' else 'level'} = $4"
+            " AND r.game = $5 AND ((r.status = 'finished' AND res.finished_at > $6"
+            " AND EXISTS (SELECT 1 FROM rating_changes rc WHERE rc.room_id = r.id))"
+            " OR ($7 AND r.status = 'playing'"
+            " AND (r.room_options::jsonb ->> 'rated') = 'true'))",
+            k0, v0, k1, v1, game, float(since), playing)
+        return int(n or 0)
+
     async def leaderboard(self, game: str, limit: int) -> list[tuple[str, str | None, Rating]]:
         rows = await self.pool.fetch(
             "SELECT r.player_id, p.name, r.rating, r.rd, r.volatility, r.games FROM ratings r"
@@ -249,6 +268,8 @@ class PostgresStore(Storage):
             "SELECT r.id, r.status, NOT EXISTS (SELECT 1 FROM seats s WHERE s.room_id = r.id"
             " AND s.kind = 'human')"
             " OR (r.room_options::jsonb ->> 'abandon_to_bot_after_ms') IS NOT NULL"
+            " OR ((r.room_options::jsonb ->> 'rated') = 'true'"
+            " AND (r.room_options::jsonb ->> 'clock') IS NOT NULL)"
             " FROM rooms r WHERE r.status IN ('waiting', 'playing') ORDER BY r.created_at, r.seq")
         return [(str(r), status, bool(alone)) for r, status, alone in rows]
 

@@ -41,6 +41,7 @@ from server.store.base import (
     Write,
     migration_files,
     room_record,
+    seat_match,
     token_hash,
 )
 
@@ -198,6 +199,26 @@ class SqliteStore(Storage):
         return found
 
     @_serialised
+    async def rated_games_between(self, game: str, players: tuple[str, str], since: float,
+                                  *, playing: bool) -> int:
+        # The person first: their seats are found through seats_by_player.
+        (k0, v0), (k1, v1) = sorted(map(seat_match, players), key=lambda m: m[0] != "human")
+        async with self.db.execute(
+            "SELECT COUNT(*) FROM seats s0"
+            " JOIN seats s1 ON s1.room_id = s0.room_id AND s1.seat <> s0.seat"
+            " JOIN rooms r ON r.id = s0.room_id"
+            " LEFT JOIN results res ON res.room_id = r.id"
+            f" WHERE s0.kind = ? AND s0.{'player_id' if k0 == 'human' else 'level'} = ?"
+            f" AND s1.kind = ? AND s1.{'player_id' if k1 == 'human' else 'level'} = ?"
+            " AND r.game = ? AND ((r.status = 'finished' AND res.finished_at > ?"
+            " AND EXISTS (SELECT 1 FROM rating_changes rc WHERE rc.room_id = r.id))"
+            " OR (? AND r.status = 'playing' AND (r.room_options ->> 'rated') = 1))",
+            (k0, v0, k1, v1, game, since, int(playing)),
+        ) as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+    @_serialised
     async def leaderboard(self, game: str, limit: int) -> list[tuple[str, str | None, Rating]]:
         async with self.db.execute(
             "SELECT r.player_id, p.name, r.rating, r.rd, r.volatility, r.games FROM ratings r"
@@ -295,11 +316,13 @@ class SqliteStore(Storage):
     @_serialised
     async def live_rooms(self) -> list[tuple[str, Status, bool]]:
         """Every room waiting or being played: (id, status, whether it plays on by itself:
-        no person sits in it, or absent people's seats go to bots), oldest first. Read
+        no person sits in it, absent people's seats go to bots, or it is rated with a clock,
+        which runs whoever is away), oldest first. Read
         through the index on status: as long as the live rooms, whatever the history."""
         async with self.db.execute(
             "SELECT r.id, r.status, NOT EXISTS (SELECT 1 FROM seats s WHERE s.room_id = r.id"
             " AND s.kind = 'human') OR (room_options ->> 'abandon_to_bot_after_ms') IS NOT NULL"
+            " OR ((room_options ->> 'rated') = 1 AND (room_options ->> 'clock') IS NOT NULL)"
             " FROM rooms r WHERE r.status IN ('waiting', 'playing') ORDER BY r.created_at"
         ) as cur:
             return [(str(r), status, bool(alone)) for r, status, alone in await cur.fetchall()]
