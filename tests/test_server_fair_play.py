@@ -118,7 +118,7 @@ async def test_resigning_before_each_side_has_moved_farms_nothing(tmp_path: Path
                 "result"] == ABORTED
         assert await ratings_of(url, ana_id) == {} and await ratings_of(url, mule_id) == {}
         # Against a bot likewise: resigning before the bot has moved is an abort.
-        room, snap = await rated_room(ana, "connect4", [HUMAN, BOT])
+        room, _ = await rated_room(ana, "connect4", [HUMAN, BOT])
         assert (await ana.request({"type": "resign", "room_id": room}, "room"))[
             "result"] == ABORTED
         bot = await get(url, "/api/players/bot:connect4:random")
@@ -236,7 +236,7 @@ async def test_a_rated_game_is_never_adjourned_its_clock_runs(tmp_path: Path) ->
         await watcher.close()
 
 
-async def test_the_eleventh_game_of_a_pair_is_unrated(backend: Backend) -> None:
+async def test_the_eleventh_game_of_a_pair_is_unrated(backend: Backend) -> None:  # noqa: F811
     """Ten rated games between Ana and Bob change ratings; the eleventh within 24 hours is
     unrated from the moment it is paired, and changes nothing; a day later they are rated
     again. Against a bot level likewise, counting the games still being played."""
