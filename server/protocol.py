@@ -556,6 +556,9 @@ class RoomSnapshot(ServerMessage):
     clock_running: Seat | None = Field(
         default=None, description="additive: the seat whose clock runs")
     rated: bool = Field(default=False, description="additive: a rated game")
+    abortable: bool = Field(
+        default=False, description="additive: the game is being played and a side has yet to"
+        " make its first move, so a seated player may abort it")
     away_since_ms: list[int | None] = Field(
         default_factory=_nobody_away,
         description="since when each seat's player has been away (the server's epoch ms;"
@@ -578,6 +581,7 @@ class Update(ServerMessage):
         default=None, description="additive: each seat's time left in ms (null: no clock)")
     clock_running: Seat | None = Field(
         default=None, description="additive: the seat whose clock runs")
+    abortable: bool = Field(default=False, description="additive: as the snapshot's")
     away_since_ms: list[int | None] = Field(
         default_factory=_nobody_away,
         description="since when each seat's player has been away (the server's epoch ms;"

@@ -425,6 +425,7 @@ class Room:
             "clocks": self.live_clocks(),
             "clock_running": self.clock_running,
             "rated": self.rated,
+            "abortable": self.status == "playing" and self.opening,
             "away_since_ms": self.away_since_ms(),
         }
 
@@ -451,6 +452,7 @@ class Room:
             "dice": list(action.rolls[-1]) if action.rolls else None,
             "clocks": self.live_clocks(),
             "clock_running": self.clock_running,
+            "abortable": self.status == "playing" and self.opening,
             "away_since_ms": self.away_since_ms(),
         }
 

@@ -82,8 +82,12 @@ async def test_abort_before_each_side_has_moved_and_not_after(tmp_path: Path) ->
         assert (await bob.error({"type": "abort", "room_id": room}))["code"] == "game_over"
 
         # Once both have moved, abort is refused and changes nothing.
-        room2, _ = await pair(url, ana, bob)
-        await play([ana, bob], room2, [4, 0])
+        room2, snap = await pair(url, ana, bob)
+        assert snap["abortable"] is True
+        assert (await play([ana], room2, [4]))["abortable"] is True
+        view = await bob.request({"type": "move", "room_id": room2, "ply": 1,
+                                  "move": {"cell": 0}}, "update")
+        assert view["abortable"] is False
         e = await ana.error({"type": "abort", "room_id": room2})
         assert e["code"] == "bad_request" and "resign" in e["message"]
         snap = await get(url, f"/api/rooms/{room2}")

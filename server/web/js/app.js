@@ -282,7 +282,7 @@ class App {
       legal_moves: m.legal_moves || [], status: m.status, result: m.result,
       history: [...room.history, m.move] };
     if (m.dice) next.rolls = [...(room.rolls || []), { ply: m.ply, dice: m.dice }];
-    for (const k of ["clocks", "clock_running"]) if (k in m) next[k] = m[k];
+    for (const k of ["clocks", "clock_running", "away_since_ms", "abortable"]) if (k in m) next[k] = m[k];
     if ("clocks" in m) next.clockAt = Date.now();
     this.room = next;
     this.sentPly = null;
@@ -343,6 +343,18 @@ class App {
   resign() {
     if (!this.room) return;
     this.conn.request({ type: "resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  // Ends the game without a result while a side has yet to make its first move.
+  abort() {
+    if (!this.room) return;
+    this.conn.request({ type: "abort", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  // Wins the game of an opponent who left; the server says how long to wait if it is early.
+  claimWin() {
+    if (!this.room) return;
+    this.conn.request({ type: "claim_win", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
   }
 
   rematch() {

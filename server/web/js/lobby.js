@@ -111,7 +111,11 @@ export function renderLobby(app, root) {
       msg.clock = { base_ms: base, increment_ms: inc };
     }
     if (showAnalysis.checked) msg.show_analysis = true;
-    if (rated.checked) msg.rated = true;
+    if (rated.checked) {
+      msg.rated = true;
+      // A rated game has a clock: without a choice, five minutes a side.
+      if (!msg.clock) msg.clock = { base_ms: 300000, increment_ms: 0 };
+    }
     if (game === "backgammon" && seed.input.value) msg.seed = seed.input.value;
     app.createRoom(msg);
   });

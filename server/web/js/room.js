@@ -272,6 +272,16 @@ function renderActions(app, room) {
   clear(el);
   const mine = room.your_seats || [];
   if (mine.length && room.status === "playing") {
+    if (room.abortable) {
+      el.append(h("button", { class: "btn", id: "abort-btn", title: "end the game without a result: a side has yet to make its first move",
+        on: { click: () => app.abort() } }, "Abort"));
+    }
+    // The opponent's seat is the one not ours; its player has left if the server says since when.
+    const away = (room.away_since_ms || []).filter((t, i) => t !== null && !mine.includes(i));
+    if (mine.length === 1 && away.length) {
+      el.append(h("button", { class: "btn primary", id: "claim-win-btn", title: "your opponent has left: after a while the game is yours to claim",
+        on: { click: () => app.claimWin() } }, "Claim the win"));
+    }
     el.append(confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
       "Resign", "Really resign?", () => app.resign()));
     const hand = confirmButton(`${room.room_id}:hand`,
