@@ -240,6 +240,33 @@ async def test_a_rated_game_is_never_adjourned_its_clock_runs(tmp_path: Path) ->
         await watcher.close()
 
 
+async def test_closing_the_tab_does_not_escape_a_rated_loss(tmp_path: Path) -> None:
+    """The hostile run: losing to the max bot, the player closes the tab. The room is not
+    adjourned: the player's clock runs out and the loss is rated against the anchor."""
+    clock = FakeClock()
+    async with running(tmp_path / "t.db", clock=clock, abandon_after=1) as (_, url):
+        ana, ana_id = await member(url, "Ana")
+        room, snap = await rated_room(ana, "connect4", [HUMAN, {"kind": "bot", "level": "max"}])
+        view = await first_moves(ana, room, snap)
+        assert view["to_move"] == 0  # Ana's turn, her clock running
+        watcher = Client(url)
+        await watcher.connect("Wat")
+        await watcher.request({"type": "spectate", "room_id": room}, "room")
+        await ana.close()
+        await away(watcher, 0)
+        clock.t += 5  # absent, well past abandon_after: a game without a clock would adjourn
+        await watcher.request({"type": "spectate", "room_id": room}, "room")
+        await asyncio.sleep(0.3)
+        assert (await get(url, f"/api/rooms/{room}"))["status"] == "playing"
+        clock.t += CLOCK["base_ms"] / 1000
+        await watcher.request({"type": "spectate", "room_id": room}, "room")
+        final = await until_status(url, room, "finished")
+        assert final["result"] == {"winner": 1, "points": 1, "reason": "timeout"}
+        a1, _ = after_game(NEW, anchor("connect4", "max"), 0.0)
+        close_to((await ratings_of(url, ana_id))["connect4"], a1, 1)
+        await watcher.close()
+
+
 async def test_the_eleventh_game_of_a_pair_is_unrated(backend: Backend) -> None:  # noqa: F811
     """Ten rated games between Ana and Bob change ratings; the eleventh within 24 hours is
     unrated from the moment it is paired, and changes nothing; a day later they are rated
@@ -283,10 +310,10 @@ async def test_the_eleventh_game_of_a_pair_is_unrated(backend: Backend) -> None:
             await c.close()
 
 
-async def test_a_house_bot_is_an_anchor(tmp_path: Path) -> None:
+async def test_a_house_bot_is_an_anchor(backend: Backend) -> None:  # noqa: F811
     """Whatever happens against it, a bot level's rating and RD stay its fixed ones; the
     person is rated against exactly them."""
-    async with running(tmp_path / "t.db") as (_, url):
+    async with running(backend.where) as (_, url):
         ana, ana_id = await member(url, "Ana")
         fixed = anchor("connect4", "hard")
         a = NEW

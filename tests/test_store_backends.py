@@ -170,19 +170,40 @@ async def test_accounts_and_ratings_read_the_same_on_both(backend: Backend) -> N
         "pa": after_a, bot: after_bot, "pb": NEW}
     assert await store.ratings_by_game("pa") == {"connect4": after_a}
     assert await store.ratings_by_game("pb") == {}
-    assert await store.leaderboard("connect4", 10) == [("pa", "Ana", after_a),
-                                                       (bot, None, after_bot)]
+    board = await store.leaderboard("connect4", 10)
+    assert board[0] == ("pa", "Ana", after_a) and (bot, None, after_bot) in board
+    assert [r.rating for _, _, r in board] == sorted((r.rating for _, _, r in board),
+                                                     reverse=True)
     assert await store.leaderboard("connect4", 1) == [("pa", "Ana", after_a)]
-    assert await store.leaderboard("grundy", 10) == []
+    # Migration 0010: every house level is on the board at its anchor, before any game.
+    assert sorted(pid for pid, _, _ in await store.leaderboard("grundy", 10)) == sorted(
+        f"bot:grundy:{lv}" for lv in ("random", "easy", "medium", "hard", "max"))
+    # The pair cap's count: g1 finished rated at 12.0; g3 is rated and being played.
+    pair = ("pa", bot)
+    assert await store.rated_games_between("connect4", pair, 11.0, playing=False) == 1
+    assert await store.rated_games_between("connect4", pair[::-1], 11.0, playing=False) == 1
+    assert await store.rated_games_between("connect4", pair, 12.0, playing=False) == 0
+    assert await store.rated_games_between("connect4", pair, 11.0, playing=True) == 2
+    assert await store.rated_games_between("connect4", ("pa", "bot:connect4:hard"), 0.0,
+                                           playing=True) == 0
+    assert await store.rated_games_between("grundy", pair, 0.0, playing=True) == 0
+    # A rated room paired past the cap is made unrated with its seats, in one write.
+    await store.create_room("g4", "connect4", {}, [_person("pa", "Ana"), SeatState("human")],
+                            "waiting", None, [], 15.0, rated, created_by="pa")
+    await store.save_seats("g4", [_person("pa", "Ana"), _person("pb", "Bob")], "playing", [],
+                           unrated=True)
+    g4 = await store.load_room("g4")
+    assert g4 is not None and g4.room_options.rated is False and g4.status == "playing"
+    assert g4.room_options.clock is None and g4.seats[1].player_id == "pb"
     games = await store.games_of("pa", 10)
-    assert [g["room_id"] for g in games] == ["g3", "g2", "g1"]
-    assert games[2]["result"] == {"winner": 0, "points": 1, "reason": "four"}
-    assert games[2]["room_options"]["rated"] is True
-    assert games[2]["seats"] == [
+    assert [g["room_id"] for g in games] == ["g4", "g3", "g2", "g1"]
+    assert games[3]["result"] == {"winner": 0, "points": 1, "reason": "four"}
+    assert games[3]["room_options"]["rated"] is True
+    assert games[3]["seats"] == [
         {"seat": 0, "kind": "human", "level": None, "player_id": "pa", "name": "Ana"},
         {"seat": 1, "kind": "bot", "level": "easy", "player_id": None, "name": None}]
-    assert [g["room_id"] for g in await store.games_of("pa", 1)] == ["g3"]
-    assert await store.games_of("pb", 10) == []
+    assert [g["room_id"] for g in await store.games_of("pa", 1)] == ["g4"]
+    assert [g["room_id"] for g in await store.games_of("pb", 10)] == ["g4"]
     await store.close()
 
 

@@ -134,11 +134,17 @@ def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] |
             _row("room_finished", room_id)]
 
 
-def seat_match(rating_id: str) -> tuple[str, str]:
-    """How a seat holds the rated player ``rating_id``: (its ``kind``, and its ``level`` for
-    a bot level or its ``player_id`` for a person), for the backends' pair queries."""
-    level = bot_level(rating_id)
-    return ("human", rating_id) if level is None else ("bot", level)
+def pair_match(players: tuple[str, str]) -> tuple[str, tuple[str, str]]:
+    """A rated pair as the backends' pair query finds its seats: the id of a person of it
+    (found through the index on seats by player), and how the other's seat holds them: its
+    ``kind``, and its ``level`` for a bot level or its ``player_id`` for a person."""
+    a, b = players
+    if bot_level(a) is not None:
+        a, b = b, a
+    if bot_level(a) is not None:
+        raise ValueError(f"bot against bot is never rated: {players}")
+    level = bot_level(b)
+    return a, (("human", b) if level is None else ("bot", level))
 
 
 def _rated(room_id: str, changes: Sequence[RatingChange]) -> list[list[Any]]:

@@ -37,8 +37,8 @@ from server.store.base import (
     Write,
     migration_files,
     migrations_folder,
+    pair_match,
     room_record,
-    seat_match,
     token_hash,
 )
 
@@ -184,19 +184,19 @@ class PostgresStore(Storage):
     async def rated_games_between(self, game: str, players: tuple[str, str], since: float,
                                   *, playing: bool) -> int:
         # The person first: their seats are found through seats_by_player.
-        (k0, v0), (k1, v1) = sorted(map(seat_match, players), key=lambda m: m[0] != "human")
+        person, (kind, who) = pair_match(players)
         n = await self.pool.fetchval(
             "SELECT COUNT(*) FROM seats s0"
             " JOIN seats s1 ON s1.room_id = s0.room_id AND s1.seat <> s0.seat"
             " JOIN rooms r ON r.id = s0.room_id"
             " LEFT JOIN results res ON res.room_id = r.id"
-            f" WHERE s0.kind = $1 AND s0.{'player_id' if k0 == 'human' else 'level'} = $2"
-            f" AND s1.kind = $3 AND s1.{'player_id' if k1 == 'human' else 'level'} = $4"
-            " AND r.game = $5 AND ((r.status = 'finished' AND res.finished_at > $6"
+            " WHERE s0.player_id = $1 AND s0.kind = 'human' AND s1.kind = $2"
+            " AND (CASE WHEN s1.kind = 'bot' THEN s1.level ELSE s1.player_id END) = $3"
+            " AND r.game = $4 AND ((r.status = 'finished' AND res.finished_at > $5"
             " AND EXISTS (SELECT 1 FROM rating_changes rc WHERE rc.room_id = r.id))"
-            " OR ($7 AND r.status = 'playing'"
+            " OR ($6 AND r.status = 'playing'"
             " AND (r.room_options::jsonb ->> 'rated') = 'true'))",
-            k0, v0, k1, v1, game, float(since), playing)
+            person, kind, who, game, float(since), playing)
         return int(n or 0)
 
     async def leaderboard(self, game: str, limit: int) -> list[tuple[str, str | None, Rating]]:

@@ -40,8 +40,8 @@ from server.store.base import (
     Storage,
     Write,
     migration_files,
+    pair_match,
     room_record,
-    seat_match,
     token_hash,
 )
 
@@ -202,18 +202,18 @@ class SqliteStore(Storage):
     async def rated_games_between(self, game: str, players: tuple[str, str], since: float,
                                   *, playing: bool) -> int:
         # The person first: their seats are found through seats_by_player.
-        (k0, v0), (k1, v1) = sorted(map(seat_match, players), key=lambda m: m[0] != "human")
+        person, (kind, who) = pair_match(players)
         async with self.db.execute(
             "SELECT COUNT(*) FROM seats s0"
             " JOIN seats s1 ON s1.room_id = s0.room_id AND s1.seat <> s0.seat"
             " JOIN rooms r ON r.id = s0.room_id"
             " LEFT JOIN results res ON res.room_id = r.id"
-            f" WHERE s0.kind = ? AND s0.{'player_id' if k0 == 'human' else 'level'} = ?"
-            f" AND s1.kind = ? AND s1.{'player_id' if k1 == 'human' else 'level'} = ?"
+            " WHERE s0.player_id = ? AND s0.kind = 'human' AND s1.kind = ?"
+            " AND (CASE WHEN s1.kind = 'bot' THEN s1.level ELSE s1.player_id END) = ?"
             " AND r.game = ? AND ((r.status = 'finished' AND res.finished_at > ?"
             " AND EXISTS (SELECT 1 FROM rating_changes rc WHERE rc.room_id = r.id))"
             " OR (? AND r.status = 'playing' AND (r.room_options ->> 'rated') = 1))",
-            (k0, v0, k1, v1, game, since, int(playing)),
+            (person, kind, who, game, since, int(playing)),
         ) as cur:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
