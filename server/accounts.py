@@ -28,12 +28,24 @@ HASH_BYTES = 32
 MIN_PASSWORD = 8
 MAX_PASSWORD = 128
 
-# Login failures counted within WINDOW seconds: past the limit for a name, or for an address,
-# every login attempt for it is refused (rate_limited), the right password too, until the
-# oldest failure leaves the window. Registrations are counted per address the same way.
+# Login failures counted within WINDOW seconds (docs/security.md "Login limits"). Nobody can
+# lock a player out by guessing wrong: a hard refusal is only ever per address.
+# - per (name, address): past FAILURES_PER_NAME, that address may not try that name again
+#   (rate_limited), the right password too, until the oldest failure leaves the window;
+# - per address: past FAILURES_PER_ADDRESS failures on any names, that address may not log in;
+# - per name, from every address together: past SLOW_AFTER, every login for the name waits
+#   first (the right password too, so the wait tells nothing), SLOW_BASE seconds doubled for
+#   each further SLOW_STEP failures, at most SLOW_MAX: many addresses are slowed, the owner
+#   is only delayed, never refused;
+# - a device that holds a token (hello with its token) is never counted nor refused.
+# Registrations are counted per address as failures are.
 WINDOW = 300.0
 FAILURES_PER_NAME = 5
 FAILURES_PER_ADDRESS = 20
+SLOW_AFTER = 10
+SLOW_STEP = 10
+SLOW_BASE = 0.5
+SLOW_MAX = 4.0
 REGISTRATIONS_PER_ADDRESS = 10
 
 
@@ -100,9 +112,12 @@ class Attempts:
             return None
         return times
 
-    def exhausted(self, key: str) -> bool:
+    def count(self, key: str) -> int:
         times = self._recent(key)
-        return times is not None and len(times) >= self.limit
+        return 0 if times is None else len(times)
+
+    def exhausted(self, key: str) -> bool:
+        return self.count(key) >= self.limit
 
     def add(self, key: str) -> None:
         self._recent(key)
@@ -113,30 +128,48 @@ class Attempts:
 
 
 class LoginLimits:
-    """The throttles of ``hello`` with a password and of ``register``."""
+    """The throttles of ``hello`` with a password and of ``register`` (the comment on WINDOW)."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
-        self.by_name = Attempts(FAILURES_PER_NAME, WINDOW, clock)
+        self.by_name_and_address = Attempts(FAILURES_PER_NAME, WINDOW, clock)
         self.by_address = Attempts(FAILURES_PER_ADDRESS, WINDOW, clock)
+        self.by_name = Attempts(SLOW_AFTER, WINDOW, clock)
         self.registrations = Attempts(REGISTRATIONS_PER_ADDRESS, WINDOW, clock)
 
     def login_refused(self, key: str, address: str) -> str | None:
         """Why a login for ``key`` from ``address`` is refused now (None: it is not)."""
-        if self.by_name.exhausted(key):
-            return (f"too many failed logins for this name: at most {FAILURES_PER_NAME}"
-                    f" in {WINDOW:g} s; try again later")
+        if self.by_name_and_address.exhausted(_pair(key, address)):
+            return (f"Too many wrong passwords for this name from your address (at most"
+                    f" {FAILURES_PER_NAME} in {WINDOW / 60:g} minutes). Please wait a few"
+                    " minutes and try again.")
         if self.by_address.exhausted(address):
-            return (f"too many failed logins from your address: at most"
-                    f" {FAILURES_PER_ADDRESS} in {WINDOW:g} s; try again later")
+            return (f"Too many failed logins from your address (at most"
+                    f" {FAILURES_PER_ADDRESS} in {WINDOW / 60:g} minutes). Please wait a few"
+                    " minutes and try again.")
         return None
 
+    def delay(self, key: str) -> float:
+        """Seconds a login for ``key`` waits before its password is checked: 0 until the name
+        has had SLOW_AFTER failures in the window from all addresses together."""
+        excess = self.by_name.count(key) - SLOW_AFTER
+        if excess < 0:
+            return 0.0
+        return float(min(SLOW_MAX, SLOW_BASE * 2 ** (excess // SLOW_STEP)))
+
     def failed(self, key: str, address: str) -> None:
-        self.by_name.add(key)
+        self.by_name_and_address.add(_pair(key, address))
         self.by_address.add(address)
+        self.by_name.add(key)
 
     def register_refused(self, address: str) -> str | None:
         if self.registrations.exhausted(address):
-            return (f"too many registrations from your address: at most"
-                    f" {REGISTRATIONS_PER_ADDRESS} in {WINDOW:g} s; try again later")
+            return (f"Too many registrations from your address (at most"
+                    f" {REGISTRATIONS_PER_ADDRESS} in {WINDOW / 60:g} minutes). Please wait a"
+                    " few minutes and try again.")
         self.registrations.add(address)
         return None
+
+
+def _pair(key: str, address: str) -> str:
+    # A name key holds no NUL (names refuse control characters): the pair is unambiguous.
+    return f"{address}\0{key}"

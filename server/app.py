@@ -186,6 +186,7 @@ class TablasServer:
         (rooms are loaded when named, :mod:`server.hub`); the port actually bound."""
         if self.cluster is not None:
             await self.cluster.start()
+        await self.players.backfill_skeletons()  # before anyone may take a name
         self.port = await self.edge.start(host, port)
         self.hub.start()
         return self.port

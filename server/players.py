@@ -17,6 +17,7 @@ timed again), adjourned games when they join them.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable
@@ -25,13 +26,21 @@ from server.accounts import LoginLimits, hash_password, name_key, verify_passwor
 from server.connections import Conn, Player, Presence
 from server.errors import ProtocolError
 from server.hub import Hub
+from server.names import (
+    looks_like_bot_reason,
+    looks_like_player_reason,
+    reads_as_house_bot,
+    skeleton_key,
+)
 from server.protocol import Hello, Register, Registered, Welcome
 from server.room import LIVE
 from server.store import Storage
 
 # The same words for an unknown name and a wrong password: a login tells nobody which names
 # are registered.
-BAD_LOGIN = "wrong name or password"
+BAD_LOGIN = "Wrong name or password."
+# Registered players whose skeletons are written per batch when the server starts.
+_BACKFILL_BATCH = 500
 
 
 class Players:
@@ -42,6 +51,15 @@ class Players:
         self.hub = hub
         self.clock = clock
         self.limits = LoginLimits(clock)
+
+    async def backfill_skeletons(self) -> None:
+        """Writes the name skeleton of every player registered before the store had them
+        (migration 10), the earliest registered first; nothing to do once done."""
+        while True:
+            rows = await self.store.names_without_skeleton(_BACKFILL_BATCH)
+            if not rows:
+                return
+            await self.store.set_name_skeletons([(pid, skeleton_key(n)) for pid, n in rows])
 
     async def hello(self, conn: Conn, msg: Hello) -> None:
         if conn.player is not None:
@@ -86,13 +104,20 @@ class Players:
 
     async def _check_name_free(self, name: str, player_id: str | None,
                                re: str | int | None) -> None:
-        """Refuses ``name`` (``name_taken``) if a registered player other than
-        ``player_id`` has a name with its key."""
+        """Refuses ``name`` if a registered player other than ``player_id`` has a name with
+        its key (``name_taken``: it is their name, and a password logs in), if it looks like
+        a registered player's (the same skeleton) or reads as a house bot's (``bad_request``:
+        a name that deceives)."""
         owner = await self.store.account_by_key(name_key(name))
         if owner is not None and owner.player_id != player_id:
-            raise ProtocolError("name_taken", f"the name {name!r} is a registered player's"
+            raise ProtocolError("name_taken", f"The name {name!r} is a registered player's"
                                 " (compared without case and width): log in with its"
-                                " password, or choose another", re)
+                                " password, or choose another name.", re)
+        if reads_as_house_bot(name):
+            raise ProtocolError("bad_request", looks_like_bot_reason(name), re)
+        owner = await self.store.account_by_skeleton(skeleton_key(name))
+        if owner is not None and owner.player_id != player_id:
+            raise ProtocolError("bad_request", looks_like_player_reason(name), re)
 
     async def _login(self, conn: Conn, msg: Hello, password: str) -> tuple[Player, str]:
         """A registered player by name and password, with a new token for this device."""
@@ -100,6 +125,11 @@ class Players:
         refused = self.limits.login_refused(key, conn.address)
         if refused is not None:
             raise ProtocolError("rate_limited", refused, msg.id)
+        # A name guessed at from many addresses: every login for it waits, whatever the
+        # password (so the wait tells nothing), and none is refused.
+        wait = self.limits.delay(key)
+        if wait > 0:
+            await asyncio.sleep(wait)
         found = await self.store.account_by_key(key)
         # An unknown name costs a hash too (of a dummy): the time does not tell.
         ok = await verify_password(password, None if found is None else found.password_hash)
@@ -111,30 +141,40 @@ class Players:
         return Player(found.player_id, found.name, registered=True), token
 
     async def register(self, conn: Conn, msg: Register) -> None:
-        """``register``: the player's current name becomes theirs, with this password."""
+        """``register``: the player's current name, or ``msg.name`` (the player is renamed
+        to it), becomes theirs, with this password. Refused, nothing changes."""
         player = conn.player
         assert player is not None
         if player.registered:
-            raise ProtocolError("bad_request", "you are registered already", msg.id)
+            raise ProtocolError("bad_request", "You are registered already.", msg.id)
+        name = player.name if msg.name is None else msg.name
+        await self._check_name_free(name, player.id, msg.id)
         refused = self.limits.register_refused(conn.address)
         if refused is not None:
             raise ProtocolError("rate_limited", refused, msg.id)
-        key = name_key(player.name)
-        await self._check_name_free(player.name, player.id, msg.id)
         hashed = await hash_password(msg.password)
-        done = await self.store.register_player(player.id, player.name, key, hashed,
-                                                self.clock())
+        done = await self.store.register_player(player.id, name, name_key(name), hashed,
+                                                self.clock(), skeleton_key(name))
         if done == "already_registered":  # from another connection, meanwhile
-            raise ProtocolError("bad_request", "you are registered already", msg.id)
+            raise ProtocolError("bad_request", "You are registered already.", msg.id)
         if done == "name_taken":  # another registration took it meanwhile
-            raise ProtocolError("name_taken", f"the name {player.name!r} was just registered"
-                                " by someone else", msg.id)
-        # Every connection of the player is registered from now on.
+            raise ProtocolError("name_taken", f"The name {name!r} was just registered"
+                                " by someone else: please choose another name.", msg.id)
+        if done == "look_alike":  # a look-alike was registered meanwhile
+            raise ProtocolError("bad_request", looks_like_player_reason(name), msg.id)
+        # Every connection of the player is registered (and named so) from now on, and the
+        # rooms they sit in show the name.
         for c in self.presence.online.get(player.id, ()):
             if c.player is not None:
                 c.player.registered = True
+                c.player.name = name
         player.registered = True
-        conn.send(Registered(re=msg.id, player_id=player.id, name=player.name))
+        player.name = name
+        if msg.name is not None:
+            held = await self.store.seats_held(player.id)
+            for live in self.hub.in_memory({r for r, _, _ in held}):
+                live.room.rename(player.id, name)
+        conn.send(Registered(re=msg.id, player_id=player.id, name=name))
 
     async def goodbye(self, conn: Conn) -> None:
         """``conn`` closed: it leaves its rooms, and if it was its player's last connection,

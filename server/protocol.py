@@ -144,10 +144,18 @@ class Hello(ClientMessage):
 
 
 class Register(ClientMessage):
-    """Additive: the sender's current name becomes theirs, with this password."""
+    """Additive: the sender's current name (or ``name``) becomes theirs, with this password."""
 
     type: Literal["register"]
     password: Annotated[str, Field(min_length=8, max_length=128)]
+    name: str | None = Field(
+        default=None, description="additive: register this name instead of the current one"
+        " (the player is renamed to it; refused as hello refuses a name, nothing changed)")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        return None if v is None else clean_name(v)
 
 
 class HumanSeat(BaseModel):
@@ -337,12 +345,48 @@ CLIENT_TYPES: frozenset[str] = frozenset(
 )
 
 
-def _describe(e: ValidationError) -> str:
+# How a person is told what is wrong with a hello or a register (the page shows the message
+# as it is): a sentence per field and kind of error, never a path like "register.password".
+_ACCOUNT_SENTENCES = {
+    ("password", "string_too_short"): "A password needs at least {min_length} characters.",
+    ("password", "string_too_long"): "A password may have at most {max_length} characters.",
+    ("password", "string_type"): "A password must be text.",
+    ("name", "string_type"): "A name must be text.",
+    ("name", "missing"): "Please give a name.",
+    ("token", "string_too_short"): "A token must not be empty.",
+    ("token", "string_too_long"): "That token is not one this server gave.",
+    ("token", "string_type"): "A token must be text.",
+}
+
+
+def _sentence(kind: str, err: Any) -> str:
+    """A hello's or register's error as a sentence."""
+    field = str(err["loc"][1]) if len(err["loc"]) > 1 else ""
+    if err["type"] == "extra_forbidden":
+        return f"A {kind} message has no field {field!r}."
+    if err["type"] == "value_error":
+        why = str(err.get("ctx", {}).get("error", err["msg"]))
+        if field == "name":
+            return f"That name cannot be used: the {why}."
+        return why[:1].upper() + why[1:] + "."
+    if field == "password" and err["type"] == "string_too_short" and \
+            err.get("ctx", {}).get("min_length") == 1:
+        return "A password must not be empty."
+    template = _ACCOUNT_SENTENCES.get((field, err["type"]))
+    if template is None:
+        return f"The {field or 'message'} of this {kind} is not right: {err['msg']}."
+    return template.format(**err.get("ctx", {}))
+
+
+def _describe(kind: str, e: ValidationError) -> str:
     parts = []
     for err in e.errors()[:3]:
+        if kind in ("hello", "register"):
+            parts.append(_sentence(kind, err))
+            continue
         where = ".".join(str(x) for x in err["loc"]) or "message"
         parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
+    return " ".join(parts) if kind in ("hello", "register") else "; ".join(parts)
 
 
 def parse_client(raw: str | bytes) -> AnyClientMessage:
@@ -370,7 +414,9 @@ def parse_client(raw: str | bytes) -> AnyClientMessage:
     try:
         return CLIENT_ADAPTER.validate_python(obj)
     except ValidationError as e:
-        raise ProtocolError("bad_request", f"{kind}: {_describe(e)}", re) from None
+        if kind in ("hello", "register"):  # a person reads these: sentences only
+            raise ProtocolError("bad_request", _describe(kind, e), re) from None
+        raise ProtocolError("bad_request", f"{kind}: {_describe(kind, e)}", re) from None
 
 
 def peek_id(raw: str | bytes) -> str | int | None:

@@ -75,3 +75,59 @@ def test_register_play_rated_and_see_the_rating(tmp_path: Path) -> None:
         assert other.errors == [] and third.errors == []
         for c in (ctx, ctx2, ctx3):
             c.close()
+
+
+def test_the_account_form_registers_the_typed_name_and_a_refusal_changes_nothing(
+        tmp_path: Path) -> None:
+    """The hostile tester's findings on the page: "Register this name" registers the name
+    typed in the form; a wrong password leaves the guest (name, id) and the typed name as
+    they were and says why in a sentence; so does a short password, and a look-alike of a
+    registered name."""
+    with served(tmp_path, workers=1) as base, chromium() as browser:
+        ctx, page = new_page(browser, base, "Player 6751")
+        wait_online(page)
+        guest = page.evaluate("window.tablas.me")
+        # A short password: a sentence, nothing changed.
+        page.fill("#login-name", "victim")
+        page.fill("#login-password", "short")
+        page.click("#register-btn")
+        page.wait_for_selector("#account-error:not([hidden])")
+        assert page.inner_text("#account-error") == "A password needs at least 8 characters."
+        assert page.evaluate("window.tablas.me") == guest
+        assert page.input_value("#login-name") == "victim"
+        # Register: the typed name, not the guest's.
+        page.fill("#login-password", PASSWORD)
+        page.click("#register-btn")
+        page.wait_for_selector("#account-status")
+        assert "victim" in page.inner_text("#account-status")
+        me = page.evaluate("window.tablas.me")
+        assert me == {"player_id": guest["player_id"], "name": "victim", "registered": True}
+        assert page.input_value("#name-input") == "victim"
+
+        # Another guest: a wrong password for victim changes nothing and says why.
+        ctx2, other = new_page(browser, base, "Player 1234")
+        wait_online(other)
+        before = other.evaluate("window.tablas.me")
+        other.fill("#login-name", "victim")
+        other.fill("#login-password", "not the password")
+        other.click("#login-btn")
+        other.wait_for_selector("#account-error:not([hidden])")
+        assert other.inner_text("#account-error") == "Wrong name or password."
+        wait_online(other)
+        other.wait_for_function(
+            f"window.tablas.me && window.tablas.me.player_id === '{before['player_id']}'")
+        assert other.evaluate("window.tablas.me") == before  # "Player 1234", still a guest
+        assert other.input_value("#login-name") == "victim"
+        assert other.inner_text("#account-error") == "Wrong name or password."
+        assert other.input_value("#name-input") == "Player 1234"
+        # A look-alike of a registered name: refused in words, still the same guest.
+        other.fill("#login-name", "v\u0456ctim")
+        other.fill("#login-password", PASSWORD)
+        other.click("#register-btn")
+        other.wait_for_function(
+            "document.getElementById('account-error').textContent.includes('looks like')")
+        assert other.inner_text("#account-error").endswith("Please choose another name.")
+        assert other.evaluate("window.tablas.me") == before
+        assert page.errors == [] and other.errors == []
+        for c in (ctx, ctx2):
+            c.close()

@@ -201,6 +201,56 @@ async def test_logins_are_limited_per_name_and_per_address(tmp_path: Path) -> No
             await x.close()
 
 
+async def _login_from(url: str, address: str, name: str, password: str) -> dict[str, Any]:
+    c = Client(url)
+    c.ws = await connect_from(url, address)
+    answer = await c.request({"type": "hello", "name": name, "password": password},
+                             "welcome", "error")
+    await c.close()
+    return answer
+
+
+async def test_a_stranger_guessing_cannot_lock_the_owner_out(tmp_path: Path) -> None:
+    """docs/security.md "Login limits": an attacker's wrong guesses from one address refuse
+    that address (the right password too) and never the owner's from another address, nor
+    the owner's device that holds a token; many addresses guessing only slow the name."""
+    from server.accounts import SLOW_AFTER, SLOW_BASE
+
+    clock = FakeClock()
+    async with running(tmp_path / "t.db", clock=clock) as (_, url):
+        owner, welcome = await member(url, "Ana")
+        for _ in range(FAILURES_PER_NAME):
+            e = await _login_from(url, "127.0.0.2", "Ana", "wrong password")
+            assert e["code"] == "not_authenticated"
+        e = await _login_from(url, "127.0.0.2", "ana", PASSWORD)
+        assert e["code"] == "rate_limited" and e["message"].endswith(".")
+        assert "Ana" not in e["message"]  # says nothing of the account
+        # The owner, from another address: in at once.
+        ok = await _login_from(url, "127.0.0.1", "Ana", PASSWORD)
+        assert ok["type"] == "welcome" and ok["player_id"] == welcome["player_id"]
+        # More addresses guess, past the name's ceiling: each is refused on its own...
+        addresses = [f"127.0.0.{i}" for i in range(3, 6)]
+        for address in addresses:
+            for _ in range(FAILURES_PER_NAME):
+                e = await _login_from(url, address, "Ana", "wrong password")
+                assert e["code"] == "not_authenticated"
+            assert (await _login_from(url, address, "Ana", PASSWORD))["code"] == \
+                "rate_limited"
+        assert 3 * FAILURES_PER_NAME + FAILURES_PER_NAME > SLOW_AFTER
+        # ...the owner from a new address is slowed, never refused...
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        ok = await _login_from(url, "127.0.0.9", "Ana", PASSWORD)
+        assert ok["type"] == "welcome" and loop.time() - start >= SLOW_BASE
+        # ...and the owner's device that holds a token is never even slowed.
+        start = loop.time()
+        back = Client(url)
+        w = await back.connect("Ana", token=welcome["token"])
+        assert w["player_id"] == welcome["player_id"] and loop.time() - start < SLOW_BASE
+        for x in (owner, back):
+            await x.close()
+
+
 async def test_registrations_are_limited_per_address(tmp_path: Path) -> None:
     from server.accounts import REGISTRATIONS_PER_ADDRESS
 

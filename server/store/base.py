@@ -298,6 +298,15 @@ class Storage(ABC):
         of their password."""
 
     @abstractmethod
+    async def account_by_skeleton(self, name_skeleton: str) -> Account | None:
+        """The registered player who holds this name skeleton (:mod:`server.names`)."""
+
+    @abstractmethod
+    async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
+        """Registered players with no name skeleton yet (registered before migration 10):
+        (player id, name), the earliest registered first."""
+
+    @abstractmethod
     async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:
         """Each of ``player_ids``' rating in ``game`` (a new rating for one never rated)."""
 
@@ -388,20 +397,32 @@ class Storage(ABC):
         await self._write(_row("player_seen", player_id, name, time.time()))
 
     async def register_player(self, player_id: str, name: str, name_key: str,
-                              password_hash: str, when: float
-                              ) -> Literal["registered", "name_taken", "already_registered"]:
-        """The player's name becomes theirs, with their password's hash: ``registered``;
-        or nothing is written, because the key is a registered player's (the unique index
-        decides between two registrations at once), or the player registered already."""
+                              password_hash: str, when: float, name_skeleton: str | None = None
+                              ) -> Literal["registered", "name_taken", "look_alike",
+                                           "already_registered"]:
+        """The player's name (``name``: renamed to it) becomes theirs, with their password's
+        hash: ``registered``; or nothing is written, because the key is a registered
+        player's (``name_taken``) or the skeleton is (``look_alike``; the unique indexes
+        decide between two registrations at once), or the player registered already."""
         try:
             await self._write(_row("player_seen", player_id, name, when),
-                              _row("register", player_id, name_key, password_hash, when))
+                              _row("register", player_id, name_key, password_hash, when,
+                                   name_skeleton))
         except Exception as e:
             why = self._refused(e)
             if why is None:
                 raise
-            return "already_registered" if "already registered" in why else "name_taken"
+            if "already registered" in why:
+                return "already_registered"
+            return "look_alike" if "skeleton" in why else "name_taken"
         return "registered"
+
+    async def set_name_skeletons(self, skeletons: Sequence[tuple[str, str]]) -> None:
+        """Each (player id, skeleton) of players registered before migration 10, in the
+        order given (the earliest registered first: the first of a skeleton holds it, any
+        later one is written as sharing it)."""
+        if skeletons:
+            await self._write(*(_row("name_skeleton", pid, sk) for pid, sk in skeletons))
 
     async def add_token(self, player_id: str, token: str, when: float) -> None:
         """A new device's token for a registered player (stored as its hash only)."""

@@ -161,6 +161,18 @@ class PostgresStore(Storage):
             "SELECT id, name, password_hash FROM players WHERE name_key = $1", name_key)
         return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
 
+    async def account_by_skeleton(self, name_skeleton: str) -> Account | None:
+        row = await self.pool.fetchrow(
+            "SELECT id, name, password_hash FROM players"
+            " WHERE name_skeleton = $1 AND name_skeleton_shared = 0", name_skeleton)
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+
+    async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
+        rows = await self.pool.fetch(
+            "SELECT id, name FROM players WHERE name_key IS NOT NULL AND name_skeleton IS NULL"
+            " ORDER BY registered_at, id LIMIT $1", limit)
+        return [(str(r[0]), str(r[1])) for r in rows]
+
     def _refused(self, error: Exception) -> str | None:
         # A unique index, or a RAISE EXCEPTION of a write's function (migration 0008 on).
         if isinstance(error, asyncpg.IntegrityConstraintViolationError | asyncpg.RaiseError):

@@ -171,6 +171,23 @@ class SqliteStore(Storage):
             row = await cur.fetchone()
         return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
 
+    @_serialised
+    async def account_by_skeleton(self, name_skeleton: str) -> Account | None:
+        async with self.db.execute(
+            "SELECT id, name, password_hash FROM players"
+            " WHERE name_skeleton = ? AND name_skeleton_shared = 0", (name_skeleton,)
+        ) as cur:
+            row = await cur.fetchone()
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+
+    @_serialised
+    async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
+        async with self.db.execute(
+            "SELECT id, name FROM players WHERE name_key IS NOT NULL AND name_skeleton IS NULL"
+            " ORDER BY registered_at, id LIMIT ?", (limit,)
+        ) as cur:
+            return [(str(r[0]), str(r[1])) for r in await cur.fetchall()]
+
     def _refused(self, error: Exception) -> str | None:
         # A unique index, or a RAISE(ABORT) of a write's trigger (migration 0008 and after).
         return str(error) if isinstance(error, sqlite3.IntegrityError) else None

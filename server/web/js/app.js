@@ -300,10 +300,16 @@ class App {
 
   // --- actions --------------------------------------------------------------------------------
 
-  /** `register`: the name in use becomes this player's, with `password`. */
-  register(password) {
-    return this.conn.request({ type: "register", password }).then((m) => {
-      this.me = { ...this.me, registered: true };
+  /** `register`: `name` (the one typed in the account form) becomes this player's, with
+   * `password`; the player goes by it from now on. Refused, nothing changes. */
+  register(name, password) {
+    const msg = { type: "register", password };
+    if (name !== (this.me && this.me.name)) msg.name = name;
+    return this.conn.request(msg).then((m) => {
+      this.me = { ...this.me, name: m.name, registered: true };
+      this.conn.name = m.name;
+      document.getElementById("name-input").value = m.name;
+      localStorage.setItem(NAME_KEY, m.name);
       renderAccount(this);
       this.toast(`${m.name} is registered: log in with it from any device`);
     });

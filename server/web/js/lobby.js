@@ -141,7 +141,9 @@ export function renderLobby(app, root) {
 }
 
 /** Who this page plays as: a registered player (with links to their page and the
- * leaderboard), or a guest with a form to register the name in use or log in. */
+ * leaderboard), or a guest with a form to register the name typed in it or log in. What is
+ * typed and why the server refused it outlive the panel's redraws (a refused login brings a
+ * new welcome, which redraws it): `app.accountDraft` and `app.accountError`. */
 export function renderAccount(app) {
   const box = document.getElementById("account");
   if (!box) return;
@@ -154,25 +156,49 @@ export function renderAccount(app) {
       " · "), links);
     return;
   }
+  const typed = app.accountDraft ?? ((app.me && app.me.name) || "");
   const name = h("input", { id: "login-name", autocomplete: "username", maxlength: 24,
-    value: (app.me && app.me.name) || "", "aria-label": "name" });
+    value: typed, "aria-label": "name" });
   const password = h("input", { id: "login-password", type: "password", autocomplete: "current-password",
     minlength: 8, maxlength: 128, "aria-label": "password", placeholder: "password (8+ characters)" });
   const register = h("button", { class: "btn small", type: "button", id: "register-btn",
-    title: "make the name you play under yours" }, "Register this name");
+    title: "make the name typed here yours, with this password" }, "Register this name");
   const login = h("button", { class: "btn primary small", type: "submit", id: "login-btn" }, "Log in");
   const form = h("form", { class: "row account-form", id: "account-form", "aria-label": "account" },
     name, password, login, register, links);
-  const done = () => { password.value = ""; };
-  const fail = (e) => app.toast(e.message || e.code, "error");
+  const error = h("p", { id: "account-error", class: "account-error", role: "alert" }, app.accountError || "");
+  error.hidden = !app.accountError;
+  name.addEventListener("input", () => { app.accountDraft = name.value; });
+  const start = () => {
+    app.accountDraft = name.value;
+    app.accountError = "";
+    error.hidden = true;
+  };
+  const done = () => {
+    password.value = "";
+    app.accountDraft = null;
+    app.accountError = "";
+    renderAccount(app);
+  };
+  const fail = (e) => {
+    // Always a sentence: the server's own words, or ours when the socket is away.
+    const why = e.code === "offline" ? "Not connected to the server: please try again in a moment."
+      : (e.message || "That did not work: please try again.");
+    app.accountError = why;
+    const shown = document.getElementById("account-error");
+    if (shown) { shown.textContent = why; shown.hidden = false; }
+    app.toast(why, "error");
+  };
   register.addEventListener("click", () => {
-    app.register(password.value).then(done, fail);
+    start();
+    app.register(name.value.trim(), password.value).then(done, fail);
   });
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
+    start();
     app.login(name.value.trim(), password.value).then(done, fail);
   });
-  box.append(h("p", { class: "small muted" }, "Playing as a guest. Register your name to play rated games, or log in:"), form);
+  box.append(h("p", { class: "small muted" }, "Playing as a guest. Register your name to play rated games, or log in:"), form, error);
 }
 
 function playersLine(seats) {

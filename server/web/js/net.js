@@ -30,7 +30,9 @@ export class Connection {
   login(name, password) {
     return new Promise((resolve, reject) => {
       this.loginAttempt = { name, password, resolve, reject };
-      this.restart(name);
+      // Not restart(name): the guest's own name stays this.name until a welcome says
+      // otherwise, so a refused login comes back as the same guest, by the same name.
+      this.restart();
     });
   }
 
