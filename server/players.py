@@ -54,7 +54,7 @@ class Players:
 
     async def backfill_skeletons(self) -> None:
         """Writes the name skeleton of every player registered before the store had them
-        (migration 10), the earliest registered first; nothing to do once done."""
+        (migration 11), the earliest registered first; nothing to do once done."""
         while True:
             rows = await self.store.names_without_skeleton(_BACKFILL_BATCH)
             if not rows:

@@ -303,7 +303,7 @@ class Storage(ABC):
 
     @abstractmethod
     async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
-        """Registered players with no name skeleton yet (registered before migration 10):
+        """Registered players with no name skeleton yet (registered before migration 11):
         (player id, name), the earliest registered first."""
 
     @abstractmethod
@@ -418,7 +418,7 @@ class Storage(ABC):
         return "registered"
 
     async def set_name_skeletons(self, skeletons: Sequence[tuple[str, str]]) -> None:
-        """Each (player id, skeleton) of players registered before migration 10, in the
+        """Each (player id, skeleton) of players registered before migration 11, in the
         order given (the earliest registered first: the first of a skeleton holds it, any
         later one is written as sharing it)."""
         if skeletons:

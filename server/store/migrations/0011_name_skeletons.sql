@@ -1,4 +1,4 @@
--- Version 10: names that deceive (contract section 10, docs/security.md "Names that deceive").
+-- Version 11: names that deceive (contract section 10, docs/security.md "Names that deceive").
 --   name_skeleton         server.names.skeleton_key(name) of a registered player (NFKC and
 --                         casefold, fillers dropped, then Unicode TR39's confusable skeleton):
 --                         no new name may have a registered player's. NULL for a guest.
@@ -22,7 +22,8 @@ CREATE TRIGGER store_write_unknown INSTEAD OF INSERT ON store_write
 WHEN NEW.kind NOT IN ('player', 'player_seen', 'room', 'seat', 'seat_holder', 'room_status',
                       'move', 'result', 'room_finished', 'seat_to_bot', 'seat_change', 'chat',
                       'room_creator', 'room_lapse', 'review', 'room_seeds', 'register',
-                      'player_token', 'rating', 'rating_change', 'fence', 'name_skeleton')
+                      'player_token', 'rating', 'rating_change', 'fence', 'room_unrated',
+                      'name_skeleton')
 BEGIN
     SELECT RAISE(ABORT, 'store_write: unknown kind');
 END;
@@ -40,7 +41,7 @@ BEGIN
     WHERE id = NEW.a;
 END;
 
--- a: player id, b: name skeleton. The backfill of a player registered before version 10:
+-- a: player id, b: name skeleton. The backfill of a player registered before version 11:
 -- written once (a player who has one keeps it), shared when an earlier one holds it.
 CREATE TRIGGER store_write_name_skeleton INSTEAD OF INSERT ON store_write
 WHEN NEW.kind = 'name_skeleton'

@@ -1,4 +1,4 @@
--- Version 10: names that deceive (contract section 10); the PostgreSQL form of SQLite's 0010
+-- Version 11: names that deceive (contract section 10); the PostgreSQL form of SQLite's 0011
 -- (the columns, indexes and the backfill are explained there).
 
 ALTER TABLE players ADD COLUMN name_skeleton TEXT;
@@ -20,7 +20,7 @@ BEGIN
 END
 $$;
 
--- a: player id, b: name skeleton (the backfill of a player registered before version 10).
+-- a: player id, b: name skeleton (the backfill of a player registered before version 11).
 CREATE FUNCTION store_write_name_skeleton(r jsonb) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE players SET name_skeleton = r ->> 2,
