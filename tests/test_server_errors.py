@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from server_support import Client, create, running
+from server_support import Client, connected, create, running
 
 HUMAN = {"kind": "human"}
 
@@ -60,6 +60,29 @@ async def test_refusals_in_a_game(tmp_path: Path) -> None:
         await a.request({"type": "resign", "room_id": room}, "room")
         e = await b.error({"type": "move", "room_id": room, "ply": 1, "move": {"cell": 0}})
         assert e["code"] == "game_over"
+
+
+async def test_a_stale_ply_from_the_player_to_move_is_refused(tmp_path: Path) -> None:
+    """The player whose turn it is sends a move with a ply one or two behind the room's, or
+    ahead of it: each is ``stale`` and changes nothing, whatever the move (a legal one
+    included); only the room's own ply is taken."""
+    async with running(tmp_path / "t.db") as (_srv, url):
+        a, b = await connected(url, "A", "B")
+        room, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
+        await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
+        await a.request({"type": "move", "room_id": room, "ply": 0, "move": {"cell": 4}},
+                        "update")
+        await b.request({"type": "move", "room_id": room, "ply": 1, "move": {"cell": 0}},
+                        "update")
+        for ply in (0, 1, 3, 4):  # the room is at ply 2, A to move; cell 8 is legal
+            e = await a.error({"type": "move", "room_id": room, "ply": ply,
+                               "move": {"cell": 8}})
+            assert e["code"] == "stale", ply
+        snap = await a.request({"type": "spectate", "room_id": room}, "room")
+        assert snap["ply"] == 2 and snap["history"] == [{"cell": 4}, {"cell": 0}]
+        u = await a.request({"type": "move", "room_id": room, "ply": 2, "move": {"cell": 8}},
+                            "update")
+        assert u["ply"] == 3
 
 
 async def test_bad_frames(tmp_path: Path) -> None:

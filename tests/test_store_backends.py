@@ -165,6 +165,16 @@ async def test_accounts_and_ratings_read_the_same_on_both(backend: Backend) -> N
     with pytest.raises(Exception, match="stale"):
         await store.record_result("g3", Outcome(1, 1, "resign"), None, 14.0, changes)
     assert (await store.load_room("g3")).result is None  # type: ignore[union-attr]
+    # Likewise a game ended by a move: the move, the result and the ratings are one write,
+    # so a refused rating leaves the last move unwritten too.
+    await store.create_room("g5", "connect4", {}, [_person("pa", "Ana"),
+                            SeatState("bot", "easy")], "playing", None, [], 13.5, rated)
+    with pytest.raises(Exception, match="stale"):
+        await store.record_move("g5", Action(0, 0, {"column": 3}, (), 13.6, None),
+                                Outcome(0, 1, "four"), changes)
+    g5 = await store.load_room("g5")
+    assert g5 is not None and g5.actions == [] and g5.result is None
+    assert g5.status == "playing"
 
     assert await store.ratings_of("connect4", ["pa", bot, "pb"]) == {
         "pa": after_a, bot: after_bot, "pb": NEW}
@@ -178,12 +188,12 @@ async def test_accounts_and_ratings_read_the_same_on_both(backend: Backend) -> N
     # Migration 0010: every house level is on the board at its anchor, before any game.
     assert sorted(pid for pid, _, _ in await store.leaderboard("grundy", 10)) == sorted(
         f"bot:grundy:{lv}" for lv in ("random", "easy", "medium", "hard", "max"))
-    # The pair cap's count: g1 finished rated at 12.0; g3 is rated and being played.
+    # The pair cap's count: g1 finished rated at 12.0; g3 and g5 are rated and being played.
     pair = ("pa", bot)
     assert await store.rated_games_between("connect4", pair, 11.0, playing=False) == 1
     assert await store.rated_games_between("connect4", pair[::-1], 11.0, playing=False) == 1
     assert await store.rated_games_between("connect4", pair, 12.0, playing=False) == 0
-    assert await store.rated_games_between("connect4", pair, 11.0, playing=True) == 2
+    assert await store.rated_games_between("connect4", pair, 11.0, playing=True) == 3
     assert await store.rated_games_between("connect4", ("pa", "bot:connect4:hard"), 0.0,
                                            playing=True) == 0
     assert await store.rated_games_between("grundy", pair, 0.0, playing=True) == 0
@@ -196,10 +206,10 @@ async def test_accounts_and_ratings_read_the_same_on_both(backend: Backend) -> N
     assert g4 is not None and g4.room_options.rated is False and g4.status == "playing"
     assert g4.room_options.clock is None and g4.seats[1].player_id == "pb"
     games = await store.games_of("pa", 10)
-    assert [g["room_id"] for g in games] == ["g4", "g3", "g2", "g1"]
-    assert games[3]["result"] == {"winner": 0, "points": 1, "reason": "four"}
-    assert games[3]["room_options"]["rated"] is True
-    assert games[3]["seats"] == [
+    assert [g["room_id"] for g in games] == ["g4", "g5", "g3", "g2", "g1"]
+    assert games[4]["result"] == {"winner": 0, "points": 1, "reason": "four"}
+    assert games[4]["room_options"]["rated"] is True
+    assert games[4]["seats"] == [
         {"seat": 0, "kind": "human", "level": None, "player_id": "pa", "name": "Ana"},
         {"seat": 1, "kind": "bot", "level": "easy", "player_id": None, "name": None}]
     assert [g["room_id"] for g in await store.games_of("pa", 1)] == ["g4"]
