@@ -253,16 +253,17 @@ class Http:
         if target is None:
             return bad_request("the request target must be a path starting with /")
         budget = self.api_budget
-        if target[0].startswith("/api/") and budget is not None and not budget.take(address):
-            return refusal(HTTPStatus.TOO_MANY_REQUESTS,
-                           f"more than {budget.rate:g} requests a second to /api/ from your "
-                           "address", budget.retry_after(address))
         if request.method not in _METHODS:
             refused = response(HTTPStatus.METHOD_NOT_ALLOWED, b"only GET and HEAD\n",
                                "text/plain")
             refused.headers["Allow"] = ", ".join(_METHODS)
             return refused
-        answer = await self._get(*target, address)
+        if target[0].startswith("/api/") and budget is not None and not budget.take(address):
+            answer = refusal(HTTPStatus.TOO_MANY_REQUESTS,
+                             f"more than {budget.rate:g} requests a second to /api/ from your "
+                             "address", budget.retry_after(address))
+        else:
+            answer = await self._get(*target, address)
         if request.method == "HEAD":
             return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
         return answer
