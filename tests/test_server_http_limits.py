@@ -20,6 +20,7 @@ import pytest
 from server_support import Subprocess, http_exchange, running
 
 from server.cli import main
+from server.edge import http
 from server.edge.http import EXPLAIN_PER_ADDRESS, EXPLAIN_TOTAL
 
 HANDSHAKE = ("Upgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -40,6 +41,13 @@ ENDPOINTS = [
 PAGES = ["/", "/index.html", "/explain", "/explain?game=random", "/leaderboard",
          "/players/p-123", "/review/0000000000000000", "/explain.html", "/player.html",
          "/review.html", "/leaderboard.html"]
+
+
+@pytest.fixture(autouse=True)
+def short_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refusals are not held here (the in-process servers'), so that the tests need not
+    wait; test_a_refusal_is_held_before_it_is_sent checks the hold."""
+    monkeypatch.setattr(http, "HOLD_S", 0.0)
 
 
 class Answer:
@@ -111,6 +119,37 @@ async def test_retry_after_says_when_a_request_passes_again(tmp_path: Path) -> N
         assert retry == 1  # a token comes back within half a second at 2 a second
         await asyncio.sleep(retry)
         assert (await get(port, "/api/games", "127.0.0.7")).status == 200
+
+
+async def test_a_refusal_is_held_before_it_is_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script that asks again at once is answered no faster than once a second per
+    connection (a refusal costs a sleeping coroutine, not a connection's work each time);
+    past HELD_PER_ADDRESS held at once, the rest are answered at once."""
+    monkeypatch.setattr(http, "HOLD_S", 1.0)
+    monkeypatch.setattr(http, "HELD_PER_ADDRESS", 3)
+    # a token every 5 s, a bucket of 1: the first request passes, the next ones are refused
+    async with running(tmp_path / "t.db", max_api_per_address=0.2) as (_, url):
+        port = _port(url)
+        assert (await get(port, "/api/games", "127.0.0.9")).status == 200
+        t0 = time.perf_counter()
+        assert_refused_429(await get(port, "/api/games", "127.0.0.9"))
+        assert time.perf_counter() - t0 >= 0.9
+        # another address is answered at once meanwhile
+        t0 = time.perf_counter()
+        assert (await get(port, "/api/games", "127.0.0.19")).status == 200
+        assert time.perf_counter() - t0 < 0.5
+        # five at once from the exhausted address: three held, two answered at once
+        started = time.perf_counter()
+
+        async def timed() -> float:
+            a = await get(port, "/api/games", "127.0.0.9")
+            assert a.status == 429
+            return time.perf_counter() - started
+
+        took = sorted(await asyncio.gather(*(timed() for _ in range(5))))
+        assert took[1] < 0.5 and took[2] >= 0.9, took
 
 
 async def test_no_api_limit(tmp_path: Path) -> None:

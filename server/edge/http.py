@@ -14,11 +14,12 @@ that is neither a path nor an absolute URL; a method other than GET and HEAD is 
 whose percent-encoding is broken or not UTF-8 is 400. HEAD answers as GET would, without the
 body.
 
-Limits (contract section 10, docs/security.md "HTTP limits"): every ``/api/*`` request is
+Limits (contract section 10; docs/security.md, "Limits" and "Pages"): every ``/api/*`` request is
 charged to its client address's token bucket (:class:`~server.edge.limits.AddressBudget`,
 ``--max-api-per-address``); past it the answer is 429 with ``Retry-After`` and a JSON
-``{"error"}``. ``/api/explain`` is checked on the event loop (cheap: names, numbers of at
-most 12 digits, ranges), then built *and serialised* in a process of its own
+``{"error"}``, held :data:`HOLD_S` first. ``/api/explain`` is checked on the event loop
+(cheap: names, numbers of at most 12 digits, ranges), then built *and serialised* in a
+process of its own
 (:data:`EXPLAIN_WORKERS`, see :class:`Http`), at most :data:`EXPLAIN_PER_ADDRESS` at a time
 per address (429 past it) and :data:`EXPLAIN_TOTAL` for everyone (503 past it).
 
@@ -70,6 +71,14 @@ CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self';
 # review page one every 2 s), a script asking faster is refused.
 API_RATE = 20.0
 API_BURST_S = 3.0
+# A request past the /api/ budget is answered after HOLD_S (its 429 all the same): an
+# answer at once would let a script that asks again at once cost the event loop a
+# connection's accept, parse and close each time (thousands a second from one loop: 90% of a
+# core, measured), while a held one costs a sleeping coroutine. At most HELD_PER_ADDRESS held
+# per address (its WebSockets' cap) and HELD_TOTAL for everyone; past them, at once.
+HOLD_S = 1.0
+HELD_PER_ADDRESS = 64
+HELD_TOTAL = 1024
 # Explain trees: built in EXPLAIN_WORKERS processes of their own, at most EXPLAIN_PER_ADDRESS
 # at a time per address and EXPLAIN_TOTAL for everyone (running or queued for a worker: the
 # largest tree takes about 20 ms to build and serialise, so a full queue waits under 0.1 s).
@@ -245,6 +254,7 @@ class Http:
                                          burst=max_api_per_address * API_BURST_S)
                            if max_api_per_address else None)
         self.explaining = AddressSlots(EXPLAIN_PER_ADDRESS, EXPLAIN_TOTAL)
+        self.held = AddressSlots(HELD_PER_ADDRESS, HELD_TOTAL)
 
     async def answer(self, request: Request, address: str = "") -> Response:
         """The response to a request :func:`malformed` let through (400 otherwise) from the
@@ -259,6 +269,11 @@ class Http:
             refused.headers["Allow"] = ", ".join(_METHODS)
             return refused
         if target[0].startswith("/api/") and budget is not None and not budget.take(address):
+            if self.held.enter(address) is None:
+                try:
+                    await asyncio.sleep(HOLD_S)
+                finally:
+                    self.held.leave(address)
             answer = refusal(HTTPStatus.TOO_MANY_REQUESTS,
                              f"more than {budget.rate:g} requests a second to /api/ from your "
                              "address", budget.retry_after(address))
