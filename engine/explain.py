@@ -200,39 +200,56 @@ def explain(
     return Explanation(game_id, text, algorithm, checked_order, d, title, tree, trace)
 
 
+# A number in a query is at most this many digits, checked before it is converted: Python's
+# int() of a long text costs time quadratic in its length and refuses one past 4300 digits
+# (ValueError), and no parameter here needs more than 10.
+MAX_QUERY_DIGITS = 12
+# The range of each numeric parameter of the query, checked before anything is built.
+QUERY_RANGES = {"depth": (1, MAX_DEPTH), "branching": (1, MAX_BRANCHING), "seed": (0, MAX_SEED)}
+
+
 def _query_int(params: Mapping[str, str], name: str) -> int | None:
     text = params.get(name)
     if text is None:
         return None
     t = text.strip()
-    if not (t.isascii() and (t.isdigit() or (t[:1] == "-" and t[1:].isdigit()))):
-        raise InvalidInputError(f"{name} must be an integer, got {text!r}")
-    return int(t)
+    digits = t[1:] if t[:1] == "-" else t
+    if not (digits.isascii() and digits.isdigit()):
+        raise InvalidInputError(f"{name} must be an integer, got {text[:40]!r}")
+    if len(digits) > MAX_QUERY_DIGITS:
+        raise InvalidInputError(f"{name} must be an integer of at most {MAX_QUERY_DIGITS} "
+                                f"digits, got {len(digits)} digits")
+    return _check_range(name, int(t), *QUERY_RANGES[name])
 
 
-def explain_query(params: dict[str, str]) -> JSON:
-    """The contract's JSON for the HTTP query's parameters, by name and as strings; anything
-    wrong (an unknown name too) raises :class:`InvalidInputError`, for a 400 answer."""
+def query_arguments(params: Mapping[str, str]) -> dict[str, Any]:
+    """:func:`explain`'s arguments from the HTTP query's parameters, by name and as strings,
+    each checked (names known, numbers short and in range) without building anything, so
+    that a server can refuse a bad query at once; anything wrong raises
+    :class:`InvalidInputError`, for a 400 answer."""
     unknown = sorted(set(params) - set(QUERY_PARAMETERS))
     if unknown:
         raise InvalidInputError(
-            f"unknown parameter(s) {', '.join(map(repr, unknown))}; "
+            f"unknown parameter(s) {', '.join(repr(u[:40]) for u in unknown)}; "
             f"known: {', '.join(QUERY_PARAMETERS)}"
         )
     if "game" not in params:
         raise InvalidInputError(f"parameter 'game' is missing: {RANDOM}, {', '.join(GAME_IDS)}")
-    return to_json(
-        explain(
-            params["game"],
-            position=params.get("position"),
-            dice=params.get("dice"),
-            algorithm=params.get("algorithm", DEFAULT_ALGORITHM),
-            depth=_query_int(params, "depth"),
-            order=params.get("order", DEFAULT_ORDER),
-            branching=_query_int(params, "branching"),
-            seed=_query_int(params, "seed"),
-        )
-    )
+    return {
+        "game_id": params["game"],
+        "position": params.get("position"),
+        "dice": params.get("dice"),
+        "algorithm": params.get("algorithm", DEFAULT_ALGORITHM),
+        "depth": _query_int(params, "depth"),
+        "order": params.get("order", DEFAULT_ORDER),
+        "branching": _query_int(params, "branching"),
+        "seed": _query_int(params, "seed"),
+    }
+
+
+def explain_query(params: Mapping[str, str]) -> JSON:
+    """The contract's JSON for the HTTP query's parameters (:func:`query_arguments`)."""
+    return to_json(explain(**query_arguments(params)))
 
 
 # --- writing it out ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ part               its one job
 ``records``        a room of any status as a record: snapshot and chat, exports, review
 ``store``          every write and read of the database (given, already open)
 ``bots``           the process pool where bots think
+``explainer``      the process where explain trees are built (out of the bots' way)
 =================  ==========================================================================
 
 A move's path: ``edge`` (frame → :class:`~server.protocol.Move`) → the handler table below →
@@ -33,7 +34,7 @@ from server.bots import BotPool
 from server.connections import Presence
 from server.dice import SeedFactory
 from server.edge import Edge, Http
-from server.edge.http import web_folder
+from server.edge.http import API_RATE, EXPLAIN_NICE, EXPLAIN_WORKERS, web_folder
 from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, Handler
 from server.errors import StartupError
 from server.hub import (
@@ -105,6 +106,7 @@ class TablasServer:
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
         max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
         max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
+        max_api_per_address: float | None = API_RATE,
         abandon_after: float | None = ABANDON_AFTER,
         keep_adjourned: float | None = KEEP_ADJOURNED,
         claim_after: float = CLAIM_AFTER,
@@ -118,10 +120,11 @@ class TablasServer:
         whose room leases last ``lease_s`` seconds. ``clock``: the time rooms see (seconds);
         ``web``: the page's files (default: the package's own,
         :class:`~server.edge.http.MissingFiles` if they are missing). The limits are the
-        parts' own (None lifts the cap on waiting rooms, connections or messages per
-        address, or rooms per address); ``abandon_after`` and ``keep_adjourned`` (seconds;
-        None: never) say when rooms end (contract section 6), ``claim_after`` (seconds) when
-        a player may claim the game of an opponent who left (section 10)."""
+        parts' own (None lifts the cap on waiting rooms, connections, messages or ``/api/``
+        requests per address, or rooms per address); ``abandon_after`` and
+        ``keep_adjourned`` (seconds; None: never) say when rooms end (contract section 6),
+        ``claim_after`` (seconds) when a player may claim the game of an opponent who left
+        (section 10)."""
         if redis is not None:
             from server.store.postgres import PostgresStore
 
@@ -131,6 +134,8 @@ class TablasServer:
         self.store = store
         self.port = 0  # bound by start()
         self.bots = BotPool(bot_workers)
+        # Explain trees have processes of their own (server.edge.http.Http says why).
+        self.explainer = BotPool(EXPLAIN_WORKERS, nice=EXPLAIN_NICE, live=False)
         self.presence = Presence()
         self.services = RoomServices(store, self.bots, self.presence, clock,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
@@ -174,8 +179,9 @@ class TablasServer:
                              Abort, ClaimWin), command),
         }
         self.records = Records(self.hub)
-        http = Http(web if web is not None else web_folder(), self.lobby.http_body, self.bots,
-                    self.records, Standings(store), self.node)
+        http = Http(web if web is not None else web_folder(), self.lobby.http_body,
+                    self.explainer, self.records, Standings(store), self.node,
+                    max_api_per_address=max_api_per_address)
         self.edge = Edge(handlers, self.presence, goodbye, http,
                          allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
@@ -200,6 +206,7 @@ class TablasServer:
         await self.edge.close()
         await self.hub.settle()
         self.bots.shutdown()
+        self.explainer.shutdown()
         if self.cluster is not None:
             await self.cluster.close()
         await self.store.close()
@@ -209,6 +216,7 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               allow_origins: Sequence[str] | None = None,
               max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
               max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
+              max_api_per_address: float | None = API_RATE,
               abandon_after: float | None = ABANDON_AFTER,
               keep_adjourned: float | None = KEEP_ADJOURNED,
               node: str | None = None, redis: str | None = None,
@@ -226,6 +234,7 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
             server = TablasServer(store, bot_workers, web=web, allow_origins=allow_origins,
                                   max_conns_per_address=max_conns_per_address,
                                   max_msgs_per_address=max_msgs_per_address,
+                                  max_api_per_address=max_api_per_address,
                                   abandon_after=abandon_after, keep_adjourned=keep_adjourned,
                                   claim_after=claim_after,
                                   max_rooms_per_address=max_rooms_per_address,

@@ -43,12 +43,14 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def pvp_game(url: str, game: str, rng: random.Random, rtts: list[float], *,
-                   other_url: str | None = None, refused_ends_game: bool = False) -> int:
+                   other_url: str | None = None, refused_ends_game: bool = False,
+                   think_s: float = 0.0) -> int:
     """One person-against-person game to the end, its creator on ``url`` and the other
     player on ``other_url`` (default: the same server); each move's round trip into
     ``rtts``; the moves played. ``refused_ends_game``: a refused move ends the game early
     (a cluster's room may move between nodes) instead of raising
-    :class:`~server.client.Refused`."""
+    :class:`~server.client.Refused`. ``think_s``: a pause before each move (a person's pace;
+    0: as fast as the server answers)."""
     a = await ProtocolClient.open(url, "bench-a")
     b = await ProtocolClient.open(other_url or url, "bench-b")
     try:
@@ -66,6 +68,8 @@ async def pvp_game(url: str, game: str, rng: random.Random, rtts: list[float], *
             seat = view["to_move"]
             mover = players[seat]
             legal = views[seat]["legal_moves"]
+            if think_s:
+                await asyncio.sleep(think_s)
             t0 = time.perf_counter()
             try:
                 answer = await mover.request({"type": "move", "room_id": room,

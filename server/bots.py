@@ -183,13 +183,13 @@ def _manager_init(owner: int) -> None:
     _watch_owner(owner)
 
 
-def _worker_init(progress: Any, owner: int) -> None:
+def _worker_init(progress: Any, owner: int, nice: int = WORKER_NICE) -> None:
     global _PROGRESS
     _PROGRESS = progress
     _ignore_interrupt()
     _watch_owner(owner)
     with contextlib.suppress(OSError, AttributeError):
-        os.nice(WORKER_NICE)
+        os.nice(nice)
 
 
 class _Listener:
@@ -201,8 +201,14 @@ class _Listener:
 class BotPool:
     """A ``ProcessPoolExecutor`` that rebuilds itself when a worker dies."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, *, nice: int = WORKER_NICE,
+                 live: bool = True) -> None:
+        """``workers``: processes (default: the CPUs); ``nice``: how far below the event
+        loop's priority they run; ``live``: whether decisions may report their progress (a
+        pool that only computes needs no manager process for it)."""
         self.workers = max(1, workers or os.cpu_count() or 1)
+        self.nice = nice
+        self.live = live
         self._pool: ProcessPoolExecutor | None = None
         self._manager: SyncManager | None = None
         self._queue: Any = None
@@ -213,7 +219,7 @@ class BotPool:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     async def _ensure(self) -> ProcessPoolExecutor:
-        if self._queue is None:
+        if self._queue is None and self.live:
             try:
                 await self._progress_queue()
             except Exception:
@@ -222,7 +228,7 @@ class BotPool:
             ctx = multiprocessing.get_context("forkserver")
             self._pool = ProcessPoolExecutor(
                 max_workers=self.workers, mp_context=ctx, initializer=_worker_init,
-                initargs=(self._queue, os.getpid()),
+                initargs=(self._queue, os.getpid(), self.nice),
             )
         return self._pool
 

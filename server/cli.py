@@ -208,6 +208,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
     from server.app import run
+    from server.edge.http import API_RATE
     from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS
 
     if args.bot_workers is not None and args.bot_workers < 1:
@@ -224,6 +225,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         msgs = MAX_MSGS_PER_ADDRESS
     elif not 0 <= msgs < float("inf"):  # NaN fails this too
         raise CliError("--max-msgs-per-address must be 0 (no limit) or a positive number")
+    api = args.max_api_per_address
+    if api is None:
+        api = API_RATE
+    elif not 0 <= api < float("inf"):  # NaN fails this too
+        raise CliError("--max-api-per-address must be 0 (no limit) or a positive number")
     if not 0 <= args.abandon_after < float("inf"):
         raise CliError("--abandon-after must be 0 (rooms never end) or more seconds")
     if not 0 <= args.claim_after < float("inf"):
@@ -258,6 +264,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         run_on_loop(run(args.host, args.port, database, args.bot_workers, args.allow_origin,
                         per_address or None, max_msgs_per_address=msgs or None,
+                        max_api_per_address=api or None,
                         abandon_after=args.abandon_after or None,
                         keep_adjourned=args.keep_adjourned * 86400 or None,
                         node=args.node, redis=args.redis, lease_s=args.lease_s,
@@ -375,6 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-msgs-per-address", type=float, default=None, metavar="R",
                    help="WebSocket messages a second per client address, over all of its "
                         "connections, handshakes included (default: 100; 0: no limit)")
+    p.add_argument("--max-api-per-address", type=float, default=None, metavar="R",
+                   help="/api/ requests a second per client address, with bursts of 3 "
+                        "seconds' worth (default: 20; 0: no limit)")
     p.add_argument("--abandon-after", type=float, default=120.0, metavar="S",
                    help="seconds without a connection after which a person is absent: their "
                         "game is won by the present player or adjourned, their waiting room "

@@ -158,11 +158,14 @@ async def connect_from(url: str, address: str, **kw: Any) -> Any:
     return await websockets.connect(url, sock=sock, **kw)
 
 
-async def http_exchange(port: int, raw: bytes, timeout: float = 10) -> tuple[bytes, bytes]:
+async def http_exchange(port: int, raw: bytes, timeout: float = 10,
+                        source: str | None = None) -> tuple[bytes, bytes]:
     """Sends ``raw`` as it is on a fresh TCP connection to the server: the answer's head (the
     status line and headers, b"" if the server closed without one) and whatever followed it
-    until the server closed (b"" after a 101, which keeps the connection)."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    until the server closed (b"" after a 101, which keeps the connection). ``source``: the
+    client's address (any of 127.0.0.0/8, each a client address of its own)."""
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", port, local_addr=None if source is None else (source, 0))
     try:
         writer.write(raw)
         await writer.drain()

@@ -199,3 +199,28 @@ def test_a_watcher_waits_for_its_process_and_no_longer(
     finally:
         child.kill()
         child.wait()
+
+
+def test_kill9_of_the_server_ends_its_explain_worker_too(tmp_path: Path) -> None:
+    """The explain trees' process (server.edge.http: a pool of its own) watches the server
+    as the bot workers do."""
+    import urllib.request
+
+    srv = _serve(tmp_path)
+    proc = srv.proc
+    assert proc is not None
+    procs: set[Proc] = set()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{srv.port}/api/explain?game=random",
+                                    timeout=30) as r:
+            assert r.status == 200
+        procs = _descendants(proc.pid)
+        # the forkserver and the explain worker (the bots' pool has not started: no bot yet)
+        assert sum("forkserver" in _cmdline(pid) for pid, _ in procs) == 2, [
+            _cmdline(pid) for pid, _ in procs]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        left = _survivors(procs, time.monotonic())
+        assert not left, f"still running {GRACE_S} s after the server's death: {left}"
+    finally:
+        _clean_up(srv, procs)

@@ -13,6 +13,19 @@ A request HTTP itself tells a server to refuse gets a 4xx and nothing else happe
 that is neither a path nor an absolute URL; a method other than GET and HEAD is 405, a path
 whose percent-encoding is broken or not UTF-8 is 400. HEAD answers as GET would, without the
 body.
+
+Limits (contract section 10; docs/security.md, "Limits" and "Pages"): every ``/api/*`` request is
+charged to its client address's token bucket (:class:`~server.edge.limits.AddressBudget`,
+``--max-api-per-address``); past it the answer is 429 with ``Retry-After`` and a JSON
+``{"error"}``, held :data:`HOLD_S` first. ``/api/explain`` is checked on the event loop
+(cheap: names, numbers of at most 12 digits, ranges), then built *and serialised* in a
+process of its own
+(:data:`EXPLAIN_WORKERS`, see :class:`Http`), at most :data:`EXPLAIN_PER_ADDRESS` at a time
+per address (429 past it) and :data:`EXPLAIN_TOTAL` for everyone (503 past it).
+
+Every answer says ``X-Content-Type-Options: nosniff`` and carries :data:`CSP`, which pages
+are written to work under: no inline script or style, nothing from another origin, framed by
+nobody.
 """
 
 from __future__ import annotations
@@ -24,6 +37,7 @@ import logging
 import mimetypes
 import re
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from http import HTTPStatus
 from importlib import resources
 from pathlib import Path
@@ -37,11 +51,43 @@ from engine.errors import TablasError
 from engine.games import GAME_IDS, get_game, profile
 from engine.search.decision import LEVELS
 from server.bots import BotPool
+from server.edge.limits import AddressBudget, AddressSlots
 from server.errors import MissingFiles, RecordError, RecordRefusal
 from server.records import Records, check_room_id
 from server.standings import Standings
 
 log = logging.getLogger("tablas.server")
+
+# The page's files are all this server's own: scripts and styles come from files (no inline
+# <script>, style= attribute or <style> element, no eval), the page talks to this server only
+# (fetch and its own ws://, which 'self' covers), and no other site may frame it
+# (clickjacking). Sent on every answer: it costs nothing on JSON, and an SVG or a file opened
+# on its own is held to it too.
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; "
+       "frame-ancestors 'none'")
+# /api/* requests a second per client address, and the bucket's size in seconds of that
+# rate: a person's pages ask a few a second at most (the explain page one per change, the
+# review page one every 2 s), a script asking faster is refused.
+API_RATE = 20.0
+API_BURST_S = 3.0
+# A request past the /api/ budget is answered after HOLD_S (its 429 all the same): an
+# answer at once would let a script that asks again at once cost the event loop a
+# connection's accept, parse and close each time (thousands a second from one loop: 90% of a
+# core, measured), while a held one costs a sleeping coroutine. At most HELD_PER_ADDRESS held
+# per address (its WebSockets' cap) and HELD_TOTAL for everyone; past them, at once.
+HOLD_S = 1.0
+HELD_PER_ADDRESS = 64
+HELD_TOTAL = 1024
+# Explain trees: built in EXPLAIN_WORKERS processes of their own, at most EXPLAIN_PER_ADDRESS
+# at a time per address and EXPLAIN_TOTAL for everyone (running or queued for a worker: the
+# largest tree takes about 20 ms to build and serialise, so a full queue waits under 0.1 s).
+EXPLAIN_WORKERS = 1
+EXPLAIN_PER_ADDRESS = 2
+EXPLAIN_TOTAL = 4
+# Below the bot workers' priority (server.bots.WORKER_NICE is 5): on a busy machine a bot's
+# move and the event loop come before a tree.
+EXPLAIN_NICE = 10
 
 _TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -95,6 +141,7 @@ def response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
             ("Content-Length", str(len(body))),
             ("Cache-Control", "no-cache"),
             ("X-Content-Type-Options", "nosniff"),
+            ("Content-Security-Policy", CSP),
         ]
     )
     return Response(status.value, status.phrase, headers, body)
@@ -102,6 +149,14 @@ def response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
 
 def json_response(status: HTTPStatus, obj: Any) -> Response:
     return response(status, json.dumps(obj).encode(), "application/json")
+
+
+def refusal(status: HTTPStatus, why: str, retry_after: int | None = None) -> Response:
+    """An ``/api/*`` refusal: ``{"error": why}``, with ``Retry-After`` (seconds) if given."""
+    refused = json_response(status, {"error": why})
+    if retry_after is not None:
+        refused.headers["Retry-After"] = str(retry_after)
+    return refused
 
 
 def bad_request(why: str) -> Response:
@@ -158,48 +213,77 @@ def games_info() -> dict[str, Any]:
     return {"games": games, "levels": list(LEVELS)}
 
 
-def explain_answer(query: dict[str, str]) -> tuple[HTTPStatus, dict[str, Any]]:
-    """``GET /api/explain``'s status and body, computed in a worker process (a tree of
-    thousands of nodes is CPU work); bad parameters are a 400 with the engine's message."""
-    from engine.explain import explain_query
+def explain_answer(arguments: dict[str, Any]) -> tuple[HTTPStatus, bytes]:
+    """``GET /api/explain``'s status and body, built and serialised in a worker process (a
+    tree of thousands of nodes is CPU work, and so is writing its megabyte of JSON; bytes
+    cross the process boundary at the cost of a copy, a tree of dicts would be unpickled on
+    the event loop); a tree too large is a 400 with the engine's message."""
+    from engine.explain import explain, to_json
 
     try:
-        return HTTPStatus.OK, explain_query(query)
+        return HTTPStatus.OK, json.dumps(to_json(explain(**arguments))).encode()
     except TablasError as e:
-        return HTTPStatus.BAD_REQUEST, {"error": str(e)}
+        return HTTPStatus.BAD_REQUEST, json.dumps({"error": str(e)}).encode()
 
 
 class Http:
     """Answers every HTTP request but the WebSocket's upgrade."""
 
-    def __init__(self, web: Path, lobby_body: Callable[[], bytes], bots: BotPool,
-                 records: Records, standings: Standings, node: str = "") -> None:
-        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``records``: the
-        answers about one room; ``standings``: the leaderboards and players; ``node``: this
-        node's name (``/healthz`` says it)."""
+    def __init__(self, web: Path, lobby_body: Callable[[], bytes], explainer: BotPool,
+                 records: Records, standings: Standings, node: str = "",
+                 max_api_per_address: float | None = API_RATE) -> None:
+        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``explainer``: the
+        processes explain trees are built in; ``records``: the answers about one room;
+        ``standings``: the leaderboards and players; ``node``: this node's name
+        (``/healthz`` says it); ``max_api_per_address``: ``/api/*`` requests a second per
+        client address (None or 0: no limit).
+
+        Trees are built in a pool of their own rather than the bots' (:mod:`server.bots`):
+        a ``ProcessPoolExecutor`` takes jobs first come first served, so trees queued there
+        would make every bot's move wait behind them (measured: the easy bot's reply went
+        from 12 ms to 1 s under a flood of trees); a thread would not do either, building a
+        tree is pure Python and would hold the GIL the event loop needs. Its one process
+        runs below the bots' priority, and :data:`EXPLAIN_TOTAL` bounds its queue."""
         self.web = web.resolve()
         self.node = node
         self.lobby_body = lobby_body
-        self.bots = bots
+        self.explainer = explainer
         self.records = records
         self.standings = standings
+        self.api_budget = (AddressBudget(max_api_per_address,
+                                         burst=max_api_per_address * API_BURST_S)
+                           if max_api_per_address else None)
+        self.explaining = AddressSlots(EXPLAIN_PER_ADDRESS, EXPLAIN_TOTAL)
+        self.held = AddressSlots(HELD_PER_ADDRESS, HELD_TOTAL)
 
-    async def answer(self, request: Request) -> Response:
-        """The response to a request :func:`malformed` let through (400 otherwise)."""
+    async def answer(self, request: Request, address: str = "") -> Response:
+        """The response to a request :func:`malformed` let through (400 otherwise) from the
+        client ``address``."""
         target = split_target(request.path)
         if target is None:
             return bad_request("the request target must be a path starting with /")
+        budget = self.api_budget
         if request.method not in _METHODS:
             refused = response(HTTPStatus.METHOD_NOT_ALLOWED, b"only GET and HEAD\n",
                                "text/plain")
             refused.headers["Allow"] = ", ".join(_METHODS)
             return refused
-        answer = await self._get(*target)
+        if target[0].startswith("/api/") and budget is not None and not budget.take(address):
+            if self.held.enter(address) is None:
+                try:
+                    await asyncio.sleep(HOLD_S)
+                finally:
+                    self.held.leave(address)
+            answer = refusal(HTTPStatus.TOO_MANY_REQUESTS,
+                             f"more than {budget.rate:g} requests a second to /api/ from your "
+                             "address", budget.retry_after(address))
+        else:
+            answer = await self._get(*target, address)
         if request.method == "HEAD":
             return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
         return answer
 
-    async def _get(self, path: str, query: str) -> Response:
+    async def _get(self, path: str, query: str, address: str) -> Response:
         if path == "/healthz":
             return json_response(HTTPStatus.OK, {"status": "ok", "node": self.node})
         if path == "/api/rooms":
@@ -207,7 +291,7 @@ class Http:
         if path == "/api/games":
             return json_response(HTTPStatus.OK, games_info())
         if path == "/api/explain":
-            return await self._explain(dict(parse_qsl(query)))
+            return await self._explain(dict(parse_qsl(query)), address)
         if path.startswith("/api/rooms/"):
             return await self._record(path, query)
         if path.startswith("/review/"):
@@ -281,9 +365,30 @@ class Http:
         answer.headers["Content-Disposition"] = f'inline; filename="{export.filename}"'
         return answer
 
-    async def _explain(self, query: dict[str, str]) -> Response:
-        status, body = await self.bots.compute(explain_answer, query)
-        return json_response(status, body)
+    async def _explain(self, query: dict[str, str], address: str) -> Response:
+        """The tree, or a refusal: bad parameters at once (400), a third tree of one address
+        at a time (429) or more trees at a time than the server builds (503)."""
+        from engine.explain import query_arguments
+
+        try:
+            arguments = query_arguments(query)
+        except TablasError as e:
+            return refusal(HTTPStatus.BAD_REQUEST, str(e))
+        full = self.explaining.enter(address)
+        if full == "address":
+            return refusal(HTTPStatus.TOO_MANY_REQUESTS,
+                           f"more than {EXPLAIN_PER_ADDRESS} explain trees at a time from "
+                           "your address", 1)
+        if full is not None:
+            return refusal(HTTPStatus.SERVICE_UNAVAILABLE,
+                           "the server is building as many explain trees as it can", 1)
+        try:
+            status, body = await self.explainer.compute(explain_answer, arguments)
+        except BrokenProcessPool:  # the pool is rebuilt for the next one
+            return refusal(HTTPStatus.SERVICE_UNAVAILABLE, "the tree's worker died", 1)
+        finally:
+            self.explaining.leave(address)
+        return response(status, body, "application/json")
 
     async def _static(self, path: str) -> Response:
         if _BAD_ESCAPE.search(path):

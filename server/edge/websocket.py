@@ -15,8 +15,6 @@ import contextlib
 import json
 import logging
 import socket
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
@@ -28,6 +26,7 @@ from websockets.http11 import Request, Response
 
 from server.connections import Conn, Presence
 from server.edge.http import Http, bad_request, malformed, response, split_target
+from server.edge.limits import AddressBudget
 from server.errors import ProtocolError, Refused
 from server.protocol import (
     AnyClientMessage,
@@ -83,40 +82,6 @@ def _peer(ws: ServerConnection) -> str:
     messages."""
     address = ws.remote_address
     return str(address[0]) if address else ""
-
-
-class AddressBudget:
-    """One token bucket per client address, shared by all of its connections: it holds
-    ``rate`` tokens (at least one) and refills at ``rate`` a second; a handshake or a frame
-    takes one. A bucket that has had time to fill up again is the same as none, so it is
-    forgotten: the table holds the addresses seen in the last ``refill`` seconds, however
-    many addresses a scan uses, and forgetting costs O(1) a call (oldest first)."""
-
-    def __init__(self, rate: float, clock: Callable[[], float] = time.monotonic) -> None:
-        """``rate``: tokens a second, positive and finite."""
-        if not 0 < rate < float("inf"):
-            raise ValueError(f"a message budget must be positive and finite, not {rate!r}")
-        self.rate = rate
-        self.burst = max(rate, 1.0)
-        self.refill = self.burst / rate  # seconds for an empty bucket to fill up
-        self.clock = clock
-        # address -> (tokens, when counted), the least recently charged first
-        self.buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-
-    def take(self, address: str) -> bool:
-        """Charges ``address`` one token; False (and nothing charged) if it has none."""
-        now = self.clock()
-        buckets = self.buckets
-        while buckets:
-            oldest, (_, at) = next(iter(buckets.items()))
-            if now - at < self.refill:
-                break
-            del buckets[oldest]
-        tokens, at = buckets.pop(address, (self.burst, now))
-        tokens = min(self.burst, tokens + (now - at) * self.rate)
-        ok = tokens >= 1.0
-        buckets[address] = (tokens - 1.0 if ok else tokens, now)
-        return ok
 
 
 def _too_many(why: str) -> Response:
@@ -254,13 +219,22 @@ class Edge:
     async def process_request(
         self, connection: ServerConnection, request: Request
     ) -> Response | None:
+        answer = await self._admit(connection, request)
+        if answer is not None:
+            # websockets closes the connection after any answer but a 101: say so, or a
+            # client that keeps connections alive learns it only from the end of the stream.
+            answer.headers["Connection"] = "close"
+        return answer
+
+    async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
+        """None to go on with the WebSocket's handshake, or the answer to send instead."""
         refused = malformed(request)
         if refused is not None:
             return refused
         target = split_target(request.path)
-        if target is None or target[0] != "/ws":
-            return await self.http.answer(request)
         address = _peer(connection)
+        if target is None or target[0] != "/ws":
+            return await self.http.answer(request, address)
         if self.budget is not None and not self.budget.take(address):
             refused = _too_many(TOO_MANY_MSGS)
             refused.headers["Retry-After"] = "1"  # a token comes back within the second
