@@ -7,8 +7,8 @@ from typing import Any
 
 from engine.core import JSON, Game, Outcome
 from engine.errors import InvalidInputError
-from engine.games import profile
 from engine.search.decision import check_level
+from engine.search.profiles import profile
 from engine.search.scores import Proven
 
 
