@@ -54,6 +54,8 @@ counts, both from the mover's side), :func:`pip_count`, :func:`position_id`,
 :class:`BGState` attributes ``boards``, ``turn``, ``phase``, ``dice``, ``cube``, ``owner``,
 ``cube_enabled``, ``result`` and ``match`` (a :class:`Match`, or None in a money game);
 :func:`single_game` is a match's current game seen as a money game (what searches walk).
+The state's types and the Position ID's writer are :mod:`engine.games.backgammon_state`'s,
+below this module and the ``.mat`` writer, and handed out here too.
 """
 
 from __future__ import annotations
