@@ -129,7 +129,7 @@ def bench_connect4_movegen(quick: bool) -> list[Result]:
 def bench_search_nodes(quick: bool) -> list[Result]:
     """Alpha-beta nodes per second through the protocol, each game at a fixed depth."""
     from engine.search.alphabeta import Limits
-    from engine.search.alphabeta_bots import engine_for
+    from engine.search.profiles import engine_for
 
     cases = [
         ("tictactoe", "", 9),

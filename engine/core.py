@@ -19,9 +19,9 @@ and ``move_text``/``parse_move`` are the inverse pairs that cross the module's b
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from engine.errors import (
     GameOverError,
@@ -30,13 +30,11 @@ from engine.errors import (
     InvalidInputError,
 )
 
-if TYPE_CHECKING:
-    from engine.records import RecordFormat
-
 S = TypeVar("S")
 M = TypeVar("M")
 
 JSON = dict[str, Any]
+Dice = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +193,37 @@ class Game(ABC, Generic[S, M]):
         """The text formats a record of this game can be written in, besides the server's
         JSON (:mod:`engine.records`): none unless the game says."""
         return ()
+
+
+# A game's record and its formats are part of the protocol (a game names its formats, a
+# format writes a game's record), so they live here, below the games and
+# :mod:`engine.records` (which replays records) alike: neither imports the other's layer.
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    """One game as played: ``actions`` are ``(MOVE, rolls it led to)`` in order, moves in
+    their listed form (as the server stores them); ``names`` the seats' names; ``created_at``
+    seconds since the epoch."""
+
+    game_id: str
+    options: JSON
+    opening_rolls: tuple[Dice, ...]
+    actions: tuple[tuple[JSON, tuple[Dice, ...]], ...]
+    names: tuple[str, str]
+    result: Outcome | None = None
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFormat:
+    """A text format of a game's record: its name (``?format=``), media type, file extension
+    and writer, which is given the game (``record.game_id``'s) and the record."""
+
+    name: str
+    media_type: str
+    extension: str
+    write: Callable[[Game[Any, Any], GameRecord], str]
 
 
 def option_int(

@@ -27,8 +27,9 @@ from typing import Any
 
 from engine.core import JSON, Game, Outcome
 from engine.errors import InvalidInputError
-from engine.games import GAME_IDS, get_game, profile
+from engine.games import GAME_IDS, get_game
 from engine.positions import position_state
+from engine.search.profiles import profile
 from engine.search.random_tree import RandomTree, tree_size
 from engine.search.scores import PROVEN_MIN, WIN
 from engine.search.trace import (

@@ -1,51 +1,27 @@
-"""A game's record, and the text formats a game can write it in.
+"""A game's record replayed, and the text formats a game can write it in.
 
-A :class:`GameRecord` is what is needed to replay a game exactly: the game, its options, the
-opening rolls and every action with the rolls it led to (the form the server stores), plus
-the players' names, the result and when it began. A game may be written in formats of its own
-(:meth:`engine.core.Game.record_formats`): ``moves`` (:data:`MOVES`) for the games whose
-POSITION text spells the whole game (Connect-4's and BOOM's column digits, tic-tac-toe's
-board), and backgammon's ``mat`` (:mod:`engine.games.backgammon_mat`). A record need not be
-finished: a format writes the game so far.
+A :class:`~engine.core.GameRecord` is what is needed to replay a game exactly: the game, its
+options, the opening rolls and every action with the rolls it led to (the form the server
+stores), plus the players' names, the result and when it began. A game may be written in
+formats of its own (:meth:`engine.core.Game.record_formats`, each a
+:class:`~engine.core.RecordFormat`): ``moves`` (:data:`MOVES`) for the games whose POSITION
+text spells the whole game (Connect-4's and BOOM's column digits, tic-tac-toe's board), and
+backgammon's ``mat`` (:mod:`engine.games.backgammon_mat`). A record need not be finished: a
+format writes the game so far.
+
+Everything here is given the game: the games build on this module (``MOVES``), so it does not
+look a game up by its id in the registry (:func:`engine.games.get_game`), which is above it;
+its callers do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import JSON, Game, Outcome
+from engine.core import JSON, Dice, Game, GameRecord, RecordFormat
 from engine.errors import InvalidInputError
-from engine.games import get_game
-
-Dice = tuple[int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class GameRecord:
-    """One game as played: ``actions`` are ``(MOVE, rolls it led to)`` in order, moves in
-    their listed form (as the server stores them); ``names`` the seats' names; ``created_at``
-    seconds since the epoch."""
-
-    game_id: str
-    options: JSON
-    opening_rolls: tuple[Dice, ...]
-    actions: tuple[tuple[JSON, tuple[Dice, ...]], ...]
-    names: tuple[str, str]
-    result: Outcome | None = None
-    created_at: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class RecordFormat:
-    """A text format of a game's record: its name (``?format=``), media type, file extension
-    and writer."""
-
-    name: str
-    media_type: str
-    extension: str
-    write: Callable[[GameRecord], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +61,8 @@ def start(game: Game[Any, Any], options: Mapping[str, Any],
     return state
 
 
-def steps(record: GameRecord) -> Iterator[Step]:
-    """Every action of ``record`` with the states around it, in order."""
-    game = get_game(record.game_id)
+def steps(game: Game[Any, Any], record: GameRecord) -> Iterator[Step]:
+    """Every action of ``record`` (a game of ``game``) with the states around it, in order."""
     state = start(game, record.options, record.opening_rolls)
     for i, (move_json, rolls) in enumerate(record.actions):
         seat = game.to_move(state)
@@ -99,27 +74,24 @@ def steps(record: GameRecord) -> Iterator[Step]:
         state = after
 
 
-def final_state(record: GameRecord) -> Any:
-    return replay(get_game(record.game_id), record.options, record.opening_rolls,
-                  record.actions)
+def final_state(game: Game[Any, Any], record: GameRecord) -> Any:
+    return replay(game, record.options, record.opening_rolls, record.actions)
 
 
-def final_position(record: GameRecord) -> str:
+def final_position(game: Game[Any, Any], record: GameRecord) -> str:
     """The POSITION text of the game so far, on a line."""
-    game = get_game(record.game_id)
-    return game.position_text(final_state(record)) + "\n"
+    return game.position_text(final_state(game, record)) + "\n"
 
 
 # The games whose POSITION text is the game itself (the moves so far, or tic-tac-toe's board).
 MOVES = RecordFormat("moves", "text/plain; charset=utf-8", "txt", final_position)
 
 
-def record_format(game_id: str, name: str) -> RecordFormat:
-    """The format ``name`` of the game; :class:`InvalidInputError` naming the formats it has
+def record_format(game: Game[Any, Any], name: str) -> RecordFormat:
+    """The format ``name`` of ``game``; :class:`InvalidInputError` naming the formats it has
     (``json`` first: every game has the server's own)."""
-    game = get_game(game_id)
     formats = {f.name: f for f in game.record_formats()}
     if name not in formats:
         have = ", ".join(["json", *formats])
-        raise InvalidInputError(f"{game_id} has no format {name!r}; its formats: {have}")
+        raise InvalidInputError(f"{game.id} has no format {name!r}; its formats: {have}")
     return formats[name]

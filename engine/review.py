@@ -17,7 +17,8 @@ from typing import Any
 
 from engine.core import JSON
 from engine.errors import InvalidInputError
-from engine.games import get_game, profile
+from engine.games import get_game
+from engine.search.profiles import profile
 from engine.search.reviewers import VERDICTS, Verdict
 from engine.search.scores import Proven
 

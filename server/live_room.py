@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.core import Outcome
-from engine.games import profile
 from engine.search.decision import Decision, SearchInfo
+from engine.search.profiles import profile
 from server.bots import random_move
 from server.connections import Conn, Presence
 from server.errors import RoomError

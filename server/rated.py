@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 
 from engine.core import Outcome
-from engine.games import profile
+from engine.search.profiles import profile
 from server.ratings import NEW, Rating, RatingChange, bot_level, rate_game, score_of
 from server.room import Room
 from server.store import Storage

@@ -25,10 +25,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.core import JSON
+from engine.core import JSON, GameRecord
 from engine.errors import InvalidInputError
 from engine.games import get_game
-from engine.records import GameRecord, record_format, steps
+from engine.records import record_format, steps
 from engine.review import review_game
 from server.errors import RecordError
 from server.protocol import json_text
@@ -85,7 +85,7 @@ def record_json(room: Room) -> dict[str, Any]:
     snapshot = room.snapshot_data(None)
     seats = [{k: v for k, v in s.items() if k != "connected"} for s in snapshot["seats"]]
     actions = []
-    for step, action in zip(steps(game_record(room)), room.history, strict=True):
+    for step, action in zip(steps(game, game_record(room)), room.history, strict=True):
         actions.append({
             "ply": action.index,
             "seat": action.seat,
@@ -175,12 +175,13 @@ class Records:
         if fmt == "json":
             return Export(json_text(record_json(room)), "application/json",
                           f"tablas-{room.room_id}.json")
+        game = get_game(room.game_id)
         try:
-            form = record_format(room.game_id, fmt)
+            form = record_format(game, fmt)
         except InvalidInputError as e:
-            formats = ["json", *(f.name for f in get_game(room.game_id).record_formats())]
+            formats = ["json", *(f.name for f in game.record_formats())]
             raise RecordError("bad_request", str(e), {"formats": formats}) from None
-        return Export(form.write(game_record(room)), form.media_type,
+        return Export(form.write(game, game_record(room)), form.media_type,
                       f"tablas-{room.room_id}.{form.extension}")
 
     async def review(self, room_id: str) -> str | None:

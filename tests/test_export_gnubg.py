@@ -28,11 +28,11 @@ import pytest
 from server_support import connected, create, running
 from test_server_records import get, get_json
 
-from engine.core import Outcome
+from engine.core import GameRecord, Outcome
 from engine.games import get_game
 from engine.games.backgammon import BGState, encode_position_id
 from engine.games.backgammon_mat import write_mat
-from engine.records import GameRecord, replay
+from engine.records import replay
 
 GNUBG = shutil.which("gnubg") or next(
     (p for p in ("/usr/games/gnubg",) if os.access(p, os.X_OK)), None)
@@ -297,7 +297,7 @@ def _expected(record: GameRecord) -> list[tuple[int, str]]:
 @pytest.mark.parametrize("seed", range(10))
 def test_random_games_replay_in_gnubg(tmp_path: Path, seed: int) -> None:
     record, final = random_game(seed)
-    found = problems(write_mat(record), _expected(record), record.names, final, record.result,
+    found = problems(write_mat(G, record), _expected(record), record.names, final, record.result,
                      tmp_path)
     assert not found, "\n".join(found)
 
@@ -332,7 +332,7 @@ def test_a_broken_export_is_caught(tmp_path: Path, breakage: str) -> None:
     not simply accept whatever it is given."""
     for seed in range(20):
         record, final = random_game(seed)
-        good = write_mat(record)
+        good = write_mat(G, record)
         bad = BREAKAGES[breakage](good)
         if bad != good and record.result is not None:
             break

@@ -22,11 +22,10 @@ from server_support import connected, create, running
 from test_export_gnubg import COMPLAINTS, ENTRY, GNUBG, gnubg_reads
 from test_server_records import get, get_json
 
-from engine.core import Outcome
+from engine.core import GameRecord, Outcome
 from engine.games import get_game
 from engine.games.backgammon import BGState, encode_position_id
 from engine.games.backgammon_mat import write_mat
-from engine.records import GameRecord
 
 pytestmark = pytest.mark.skipif(GNUBG is None, reason="GNU Backgammon is not installed")
 
@@ -173,7 +172,7 @@ def crawford_seeds(n: int, count: int) -> list[int]:
                          + [(5, s) for s in crawford_seeds(5, 2)] + [(1, 0), (7, 1)])
 def test_random_matches_replay_in_gnubg(tmp_path: Path, n: int, seed: int) -> None:
     record, final = random_match(seed, n)
-    found = match_problems(write_mat(record), dict(record.options), record.opening_rolls,
+    found = match_problems(write_mat(G, record), dict(record.options), record.opening_rolls,
                            record.actions, final, tmp_path)
     assert not found, "\n".join(found)
 
@@ -182,7 +181,7 @@ def test_a_broken_match_export_is_caught(tmp_path: Path) -> None:
     """A game's score line off by one, or two games run together, is caught."""
     seed = crawford_seeds(5, 1)[0]
     record, final = random_match(seed, 5)
-    good = write_mat(record)
+    good = write_mat(G, record)
     args = (dict(record.options), record.opening_rolls, record.actions, final)
     assert not match_problems(good, *args, tmp_path / "good")
     bad_score = re.sub(r"( Game 2\n \S+ : )(\d+)", lambda m: m[1] + str(int(m[2]) + 1), good)
@@ -218,7 +217,7 @@ def test_a_match_given_away_is_the_last_games_resignation(tmp_path: Path) -> Non
     assert result.points == 5
     resigned = GameRecord("backgammon", {"match_to": 5}, record.opening_rolls,
                           record.actions[:cut], record.names, result, record.created_at)
-    mat = write_mat(resigned)
+    mat = write_mat(G, resigned)
     need = state.match.away(winner)
     wins = min(3, -(-need // state.cube)) * state.cube
     assert games_of(mat)[-1][1][-1] == (winner, f"Wins {wins} point{'s' * (wins > 1)}")
@@ -296,7 +295,7 @@ def test_gnubg_agrees_which_game_is_crawford(tmp_path: Path, seed: int) -> None:
     assert GNUBG is not None
     record, _ = random_match(seed, 5)
     starts = match_starts(record)
-    (tmp_path / "m.mat").write_text(write_mat(record), encoding="utf-8")
+    (tmp_path / "m.mat").write_text(write_mat(G, record), encoding="utf-8")
     walk = "".join("next game\nshow score\n" for _ in starts[1:])
     (tmp_path / "cmd").write_text(f"set jacoby off\nimport mat {tmp_path / 'm.mat'}\n"
                                   f"first game\nshow score\n{walk}")

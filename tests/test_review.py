@@ -19,12 +19,13 @@ from hypothesis import strategies as st
 
 from engine.core import JSON, Game
 from engine.errors import IllegalMoveError, InvalidInputError, UnknownGameError
-from engine.games import GAME_IDS, get_game, profile
+from engine.games import GAME_IDS, get_game
 from engine.games.backgammon import BGState
 from engine.games.tictactoe import TTTState
 from engine.review import VERDICTS, MoveReview, review_game
 from engine.search.backgammon_bot import EVALUATION, cube_verdict, cubeless, skip_cube
 from engine.search.bots import decide
+from engine.search.profiles import profile
 from engine.search.reviewers import SearchReviewer, Thresholds
 from engine.search.scores import PROVEN_MIN, WIN
 

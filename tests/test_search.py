@@ -14,10 +14,10 @@ from engine.games.connect4 import C4State
 from engine.games.grundy import grundy_value, position_value
 from engine.games.tictactoe import TTTState
 from engine.search.alphabeta import AlphaBeta, Limits
-from engine.search.alphabeta_bots import engine_for
 from engine.search.analysis import analyze
 from engine.search.bots import LEVELS, decide
 from engine.search.connect4_solver import Connect4Solver, proof_of, score_of
+from engine.search.profiles import engine_for
 
 C4_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 TTT = get_game("tictactoe")

@@ -1,21 +1,20 @@
-"""The registry: every game by its contract id, with its profile.
+"""The registry: every game's rules by its contract id.
 
 A game is one rules module here (a line in ``_MODULES``) and one profile in
-:mod:`engine.search.profiles` (its bots, analysis and score scale), which :func:`profile`
-hands out. Modules are imported on first use, so a tool that needs one game does not load
-them all, and one that needs only the rules never loads the search.
+:mod:`engine.search.profiles` (its bots, analysis and score scale), which
+:func:`engine.search.profiles.profile` hands out. The registry knows only the rules: it
+imports nothing of search, so the layers stay one above the other (rules, then search).
+Modules are imported on first use, so a tool that needs one game does not load them all,
+and one that needs only the rules never loads the search.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.core import Game
 from engine.errors import UnknownGameError
-
-if TYPE_CHECKING:
-    from engine.search.profiles import GameProfile
 
 _MODULES: dict[str, tuple[str, str]] = {
     "tictactoe": ("engine.games.tictactoe", "TicTacToe"),
@@ -45,12 +44,3 @@ def all_games() -> list[Game[Any, Any]]:
     """Every registered game, in registry order."""
     return [get_game(g) for g in GAME_IDS]
 
-
-def profile(game_id: str) -> GameProfile:
-    """What search knows of the game: its bots, analysis and score scale
-    (:class:`~engine.search.profiles.GameProfile`); an unknown id raises
-    :class:`UnknownGameError`."""
-    from engine.search.profiles import PROFILES
-
-    get_game(game_id)
-    return PROFILES[game_id]

@@ -54,6 +54,8 @@ counts, both from the mover's side), :func:`pip_count`, :func:`position_id`,
 :class:`BGState` attributes ``boards``, ``turn``, ``phase``, ``dice``, ``cube``, ``owner``,
 ``cube_enabled``, ``result`` and ``match`` (a :class:`Match`, or None in a money game);
 :func:`single_game` is a match's current game seen as a money game (what searches walk).
+The state's types and the Position ID's writer are :mod:`engine.games.backgammon_state`'s,
+below this module and the ``.mat`` writer, and handed out here too.
 """
 
 from __future__ import annotations
@@ -62,10 +64,9 @@ import base64
 import itertools
 import re
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from engine.core import JSON, Game, Outcome, check_options
+from engine.core import JSON, Game, Outcome, RecordFormat, check_options
 from engine.errors import (
     GameOverError,
     IllegalMoveError,
@@ -74,18 +75,23 @@ from engine.errors import (
     InvalidMoveError,
     InvalidPositionError,
 )
+from engine.games.backgammon_mat import MAT
 
-if TYPE_CHECKING:
-    from engine.records import RecordFormat
+# The state's types are a module below this one and the .mat writer, which builds on them
+# (engine.games.backgammon_state says why); this module hands them out as its own.
+from engine.games.backgammon_state import BAR as BAR
+from engine.games.backgammon_state import CHECKERS as CHECKERS
+from engine.games.backgammon_state import OFF as OFF
+from engine.games.backgammon_state import BGState as BGState
+from engine.games.backgammon_state import Board as Board
+from engine.games.backgammon_state import Match as Match
+from engine.games.backgammon_state import Play as Play
+from engine.games.backgammon_state import Step as Step
+from engine.games.backgammon_state import encode_position_id as encode_position_id
+from engine.games.backgammon_state import position_id as position_id
 
-Board = tuple[int, ...]  # 26 counts from the owner's side: 0 off, 1..24 points, 25 bar
-Step = tuple[int, int]
-Play = tuple[Step, ...]
 Move = Play | str
 
-BAR = 25
-OFF = 0
-CHECKERS = 15
 MAX_CUBE = 64
 ACTIONS: tuple[str, ...] = ("roll", "double", "take", "drop")
 PHASES: tuple[str, ...] = ("opening", "dice", "move", "roll", "take", "over")
@@ -101,113 +107,6 @@ DICE_OUTCOMES: tuple[tuple[tuple[int, int], float], ...] = tuple(
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 MAX_MATCH = 25
-
-
-@dataclass(frozen=True, slots=True)
-class Match:
-    """Where a match stands during one of its games: ``score`` before this game, ``game`` its
-    number (1-based), ``crawford`` whether it is the Crawford game, ``post_crawford`` whether
-    the Crawford game has been played, ``last_game`` the previous game's result (None in the
-    first game; at the end of the match, the deciding game's)."""
-
-    match_to: int
-    score: tuple[int, int] = (0, 0)
-    game: int = 1
-    crawford: bool = False
-    post_crawford: bool = False
-    last_game: Outcome | None = None
-
-    def away(self, seat: int) -> int:
-        """The points ``seat`` still needs."""
-        return max(0, self.match_to - self.score[seat])
-
-    def after(self, outcome: Outcome) -> Match:
-        """The match once a game ends with ``outcome`` (its winner takes its points): the
-        next game's, or the finished match's if a side now has ``match_to``."""
-        assert outcome.winner is not None
-        score = list(self.score)
-        score[outcome.winner] += outcome.points
-        done = self.crawford or self.post_crawford
-        over = max(score) >= self.match_to
-        return Match(
-            self.match_to,
-            (score[0], score[1]),
-            self.game if over else self.game + 1,
-            crawford=not done and not over and self.match_to > 1 and self.match_to - 1 in score,
-            post_crawford=done,
-            last_game=outcome,
-        )
-
-    @property
-    def over(self) -> bool:
-        return max(self.score) >= self.match_to
-
-
-class BGState:
-    """An immutable backgammon state; see the module docstring for the fields' meaning."""
-
-    __slots__ = ("boards", "cube", "cube_enabled", "dice", "match", "owner", "phase", "result",
-                 "turn")
-
-    boards: tuple[Board, Board]
-    turn: int
-    phase: str
-    dice: tuple[int, int] | None
-    cube: int
-    owner: int | None
-    cube_enabled: bool
-    result: Outcome | None
-    match: Match | None
-
-    def __init__(
-        self,
-        boards: tuple[Board, Board],
-        turn: int,
-        phase: str,
-        dice: tuple[int, int] | None = None,
-        cube: int = 1,
-        owner: int | None = None,
-        cube_enabled: bool = True,
-        result: Outcome | None = None,
-        match: Match | None = None,
-    ) -> None:
-        object.__setattr__(self, "boards", boards)
-        object.__setattr__(self, "turn", turn)
-        object.__setattr__(self, "phase", phase)
-        object.__setattr__(self, "dice", dice)
-        object.__setattr__(self, "cube", cube)
-        object.__setattr__(self, "owner", owner)
-        object.__setattr__(self, "cube_enabled", cube_enabled)
-        object.__setattr__(self, "result", result)
-        object.__setattr__(self, "match", match)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("BGState is immutable")
-
-    def key(self) -> tuple[Any, ...]:
-        return (
-            self.boards,
-            self.turn,
-            self.phase,
-            self.dice,
-            self.cube,
-            self.owner,
-            self.cube_enabled,
-            self.result,
-            self.match,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, BGState) and self.key() == other.key()
-
-    def __hash__(self) -> int:
-        return hash(self.key())
-
-    def __repr__(self) -> str:
-        return (
-            f"BGState({position_id(self)!r}, turn={self.turn}, phase={self.phase!r}, "
-            f"dice={self.dice}, cube={self.cube}, owner={self.owner})"
-        )
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -274,25 +173,6 @@ def may_double(state: BGState, seat: int) -> bool:
         and (state.owner is None or state.owner == seat)
         and not (state.match is not None and state.match.crawford)
     )
-
-
-def encode_position_id(on_roll: Board, other: Board) -> str:
-    """The gnubg Position ID: first the player NOT on roll, then the player on roll."""
-    val = 0
-    pos = 0
-    for side in (other, on_roll):
-        for i in range(1, 26):
-            c = side[i]
-            if c:
-                val |= ((1 << c) - 1) << pos
-                pos += c
-            pos += 1
-    return base64.b64encode(val.to_bytes(10, "little")).decode("ascii")[:14]
-
-
-def position_id(state: BGState) -> str:
-    """The Position ID of ``state`` from the point of view of the player on roll."""
-    return encode_position_id(state.boards[state.turn], state.boards[1 - state.turn])
 
 
 def decode_position_id(text: str) -> tuple[Board, Board]:
@@ -722,8 +602,6 @@ class Backgammon(Game[BGState, Move]):
 
     def record_formats(self) -> Sequence[RecordFormat]:
         """``mat``: GNU Backgammon's match file (:mod:`engine.games.backgammon_mat`)."""
-        from engine.games.backgammon_mat import MAT  # it builds on this module
-
         return (MAT,)
 
     def key(self, state: BGState) -> Hashable:

@@ -36,11 +36,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from engine.core import Outcome
-from engine.games import get_game
-from engine.games.backgammon import BAR, BGState, Match, Play
-from engine.records import GameRecord, RecordFormat, Step, start, steps
+from engine.core import Game, GameRecord, Outcome, RecordFormat
+
+# The state's types, not the rules (engine.games.backgammon): the rules name this writer as
+# the game's format, so importing them here would close a circle.
+from engine.games.backgammon_state import BAR, BGState, Match, Play
+from engine.records import Step, start, steps
 
 LEFT = 28  # the columns of seat 0's action, as gnubg writes them
 NAME_BYTES = 31  # gnubg keeps a name's first MAX_NAME_LEN - 1 bytes
@@ -103,13 +106,14 @@ class GameBlock:
     entries: list[tuple[int, str]] = field(default_factory=list)
 
 
-def games(record: GameRecord) -> list[GameBlock]:
-    """The room's games in order, each with its entries and its ``Wins`` (the game's own
-    result; for the last, the room's when the game did not end on the board)."""
+def games(game: Game[Any, Any], record: GameRecord) -> list[GameBlock]:
+    """The room's games in order (``game``: backgammon's rules), each with its entries and its
+    ``Wins`` (the game's own result; for the last, the room's when the game did not end on
+    the board)."""
     blocks: list[GameBlock] = []
     ended = False
-    last: BGState = start(get_game(record.game_id), record.options, record.opening_rolls)
-    for step in steps(record):
+    last: BGState = start(game, record.options, record.opening_rolls)
+    for step in steps(game, record):
         before: BGState = step.before
         after: BGState = step.after
         if not blocks or ended:
@@ -143,9 +147,9 @@ def games(record: GameRecord) -> list[GameBlock]:
     return blocks
 
 
-def actions(record: GameRecord) -> list[tuple[int, str]]:
+def actions(game: Game[Any, Any], record: GameRecord) -> list[tuple[int, str]]:
     """Each entry of the room's games, one after the other, with its column's seat."""
-    return [e for block in games(record) for e in block.entries]
+    return [e for block in games(game, record) for e in block.entries]
 
 
 def layout(entries: Sequence[tuple[int, str]]) -> list[str]:
@@ -171,11 +175,12 @@ def layout(entries: Sequence[tuple[int, str]]) -> list[str]:
     return lines
 
 
-def write_mat(record: GameRecord) -> str:
-    """The ``.mat`` text of ``record`` (finished or not)."""
+def write_mat(game: Game[Any, Any], record: GameRecord) -> str:
+    """The ``.mat`` text of ``record`` (finished or not), a game of ``game`` (backgammon's
+    rules, as every :class:`RecordFormat` writer is given them)."""
     date = time.strftime("%Y.%m.%d", time.gmtime(record.created_at))
     n0, n1 = (mat_name(n) for n in record.names)
-    blocks = games(record)
+    blocks = games(game, record)
     first = blocks[0].match
     head = [
         '; [Site "Tablas"]',

@@ -20,7 +20,6 @@ from typing import Any
 
 from engine.core import JSON, Game, Outcome
 from engine.errors import InvalidInputError
-from engine.games import profile
 from engine.search.alphabeta import AlphaBeta, Limits, SearchResult
 from engine.search.decision import Decision, Level, SearchInfo, check_level
 from engine.search.exact import ExactSolver, exact_pv, exact_scores
@@ -41,16 +40,6 @@ class LevelSpec:
     time_ms: float | None = None
     noise: int = 0
     evaluation: Evaluation | None = None  # a novice's, instead of the game's own
-
-
-def engine_for(game: Game[Any, Any], root: Any = None) -> AlphaBeta[Any, Any]:
-    """The alpha-beta engine the bots of ``game`` search with (its profile's evaluation, move
-    order and table key for a search from ``root``); :class:`InvalidInputError` for a game
-    that alpha-beta does not search (backgammon)."""
-    bots = profile(game.id).bots
-    if not isinstance(bots, AlphaBetaBots):
-        raise InvalidInputError(f"{game.id}: its bots do not search with alpha-beta")
-    return bots.engine(game, root)
 
 
 def pv_texts(game: Game[Any, Any], state: Any, pv: list[Any]) -> list[str]:

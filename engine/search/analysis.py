@@ -7,8 +7,8 @@ from typing import Any
 
 from engine.core import JSON, Game, Outcome
 from engine.errors import InvalidInputError
-from engine.games import profile
 from engine.search.decision import check_level
+from engine.search.profiles import profile
 from engine.search.scores import Proven
 
 
@@ -43,7 +43,7 @@ def game_over(game: Game[Any, Any], state: Any, position: str, outcome: Outcome)
     search scores an end it reaches; ``outcome`` is the game's result (winner seat or null,
     points, reason)."""
     p = profile(game.id)
-    started = time.perf_counter()  # after the profile's first import, as a search's time is
+    started = time.perf_counter()  # after the lookup (it may load the game), as a search's is
     seat = p.turn_at_end(state)
     proven: Proven = (
         "draw" if outcome.winner is None else "win" if outcome.winner == seat else "loss"

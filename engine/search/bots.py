@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.games import get_game, profile
+from engine.games import get_game
 from engine.search.decision import LEVELS, Decision, SearchInfo, check_level
+from engine.search.profiles import profile
 
 __all__ = ["LEVELS", "Decision", "SearchInfo", "decide"]
 

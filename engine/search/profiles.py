@@ -1,6 +1,7 @@
 """Each game's profile: what search knows of it. A game is its rules module under
-``engine/games/`` plus one entry of :data:`PROFILES` (the registry's
-:func:`engine.games.profile` hands it out).
+``engine/games/`` (a line of the registry, :mod:`engine.games`) plus one entry of
+:data:`PROFILES`, which :func:`profile` hands out. The lookup lives here, above the games,
+not in the registry: the registry knows only the rules, so nothing below search imports it.
 
 A profile gives the game's bots and analysis (:class:`Bots`: every level's decision and
 ``tablas analyze``), how to read its scores (:class:`ScoreScale`), which the server sends
@@ -43,12 +44,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from engine.core import JSON, Game, Outcome
+from engine.errors import InvalidInputError
+from engine.games import get_game
 from engine.games.backgammon import BGState
 from engine.games.boom import Boom, seat_to_act
 from engine.games.connect4 import C4State, Connect4
 from engine.games.grundy import Grundy, GrundyState, position_value
 from engine.games.tictactoe import TicTacToe, TTTState, canonical_key
 from engine.search import evals
+from engine.search.alphabeta import AlphaBeta
 from engine.search.alphabeta_bots import AlphaBetaBots, LevelSpec
 from engine.search.backgammon_bot import BackgammonBots, skip_cube
 from engine.search.backgammon_eval import evaluate_for_seat0
@@ -197,66 +201,75 @@ _C4_SOLVER = Connect4Exact()  # the bots' and the review's: one set of tables pe
 _GRUNDY_SOLVER = GrundyExact()
 
 
+# The deterministic games' bots: each profile's review searches as its bots do.
+_TTT_BOTS = AlphaBetaBots(
+    levels={
+        "easy": LevelSpec(depth=1, noise=300),
+        "medium": LevelSpec(depth=3, noise=40),
+        "hard": LevelSpec(depth=9),
+        "max": LevelSpec(depth=9),
+    },
+    key_for=evals.tictactoe_key_for,
+)
+_GRUNDY_BOTS = AlphaBetaBots(
+    levels={
+        **_SEARCH_DEFAULT,
+        "easy": LevelSpec(depth=2, noise=60, evaluation=evals.grundy_parity_eval),
+        "medium": LevelSpec(depth=3, evaluation=evals.grundy_parity_eval),
+    },
+    evaluate=evals.grundy_eval,
+    solver=_GRUNDY_SOLVER,
+)
+_C4_BOTS = AlphaBetaBots(
+    levels=_SEARCH_DEFAULT,
+    evaluate=evals.connect4_eval,
+    order=evals.connect4_order,
+    key_for=evals.connect4_key_for,
+    solver=_C4_SOLVER,
+)
+_BOOM_BOTS = AlphaBetaBots(levels=_SEARCH_DEFAULT, evaluate=evals.boom_eval)
+
+
 PROFILES: dict[str, GameProfile] = {
     "tictactoe": GameProfile(
-        AlphaBetaBots(
-            levels={
-                "easy": LevelSpec(depth=1, noise=300),
-                "medium": LevelSpec(depth=3, noise=40),
-                "hard": LevelSpec(depth=9),
-                "max": LevelSpec(depth=9),
-            },
-            key_for=evals.tictactoe_key_for,
-        ),
+        _TTT_BOTS,
         _POINTS,
         turn_at_end=_ttt_turn,
         bot_ratings={"random": (700, 30), "easy": (879, 62), "medium": (1181, 99),
                      "hard": (1396, 119), "max": (1396, 119)},
         review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap,
-                              SearchExact(TicTacToe(), canonical_key)),
+                              SearchExact(TicTacToe(), canonical_key), bots=_TTT_BOTS),
     ),
     "grundy": GameProfile(
-        AlphaBetaBots(
-            levels={
-                **_SEARCH_DEFAULT,
-                "easy": LevelSpec(depth=2, noise=60, evaluation=evals.grundy_parity_eval),
-                "medium": LevelSpec(depth=3, evaluation=evals.grundy_parity_eval),
-            },
-            evaluate=evals.grundy_eval,
-            solver=_GRUNDY_SOLVER,
-        ),
+        _GRUNDY_BOTS,
         _POINTS,
         _seat0(Grundy(), evals.grundy_eval),
         turn_at_end=_grundy_turn,
         bot_ratings={"random": (700, 30), "easy": (800, 36), "medium": (939, 52),
                      "hard": (1615, 135), "max": (1615, 135)},
         review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap, _GRUNDY_SOLVER,
-                              solved_from=_grundy_solved, result_of=_grundy_result),
+                              solved_from=_grundy_solved, result_of=_grundy_result,
+                              bots=_GRUNDY_BOTS),
     ),
     "connect4": GameProfile(
-        AlphaBetaBots(
-            levels=_SEARCH_DEFAULT,
-            evaluate=evals.connect4_eval,
-            order=evals.connect4_order,
-            key_for=evals.connect4_key_for,
-            solver=_C4_SOLVER,
-        ),
+        _C4_BOTS,
         _POINTS,
         _seat0(Connect4(), evals.connect4_eval),
         turn_at_end=_connect4_turn,
         bot_ratings={"random": (700, 30), "easy": (1177, 94), "medium": (1409, 109),
                      "hard": (1608, 121), "max": (1608, 121)},
         review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap, _C4_SOLVER,
-                              solved_from=_c4_solved, solver_within_budget=True),
+                              solved_from=_c4_solved, solver_within_budget=True,
+                              bots=_C4_BOTS),
     ),
     "boom": GameProfile(
-        AlphaBetaBots(levels=_SEARCH_DEFAULT, evaluate=evals.boom_eval),
+        _BOOM_BOTS,
         _POINTS,
         _seat0(Boom(), evals.boom_eval),
         turn_at_end=seat_to_act,
         bot_ratings={"random": (700, 30), "easy": (987, 106), "medium": (1273, 149),
                      "hard": (1785, 233), "max": (1785, 233)},
-        review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap),
+        review=SearchReviewer(_POINT_THRESHOLDS, _POINTS.cap, bots=_BOOM_BOTS),
     ),
     "backgammon": GameProfile(
         BackgammonBots(), ScoreScale("equity", 1.0, 3.0), evaluate_for_seat0, skip_cube,
@@ -266,3 +279,20 @@ PROFILES: dict[str, GameProfile] = {
         review=BackgammonReviewer(_EQUITY_THRESHOLDS),
     ),
 }
+
+
+def profile(game_id: str) -> GameProfile:
+    """What search knows of the game: its bots, analysis and score scale; an unknown id
+    raises :class:`~engine.errors.UnknownGameError` (the registry's)."""
+    get_game(game_id)
+    return PROFILES[game_id]
+
+
+def engine_for(game: Game[Any, Any], root: Any = None) -> AlphaBeta[Any, Any]:
+    """The alpha-beta engine the bots of ``game`` search with (its profile's evaluation, move
+    order and table key for a search from ``root``); :class:`InvalidInputError` for a game
+    that alpha-beta does not search (backgammon)."""
+    bots = profile(game.id).bots
+    if not isinstance(bots, AlphaBetaBots):
+        raise InvalidInputError(f"{game.id}: its bots do not search with alpha-beta")
+    return bots.engine(game, root)

@@ -25,13 +25,13 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
 from engine.core import Game, Outcome
 from engine.games.backgammon import Backgammon
 from engine.search.alphabeta import Limits
-from engine.search.alphabeta_bots import engine_for
+from engine.search.alphabeta_bots import AlphaBetaBots
 from engine.search.backgammon_bot import cube_verdict, rank_plays
 from engine.search.exact import ExactSolver, exact_scores
 from engine.search.opening_book import book_play
@@ -131,7 +131,8 @@ class SearchReviewer:
     honours ``time_ms``). ``result_of(state)``: an instant exact result for the side to move
     (Grundy values), which settles ``proven_*`` where no solve did. ``depth``: search to this
     fixed depth instead of the budget's time (a review that must come out the same on any
-    machine; the differential tests)."""
+    machine; the differential tests). ``bots``: the game's bots (its profile's), whose
+    engine the search is: their evaluation, move order and table key."""
 
     thresholds: Thresholds
     cap: float
@@ -140,6 +141,7 @@ class SearchReviewer:
     solver_within_budget: bool = False
     result_of: Callable[[Any], Proven] | None = None
     depth: int | None = None
+    bots: AlphaBetaBots = field(kw_only=True)
 
     def must_solve(self, state: Any) -> bool:
         """Whether the review solves ``state`` exactly, however long it takes."""
@@ -191,13 +193,12 @@ class SearchReviewer:
             return scored, scored is not None
         return None, False
 
-    @staticmethod
-    def _searched(game: Game[Any, Any], state: Any, time_ms: float, depth: int | None
+    def _searched(self, game: Game[Any, Any], state: Any, time_ms: float, depth: int | None
                   ) -> tuple[list[tuple[Any, int]], bool]:
         """Every root move scored by the strongest level's search (the game's evaluation,
         order and table key) within ``time_ms`` (or to ``depth``); at least depth 1 whatever
         the clock says."""
-        engine = engine_for(game, state)
+        engine = self.bots.engine(game, state)
         limits = Limits(time_ms=time_ms) if depth is None else Limits(depth=depth)
         r = engine.search(state, limits, multipv=True)
         if not r.top:

@@ -48,8 +48,9 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
 from engine.errors import TablasError
-from engine.games import GAME_IDS, get_game, profile
+from engine.games import GAME_IDS, get_game
 from engine.search.decision import LEVELS
+from engine.search.profiles import profile
 from server.bots import BotPool
 from server.edge.limits import AddressBudget, AddressSlots
 from server.errors import MissingFiles, RecordError, RecordRefusal
