@@ -12,7 +12,7 @@ ephemeral port with a temporary SQLite file (``synchronous=FULL``, as served), t
 
 The rate limit is lifted for the scripted clients (they move as fast as answers come), and
 so is the cap on connections per address (they all come from 127.0.0.1). The load generator,
-for thousands of sockets and a server in a process of its own, is ``tools/load.py`` (not
+for thousands of sockets and a server in a process of its own, is ``tools/load/`` (not
 shipped; docs/benchmarks.md).
 """
 
