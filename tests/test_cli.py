@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pons_support import pons_data
 
-from engine.bench import connect4_data_dir
 from engine.games import get_game
 from server.cli import main
 
@@ -108,8 +108,8 @@ def test_bench_quick_prints_every_figure_with_its_unit() -> None:
     assert any(n.startswith("server: move round trip") for n in names)
 
 
-@pytest.mark.skipif(connect4_data_dir() is None, reason="Pons' positions are not beside the repo")
 def test_the_easyai_comparison_solves_the_same_positions() -> None:
+    pons_data()  # the comparison reads them (engine.bench.connect4_data_dir)
     r = subprocess.run([sys.executable, "-m", "tools.compare_easyai", "--quick", "--json"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr

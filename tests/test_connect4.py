@@ -4,11 +4,11 @@ cross-check, Pascal Pons' test positions, notation round trips and the fast help
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pons_support import pons_data
 
 from engine.core import Outcome
 from engine.errors import (
@@ -21,7 +21,6 @@ from engine.games import connect4 as c4
 from engine.games.connect4 import C4State, Connect4
 
 G = Connect4()
-PONS_L3_R1 = Path("/work/shared/data/connect4/Test_L3_R1")
 
 # OEIS A212693: legal 7×6 Connect-Four positions after n plies (values checked on oeis.org).
 A212693 = [1, 7, 49, 238, 1120, 4263, 16422, 54859, 184275]
@@ -147,9 +146,8 @@ def test_random_games_agree_with_naive() -> None:
             _agree(s, n)
 
 
-@pytest.mark.skipif(not PONS_L3_R1.exists(), reason="Pons test set not present")
 def test_pons_test_positions_parse_and_agree() -> None:
-    lines = PONS_L3_R1.read_text().splitlines()
+    lines = (pons_data() / "Test_L3_R1").read_text().splitlines()
     assert len(lines) == 1000
     for line in lines:
         moves, score = line.split()

@@ -4,10 +4,10 @@ exact scores, Grundy against its Grundy values; budgets and determinism of the b
 from __future__ import annotations
 
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
+from pons_support import pons_data
 
 from engine.games import get_game
 from engine.games.connect4 import C4State
@@ -19,7 +19,6 @@ from engine.search.bots import LEVELS, decide
 from engine.search.connect4_solver import Connect4Solver, proof_of, score_of
 from engine.search.profiles import engine_for
 
-C4_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "connect4"
 TTT = get_game("tictactoe")
 C4 = get_game("connect4")
 
@@ -84,12 +83,11 @@ def pons_score(state: C4State, proven: str | None, distance: int | None) -> int:
 
 
 def read_pons(name: str, limit: int | None = None) -> list[tuple[str, int]]:
-    lines = (C4_DATA / name).read_text().split("\n")
+    lines = (pons_data() / name).read_text().split("\n")
     rows = [(a, int(b)) for a, b in (ln.split() for ln in lines if ln.strip())]
     return rows[:limit]
 
 
-@pytest.mark.skipif(not C4_DATA.is_dir(), reason="shared/data/connect4 is not beside the repo")
 def test_connect4_end_games_solved_to_pons_exact_scores() -> None:
     rows = read_pons("Test_L3_R1")
     assert len(rows) == 1000
@@ -130,7 +128,6 @@ def test_every_level_decides_legally_and_reproducibly(game_id: str, level: str) 
         assert decide(game_id, s, level, budget_ms=budget, seed=5).move == a.move
 
 
-@pytest.mark.skipif(not C4_DATA.is_dir(), reason="shared/data/connect4 is not beside the repo")
 @pytest.mark.parametrize("name", ["Test_L3_R1", "Test_L2_R1"])
 def test_connect4_solver_matches_pons_exact_scores(name: str) -> None:
     solver = Connect4Solver()
@@ -142,7 +139,6 @@ def test_connect4_solver_matches_pons_exact_scores(name: str) -> None:
         assert score_of(*proof_of(got, s.moves), s.moves) == got
 
 
-@pytest.mark.skipif(not C4_DATA.is_dir(), reason="shared/data/connect4 is not beside the repo")
 def test_connect4_analysis_reports_pons_scores_as_proofs() -> None:
     for moves, score in read_pons("Test_L2_R1", 40):
         s = C4.parse_position(moves)
