@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from browser_support import chromium, new_page, served, wait_online
+from test_server_ratings import NEW, after_game, anchor
 
 PASSWORD = "correct horse battery"
 
@@ -30,25 +31,35 @@ def test_register_play_rated_and_see_the_rating(tmp_path: Path) -> None:
         page.wait_for_selector("#room-view svg.board")
         room = page.evaluate("window.tablas.room.room_id")
         assert page.evaluate("window.tablas.room.rated") is True
-        page.wait_for_selector(".seat-card .tag.rating")
-        assert page.locator(".seat-card .tag.rating").all_inner_texts() == ["1500", "1500"]
+        rating = "document.querySelector('.seat-card[data-seat=\"%d\"] .tag.rating').textContent"
+        # A new player, and the house's random mover at its fixed rating (docs/ratings.md).
+        fixed = anchor("tictactoe", "random")
+        page.wait_for_function(f"{rating % 0} === '1500' && {rating % 1} === '{round(fixed[0])}'")
+        # Until each side has moved the game may be aborted; a resignation then would be too.
+        page.wait_for_selector("#abort-btn")
+        page.locator("svg.board g.ttt-cell.hot").first.click()
+        page.wait_for_function("window.tablas.room.ply >= 2")  # the bot has answered
+        page.wait_for_selector("#abort-btn", state="detached")
         page.click("#resign-btn")
         page.click("#resign-btn")  # the second click confirms
         page.wait_for_function("window.tablas.room.status === 'finished'")
-        # One game from new ratings: the loser 1337.79, the winner 1662.21 (docs/ratings.md).
-        rating = "document.querySelector('.seat-card[data-seat=\"%d\"] .tag.rating').textContent"
-        page.wait_for_function(f"{rating % 0} === '1338' && {rating % 1} === '1662'")
+        # One game from a new rating against the anchor: the anchor does not move.
+        lost, _ = after_game(NEW, fixed, 0.0)
+        page.wait_for_function(f"{rating % 0} === '{round(lost[0])}'"
+                               f" && {rating % 1} === '{round(fixed[0])}'")
 
         page.goto(base + "/leaderboard?game=tictactoe")
         page.wait_for_selector("#lb-rows tr")
         rows = page.locator("#lb-rows tr").all_inner_texts()
-        assert len(rows) == 2
-        assert "bot (random)" in rows[0] and "1662" in rows[0]
-        assert "Ana" in rows[1] and "1338" in rows[1]
+        assert len(rows) == 6  # Ana and the five house levels
+        ana_row = next(r for r in rows if "Ana" in r)
+        assert str(round(lost[0])) in ana_row
+        random_row = next(r for r in rows if "bot (random)" in r)
+        assert str(round(fixed[0])) in random_row
         page.click(f"#lb-rows tr[data-player='{me['player_id']}'] a")
         page.wait_for_selector("#pl-rating-rows tr")
         assert page.inner_text("#pl-name") == "Ana"
-        assert page.inner_text("#pl-rating-rows .pl-rating") == "1338"
+        assert page.inner_text("#pl-rating-rows .pl-rating") == str(round(lost[0]))
         link = page.locator(f"#pl-games li[data-room='{room}'] a.review-link")
         assert link.get_attribute("href") == f"../review/{room}"
         link.click()
@@ -131,3 +142,50 @@ def test_the_account_form_registers_the_typed_name_and_a_refusal_changes_nothing
         assert page.errors == [] and other.errors == []
         for c in (ctx, ctx2):
             c.close()
+
+
+def test_a_rated_game_between_two_pages_abort_then_claim(tmp_path: Path) -> None:
+    """Two registered people in a rated game: the page offers Abort until each has moved;
+    when one closes the tab, the other's page offers Claim the win, and a claim too early
+    says how long to wait; then it wins."""
+    with served(tmp_path, workers=1, args=["--claim-after", "2"]) as base, \
+            chromium() as browser:
+        pages = []
+        for name in ("Ana", "Bob"):
+            ctx, page = new_page(browser, base, name)
+            page.fill("#login-password", PASSWORD)
+            page.click("#register-btn")
+            page.wait_for_selector("#account-status")
+            pages.append((ctx, page))
+        (actx, ana), (bctx, bob) = pages
+        ana.click("label[for=g-tictactoe]")
+        ana.select_option("#opponent", "human")
+        ana.select_option("#seat", "0")
+        ana.select_option("#clock", "")  # no clock chosen: a rated game gets one anyway
+        ana.set_checked("#rated", True)
+        ana.click("#create-btn")
+        ana.wait_for_selector("#room-view svg.board")
+        room = ana.evaluate("window.tablas.room.room_id")
+        assert ana.evaluate("window.tablas.room.room_options.clock") is not None
+        bob.goto(f"{base}/#/room/{room}")
+        for p in (ana, bob):
+            p.wait_for_function("window.tablas.room && window.tablas.room.status === 'playing'")
+            p.wait_for_selector("#abort-btn")
+        ana.locator("svg.board g.ttt-cell.hot").first.click()
+        bob.wait_for_function("window.tablas.room.ply === 1")
+        bob.locator("svg.board g.ttt-cell.hot").first.click()
+        ana.wait_for_function("window.tablas.room.ply === 2")
+        ana.wait_for_selector("#abort-btn", state="detached")
+        assert ana.locator("#claim-win-btn").count() == 0  # Bob is here
+        bctx.close()
+        ana.wait_for_selector("#claim-win-btn")
+        ana.click("#claim-win-btn")  # too early: the server says how long to wait
+        ana.wait_for_function("[...document.querySelectorAll('.toast')]"
+                              ".some((t) => t.textContent.includes('away for'))")
+        ana.wait_for_timeout(2100)
+        ana.click("#claim-win-btn")
+        ana.wait_for_function("window.tablas.room.status === 'finished'")
+        assert ana.evaluate("window.tablas.room.result") == {
+            "winner": 0, "points": 1, "reason": "abandoned"}
+        assert ana.errors == []
+        actx.close()
