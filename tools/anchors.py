@@ -2,7 +2,7 @@
 
 Each game's ``random`` level is the anchor's anchor at :data:`BASE`; each level above it is
 rated from its measured score against the level below (``tools.ladder``'s matches, as
-docs/benchmarks.md records them), as Elo/Glicko read a score: a step of
+docs/strength.md records them), as Elo/Glicko read a score: a step of
 400·log10(s / (1 − s)) points. A perfect score (60-0-0) says only that the step is large: it is
 read as the lower end of its 95% Wilson interval. The RD is the step estimates' standard error
 added up the ladder (the delta method: 400 / ln 10 / √(n·s·(1 − s)) a step), at least
@@ -23,7 +23,7 @@ MIN_RD = 30.0
 UPPER = ("easy", "medium", "hard", "max")
 
 # Wins, draws, losses of each level against the one below (easy vs random first), from the
-# ladder runs recorded in docs/benchmarks.md ("The bot ladder"; backgammon: "Matches between
+# ladder runs recorded in docs/strength.md ("The bot ladder"; backgammon: "Matches between
 # adjacent levels", without the cube, games won).
 LADDER: Mapping[str, Sequence[tuple[int, int, int]]] = {
     "tictactoe": [(29, 1, 10), (33, 2, 5), (22, 18, 0)],

@@ -16,7 +16,7 @@ max        the learned evaluation; hard's ranking, then 2-ply Star2 expectiminim
            throughout); at most 2 s a play
 =========  ==========================================================================
 
-Each level errs clearly less than the one below (docs/benchmarks.md): hard is gnubg's
+Each level errs clearly less than the one below (docs/strength.md): hard is gnubg's
 "expert" strength in a few milliseconds, max its "world class" within 2 s. Hard does not
 search deeper: a 2-ply hard plays within a few ten-thousandths of a point per decision of
 max, a difference no match between them can show.
@@ -97,7 +97,7 @@ PASSES: dict[str, tuple[tuple[int, int, int | None], ...]] = {
 
 # A level's thinking time per play at most, whatever budget the caller gives (a shorter one
 # still applies): what a player waits for a bot's move, and the target its strength is
-# measured at (2 s, docs/benchmarks.md). A little under it, because the search looks at the
+# measured at (2 s, docs/strength.md). A little under it, because the search looks at the
 # clock between steps and a step (the replies to a roll) takes up to some tens of ms. What
 # the time allows of the deeper passes is kept, as rank_plays says; with no time at all, the
 # 1-ply ranking decides.

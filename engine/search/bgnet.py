@@ -21,7 +21,7 @@ a whole batch with array operations. That is what makes a network usable inside 
 search in Python.
 
 The weights are fitted by ``python -m tools.bgnet_train`` (a tool of the repository, not
-shipped; its figures are in ``docs/benchmarks.md``) and shipped as ``bgnet.npz`` beside this
+shipped; its figures are in ``docs/strength.md``) and shipped as ``bgnet.npz`` beside this
 module.
 """
 
