@@ -141,7 +141,6 @@ def test_a_broken_install_says_what_is_missing_and_exits_at_once(
     aside = target.with_name(target.name + ".aside")
     target.rename(aside)
     try:
-        started = time.monotonic()
         proc = _serve(installed, tmp_path, free_port())
         try:
             code = proc.wait(20)
@@ -151,7 +150,7 @@ def test_a_broken_install_says_what_is_missing_and_exits_at_once(
                 proc.wait()
         assert proc.stderr is not None
         err = proc.stderr.read()
-        assert code != 0 and time.monotonic() - started < 20
+        assert code != 0  # and within proc.wait's 20 s
         assert "missing" in err and Path(missing).name in err and "Traceback" not in err, err
     finally:
         aside.rename(target)

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -92,18 +91,18 @@ async def test_sigterm_mid_game_then_restart(tmp_path: Path) -> None:
         mover = players[view["to_move"]]
         in_flight = await mover.send(
             {"type": "move", "room_id": room, "ply": view["ply"], "move": {"column": 6}})
-        # clients that will never answer the close frame must not hold the shutdown up
-        stuck = [await _stuck_client(srv.port) for _ in range(4)]
+        # Clients that will never answer the close frame must not hold the shutdown up: each
+        # is given 2 s, all at once; one after the other, these 8 would take 16 s, past the
+        # 12 s wait below (how long a shutdown takes is no figure for a unit test).
+        stuck = [await _stuck_client(srv.port) for _ in range(8)]
         assert srv.proc is not None
-        t0 = time.monotonic()
         # To the server process only, as `kill PID` or an orchestrator stopping the main
         # process does (Ctrl-C to the whole group: the next test).
         os.kill(srv.proc.pid, signal.SIGTERM)
+        exited = asyncio.ensure_future(asyncio.to_thread(srv.proc.wait, 12))
         closes = await asyncio.gather(*(_closed(c) for c in (a, b, s)))
-        code = await asyncio.to_thread(srv.proc.wait, 15)
-        took = time.monotonic() - t0
+        code = await exited
         assert code == 0, log.read_text()[-3000:]
-        assert took < 5, f"shutdown took {took:.1f} s"
         for w in stuck:
             w.close()
         for close_code, reason in closes:
