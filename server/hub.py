@@ -273,7 +273,7 @@ class Hub:
         await self.store.create_room(
             room_id, room.game_id, room.options, room.seats, room.status, room.seed,
             room.opening_rolls, room.created_at, room.room_options, room.created_by,
-            room.seeds,
+            room.seeds, fence=self.ownership.fence(room_id),
         )
         seated = bool(room.seats_of(conn.player.id))
         live = LiveRoom(room, self.services, self)
