@@ -5,9 +5,12 @@ part               its one job
 =================  ==========================================================================
 ``edge``           the WebSocket and HTTP on one port: admit, rate-limit, parse, hand over
 ``players``        who a connection is (``hello``), and their coming and going
+``ownership``      who owns each live thing (``Solo``; a cluster's ``Leases``), chosen here
 ``hub``            the live rooms by id: find or load, open, let idle ones go
+``sweeps``         the rooms on disk nobody names: resumed, settled, expired
 ``LiveRoom``       one room's owner: check → persist → commit → send → reschedule
-``lobby``          the list of rooms to join or watch
+``lobby``          the list of rooms to join or watch (its listing: local, or shared)
+``cluster``        a cluster's node (``--redis``): leases, relay, shared listing
 ``records``        a room of any status as a record: snapshot and chat, exports, review
 ``store``          every write and read of the database (given, already open)
 ``bots``           the process pool where bots think
@@ -41,7 +44,6 @@ from server.hub import (
     ABANDON_AFTER,
     CLAIM_AFTER,
     EVICT_IDLE_AFTER,
-    KEEP_ADJOURNED,
     MAX_FINISHED_FOLLOWED,
     MAX_IDLE_ROOMS,
     MAX_ROOMS_PER_ADDRESS,
@@ -50,8 +52,9 @@ from server.hub import (
     Hub,
 )
 from server.live_room import RoomServices
-from server.lobby import Lobby
+from server.lobby import Listing, Lobby, LocalRooms, RecentGames
 from server.loop import quiet_collector
+from server.ownership import Ownership, Solo
 from server.players import Players
 from server.protocol import (
     Abort,
@@ -74,9 +77,10 @@ from server.rated import RatedGames
 from server.records import Records
 from server.standings import Standings
 from server.store import Database, Storage, open_store
+from server.sweeps import KEEP_ADJOURNED, Sweeps
 
 if TYPE_CHECKING:
-    from server.cluster import Cluster
+    from server.cluster import Cluster, Leases
 
 log = logging.getLogger("tablas.server")
 
@@ -125,19 +129,20 @@ class TablasServer:
         ``keep_adjourned`` (seconds; None: never) say when rooms end (contract section 6),
         ``claim_after`` (seconds) when a player may claim the game of an opponent who left
         (section 10)."""
-        if redis is not None:
-            from server.store.postgres import PostgresStore
-
-            if not isinstance(store, PostgresStore):
-                raise StartupError("--redis runs a node of a cluster, whose nodes share a "
-                                   "PostgreSQL database: give --db postgresql://…")
+        self.node = node or default_node()
+        self.cluster: Cluster | None = None
+        # Chosen once, here: a single server owns every room; a cluster's node holds leases.
+        leases = self._leases(store, redis, lease_s) if redis is not None else None
+        ownership: Ownership = leases if leases is not None else Solo()
         self.store = store
         self.port = 0  # bound by start()
         self.bots = BotPool(bot_workers)
         # Explain trees have processes of their own (server.edge.http.Http says why).
         self.explainer = BotPool(EXPLAIN_WORKERS, nice=EXPLAIN_NICE, live=False)
         self.presence = Presence()
+        recent = RecentGames(clock)
         self.services = RoomServices(store, self.bots, self.presence, clock,
+                                     ownership=ownership, games=recent,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
                                      claim_after=claim_after,
                                      rated=RatedGames(store, clock))
@@ -145,30 +150,26 @@ class TablasServer:
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
                        max_finished_followed=max_finished_followed,
-                       max_waiting_rooms=max_waiting_rooms, keep_adjourned=keep_adjourned,
+                       max_waiting_rooms=max_waiting_rooms,
                        max_rooms_per_address=max_rooms_per_address)
-        self.lobby = Lobby(self.hub)
+        self.sweeps = Sweeps(self.hub, keep_adjourned=keep_adjourned)
         self.players = Players(store, self.presence, self.hub, clock)
-        self.node = node or default_node()
-        self.cluster: Cluster | None = None
+        listing: Listing = LocalRooms(self.hub)
         hello: Handler = self.players.hello
         goodbye = self.players.goodbye
         command: Handler = self.hub.command
         rematch: Handler = self.hub.rematch
-        if redis is not None:
-            # Only a cluster's node needs redis (the cluster extra).
-            try:
-                from server.cluster import LEASE_S, Cluster
-            except ImportError as e:
-                raise StartupError(f"a cluster's node needs {e.name}: "
-                                   "pip install 'tablas[cluster]'") from None
+        if leases is not None and redis is not None:
+            from server.cluster import Bus, Cluster, Relay, SharedListing
 
-            assert isinstance(store, PostgresStore)
-            self.cluster = Cluster(self.node, redis, store, self.hub, self.presence,
-                                   self.players, self.lobby,
-                                   LEASE_S if lease_s is None else lease_s)
-            hello, goodbye = self.cluster.hello, self.cluster.goodbye
-            command = rematch = self.cluster.command
+            bus = Bus(self.node, redis, leases.lease_s)
+            shared = SharedListing(leases.store, bus.redis, self.hub, listing)
+            relay = Relay(bus, leases, leases.store, self.hub, self.presence, self.players)
+            self.cluster = Cluster(leases, bus, relay, shared, self.hub)
+            listing = shared
+            hello, goodbye = relay.hello, relay.goodbye
+            command = rematch = relay.command
+        self.lobby = Lobby(listing, recent)
         handlers: dict[type[Any], Handler] = {
             Hello: hello,
             Register: self.players.register,
@@ -187,6 +188,21 @@ class TablasServer:
                          max_conns_per_address=max_conns_per_address,
                          max_msgs_per_address=max_msgs_per_address)
 
+    def _leases(self, store: Storage, redis: str, lease_s: float | None) -> Leases:
+        """A cluster's node's ownership: the leases (``--redis``; PostgreSQL's store)."""
+        from server.store.postgres import PostgresStore
+
+        if not isinstance(store, PostgresStore):
+            raise StartupError("--redis runs a node of a cluster, whose nodes share a "
+                               "PostgreSQL database: give --db postgresql://…")
+        # Only a cluster's node needs redis (the cluster extra).
+        try:
+            from server.cluster import LEASE_S, Leases
+        except ImportError as e:
+            raise StartupError(f"a cluster's node needs {e.name}: "
+                               "pip install 'tablas[cluster]'") from None
+        return Leases(store, self.node, LEASE_S if lease_s is None else lease_s)
+
     async def start(self, host: str, port: int) -> int:
         """Listens on ``host:port`` (0: any free port) and starts the hub's background work
         (rooms are loaded when named, :mod:`server.hub`); the port actually bound."""
@@ -195,12 +211,14 @@ class TablasServer:
         await self.players.backfill_skeletons()  # before anyone may take a name
         self.port = await self.edge.start(host, port)
         self.hub.start()
+        self.sweeps.start()
         return self.port
 
     async def close(self) -> None:
         """Graceful shutdown: stop bots and timers, close sockets with a reason, finish the
         writes."""
         self.services.closing = True
+        self.sweeps.stop()
         self.hub.stop()
         self.records.stop()
         await self.edge.close()

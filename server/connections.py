@@ -102,6 +102,14 @@ class Presence:
         self.online.pop(pid, None)
         return self.rooms_of.pop(pid, set())
 
+    def may_sit_in(self, player_id: str, room_ids: Iterable[str]) -> None:
+        """``player_id`` may sit in ``room_ids`` too (learnt from another node)."""
+        self.rooms_of.setdefault(player_id, set()).update(room_ids)
+
+    def rooms_of_player(self, player_id: str) -> list[str]:
+        """The rooms ``player_id`` may sit in, as known now."""
+        return list(self.rooms_of.get(player_id, ()))
+
     def seated(self, player_id: str, room_id: str) -> None:
         """``player_id`` (online) now sits in ``room_id``."""
         if (rooms := self.rooms_of.get(player_id)) is not None:

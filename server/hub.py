@@ -12,8 +12,12 @@ A starting server loads no room before it answers: a player's ``hello`` loads th
 on by themselves (no person in them, or absent people's seats go to bots). The other rooms
 still live on disk are those whose people have not come back: ``abandon_after`` seconds after
 the start they are adjourned (games) or closed (waiting rooms) on disk, as their owners would
-have done (:meth:`Hub.settle_backlog`). Adjourned games nobody resumes end after
-``keep_adjourned`` seconds (:meth:`Hub.expire_adjourned`).
+have done (:meth:`~server.sweeps.Sweeps.settle_backlog`). Adjourned games nobody resumes end
+after ``keep_adjourned`` seconds (:meth:`~server.sweeps.Sweeps.expire_adjourned`).
+
+Before it loads or opens a room the hub claims it through the ownership port
+(:mod:`server.ownership`): on a single server every claim is granted; on a node of a cluster
+a room another node owns is not loaded here (:class:`~server.errors.NotOwner`).
 
 Whenever a connection subscribes to a room, it stops following all but the last
 ``max_finished_followed`` finished rooms it subscribed to (each let go of with an unprompted
@@ -27,13 +31,13 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from server.connections import Conn
 from server.dice import SeedFactory
 from server.errors import NotOwner, RoomError
-from server.live_room import Expire, LiveRoom, PresenceChanged, RoomCommand, RoomServices
+from server.live_room import LiveRoom, PresenceChanged, RoomCommand, RoomServices
 from server.protocol import (
     BotSeat,
     CreateRoom,
@@ -42,7 +46,7 @@ from server.protocol import (
     RoomCreated,
     RoomOptions,
 )
-from server.room import LIVE, Room, SeatState, Status, game_for
+from server.room import LIVE, Room, SeatState, game_for
 
 log = logging.getLogger("tablas.server")
 
@@ -58,13 +62,10 @@ MAX_WAITING_ROOMS = 20  # per player
 MAX_ROOMS_PER_ADDRESS = 40
 CLAIM_AFTER = 30.0  # seconds an opponent must be away before the game may be claimed
 ABANDON_AFTER = 120.0  # seconds without a connection after which a person is absent
-KEEP_ADJOURNED = 30 * 86400.0  # seconds an adjourned game waits to be resumed
-EXPIRE_EVERY = 3600.0  # how often (real seconds) adjourned games are looked at for expiry
-EXPIRE_BATCH = 500  # adjourned games ended per write
 
 
 class Hub:
-    """Every live room, by id."""
+    """Every live room, by id; the rooms' :class:`~server.live_room.RoomEvents`."""
 
     def __init__(
         self,
@@ -76,24 +77,18 @@ class Hub:
         max_idle_rooms: int = MAX_IDLE_ROOMS,
         max_finished_followed: int = MAX_FINISHED_FOLLOWED,
         max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
-        keep_adjourned: float | None = None,
         max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
     ) -> None:
-        """``max_waiting_rooms``, ``max_rooms_per_address``: None lifts the cap;
-        ``keep_adjourned``: seconds an adjourned game waits to be resumed (None: for
-        ever)."""
+        """``max_waiting_rooms``, ``max_rooms_per_address``: None lifts the cap."""
         self.store = services.store
         self.services = services
-        services.check_waiting_cap = self.check_waiting_rooms
-        services.waiting_for = self.waits_for
-        services.subscribed = self._let_go_of_finished
+        self.ownership = services.ownership
         self.seed_factory = seed_factory
         self.evict_idle_after = evict_idle_after
         self.sweep_every = sweep_every
         self.max_idle_rooms = max_idle_rooms
         self.max_finished_followed = max_finished_followed
         self.max_waiting_rooms = max_waiting_rooms
-        self.keep_adjourned = keep_adjourned
         self.max_rooms_per_address = max_rooms_per_address
         # The rooms opened from each client address that were live when last looked at.
         self._rooms_of_address: dict[str, set[str]] = {}
@@ -107,15 +102,7 @@ class Hub:
         self._settling: set[str] = set()
         self._loading: dict[str, int] = {}
         self._settled = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
-        # A node of a cluster (server.cluster) takes a room's lease before it loads or opens
-        # it (``claim(room_id, new)``): it answers None when the room is this node's now,
-        # else the node that owns it (the room is not loaded here), "" when there is no
-        # such room. None: a single server owns every room.
-        self.claim: Callable[[str, bool], Awaitable[str | None]] | None = None
-        # A cluster's rooms live on every node: only their owners settle them, never a node
-        # that merely finds them on disk.
-        self.settles_backlog = True
+        self._task: asyncio.Task[None] | None = None
 
     # --- finding and loading -------------------------------------------------------------
 
@@ -142,16 +129,15 @@ class Hub:
             await self._settled.wait()
         self._loading[room_id] = self._loading.get(room_id, 0) + 1
         try:
-            if self.claim is not None:
-                # The lease first: a write of the former owner's still in flight commits
-                # before the claim does (the fence row's lock), so the read below has it.
-                owner = await self.claim(room_id, False)
-                if owner == "":
-                    return None  # no such room
-                if owner is not None:
-                    raise NotOwner(room_id, owner)
-                if room_id in self.rooms:
-                    return self.rooms[room_id]
+            # The claim first: a write of a former owner's still in flight commits before
+            # the claim does (the fence row's lock), so the read below has it.
+            owner = await self.ownership.claim(room_id, False)
+            if owner == "":
+                return None  # no such room
+            if owner is not None:
+                raise NotOwner(room_id, owner)
+            if room_id in self.rooms:
+                return self.rooms[room_id]
             record = await self.store.load_room(room_id)
         finally:
             if self._loading[room_id] == 1:
@@ -167,7 +153,7 @@ class Hub:
             room.ratings = await self.services.rated.current(room)
             if room_id in self.rooms:
                 return self.rooms[room_id]
-        live = LiveRoom(room, self.services)
+        live = LiveRoom(room, self.services, self)
         self._add(live)
         # As at start: a bot to move thinks, a clock or an absence is timed again.
         live.reschedule()
@@ -185,63 +171,12 @@ class Hub:
             log.exception("room %s could not be reloaded; it stays on disk", room_id)
             return False
 
-    async def resume_alone(self) -> int:
-        """The games that play on by themselves (no person in them, or absent people's seats
-        go to bots), loaded so that their bots go on; the number loaded."""
-        n = 0
-        for room_id, status, alone in await self.store.live_rooms():
-            if status == "playing" and alone:
-                n += await self.reload(room_id)
-        return n
-
-    async def settle_backlog(self) -> int:
-        """The live rooms on disk that nobody has named since the server started (call it
-        ``abandon_after`` seconds after the start): their people are absent, so their games
-        are adjourned and their waiting rooms closed, on disk, in one write. The number."""
-        now = self.services.clock()
-        changes: list[tuple[str, Status]] = [
-            (room_id, "adjourned" if status == "playing" else "closed")
-            for room_id, status, alone in await self.store.live_rooms()
-            if self._on_disk_only(room_id) and not (alone and status == "playing")]
-        async with self._on_disk([r for r, _ in changes]):
-            await self.store.set_statuses(changes, now)
-        if changes:
-            log.info("%d rooms nobody came back to since the start: adjourned or closed",
-                     len(changes))
-        return len(changes)
-
-    async def expire_adjourned(self) -> int:
-        """Ends the games adjourned more than ``keep_adjourned`` seconds ago (reason
-        ``expired``, no winner); one in memory goes through its owner. The number ended."""
-        if self.keep_adjourned is None:
-            return 0
-        now = self.services.clock()
-        n = 0
-        while True:
-            due = await self.store.adjourned_before(now - self.keep_adjourned, EXPIRE_BATCH)
-            for room_id in due:
-                if self.claim is not None:
-                    # A cluster's node ends only the rooms it owns, loaded (another node's
-                    # are that node's to end).
-                    await self.reload(room_id)
-                if (live := self.rooms.get(room_id)) is not None:
-                    await live.run(Expire())
-            if self.claim is not None:
-                return n + len(due)
-            # Looked at after those awaits: a room loaded meanwhile is its owner's to end.
-            on_disk = [r for r in due if self._on_disk_only(r)]
-            async with self._on_disk(on_disk):
-                await self.store.expire(on_disk, now)
-            n += len(due)
-            if len(due) < EXPIRE_BATCH:
-                return n
-
-    def _on_disk_only(self, room_id: str) -> bool:
-        """Whether ``room_id`` is neither in memory nor being read to be."""
-        return room_id not in self.rooms and room_id not in self._loading
+    def in_use(self, room_id: str) -> bool:
+        """Whether ``room_id`` is in memory or being read to be."""
+        return room_id in self.rooms or room_id in self._loading
 
     @contextlib.asynccontextmanager
-    async def _on_disk(self, room_ids: Iterable[str]) -> AsyncIterator[None]:
+    async def on_disk(self, room_ids: Iterable[str]) -> AsyncIterator[None]:
         """While the body changes ``room_ids`` on disk (rooms not in memory), loading one of
         them waits, so that nobody loads it as it was."""
         ids = set(room_ids)
@@ -260,9 +195,9 @@ class Hub:
         if room.status == "waiting":
             for pid in {room.created_by, *(s.player_id for s in room.seats)}:
                 if pid is not None:
-                    self.waits_for(pid, live.room_id)
+                    self.waiting_for(pid, live.room_id)
 
-    def waits_for(self, player_id: str, room_id: str) -> None:
+    def waiting_for(self, player_id: str, room_id: str) -> None:
         """``room_id``, waiting, counts against ``player_id``'s cap from now on."""
         self._waiting_of.setdefault(player_id, set()).add(room_id)
 
@@ -331,17 +266,17 @@ class Hub:
         if room.rated and rated is not None:
             room.ratings = await rated.current(room)
         if room.status == "waiting":
-            self.check_waiting_rooms(conn.player.id)
+            self.check_waiting_cap(conn.player.id)
         self.check_address_rooms(conn.address)
-        if self.claim is not None and await self.claim(room_id, True) is not None:
+        if await self.ownership.claim(room_id, True) is not None:
             raise RoomError("internal", "the new room's id is taken: try again")
         await self.store.create_room(
             room_id, room.game_id, room.options, room.seats, room.status, room.seed,
             room.opening_rolls, room.created_at, room.room_options, room.created_by,
-            room.seeds,
+            room.seeds, fence=self.ownership.fence(room_id),
         )
         seated = bool(room.seats_of(conn.player.id))
-        live = LiveRoom(room, self.services)
+        live = LiveRoom(room, self.services, self)
         self._add(live)
         if conn.address:
             self._rooms_of_address.setdefault(conn.address, set()).add(room_id)
@@ -368,7 +303,7 @@ class Hub:
 
     # --- the cap on waiting rooms --------------------------------------------------------
 
-    def check_waiting_rooms(self, player_id: str) -> None:
+    def check_waiting_cap(self, player_id: str) -> None:
         """Refuses one more waiting room for ``player_id`` past ``max_waiting_rooms``: those
         they opened (seated in them or not) or sit in. A waiting room stays in memory while
         its creator is around, and a returning player's are loaded by their ``hello``, so
@@ -413,10 +348,10 @@ class Hub:
 
     # --- followers and presence ----------------------------------------------------------
 
-    def _let_go_of_finished(self, conn: Conn) -> None:
-        """Past ``max_finished_followed`` finished rooms, ``conn`` stops following the ones
-        it subscribed to first, and is told so by a ``left`` (a finished room has only its
-        chat left to send)."""
+    def subscribed(self, conn: Conn) -> None:
+        """``conn`` has just subscribed to a room: past ``max_finished_followed`` finished
+        rooms, it stops following the ones it subscribed to first, and is told so by a
+        ``left`` (a finished room has only its chat left to send)."""
         finished = [live for room_id in conn.rooms if (live := self.rooms.get(room_id))
                     is not None and live.room.status == "finished"]
         for live in finished[:max(0, len(finished) - self.max_finished_followed)]:
@@ -439,31 +374,9 @@ class Hub:
     # --- letting idle rooms go -----------------------------------------------------------
 
     def start(self) -> None:
-        """Starts the background work: idle rooms looked for every ``sweep_every`` seconds,
-        the games that play by themselves loaded, the backlog of rooms nobody came back to
-        settled after ``abandon_after``, adjourned games expired every hour."""
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._sweep_loop()),
-                       loop.create_task(self._background(self.resume_alone, "resuming games")),
-                       loop.create_task(self._lifecycle_loop())]
-
-    async def _background(self, job: Callable[[], Awaitable[int]], what: str) -> None:
-        try:
-            await job()
-        except Exception:
-            log.exception("%s failed", what)
-
-    async def _lifecycle_loop(self) -> None:
-        after = self.services.abandon_after
-        if after is None:
-            return
-        await asyncio.sleep(after)
-        if self.settles_backlog:
-            await self._background(self.settle_backlog,
-                                   "settling the rooms nobody came back to")
-        while not self.services.closing:
-            await self._background(self.expire_adjourned, "expiring adjourned games")
-            await asyncio.sleep(EXPIRE_EVERY)
+        """Starts looking for idle rooms every ``sweep_every`` seconds (the rooms on disk
+        nobody named are :mod:`server.sweeps`' work)."""
+        self._task = asyncio.get_running_loop().create_task(self._sweep_loop())
 
     async def _sweep_loop(self) -> None:
         while not self.services.closing:
@@ -504,8 +417,8 @@ class Hub:
 
     def stop(self) -> None:
         """No more sweeps, bots or timers (the services say ``closing``)."""
-        for task in self._tasks:
-            task.cancel()
+        if self._task is not None:
+            self._task.cancel()
         for live in self.rooms.values():
             live.stop()
 

@@ -30,8 +30,8 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from engine.core import Outcome
 from engine.search.decision import Decision, SearchInfo
@@ -39,6 +39,7 @@ from engine.search.profiles import profile
 from server.bots import random_move
 from server.connections import Conn, Presence
 from server.errors import RoomError
+from server.ownership import Fence, Ownership
 from server.protocol import (
     Abort,
     Analysis,
@@ -109,24 +110,39 @@ class Ending:
 Change = Pending | SeatChange | Ending | Lapse
 
 
+class RoomEvents(Protocol):
+    """What a live room tells the keeper of the rooms in memory (the hub, which makes it)."""
+
+    def check_waiting_cap(self, player_id: str) -> None:
+        """Refuses one more waiting room for ``player_id`` past the cap."""
+
+    def waiting_for(self, player_id: str, room_id: str) -> None:
+        """``room_id`` now waits for ``player_id`` (it counts against their cap)."""
+
+    def subscribed(self, conn: Conn) -> None:
+        """``conn`` has just subscribed to a room (it lets go of its old finished ones)."""
+
+
+class GameEvents(Protocol):
+    """What a live room tells the lobby."""
+
+    def game_finished(self, room: Room) -> None:
+        """``room``'s game has just ended (status ``finished``): told by the room's owner
+        after the end is on disk, under the room's lock."""
+
+
 @dataclass
 class RoomServices:
     """What every live room shares, passed in by the composition root (``server.app``):
-    where changes are written, where bots think, who is online, the time."""
+    where changes are written, who owns the rooms (and so what each write carries), where
+    bots think, who is online, the time, who hears of a game's end."""
 
     store: Storage
     bots: BotPool
     presence: Presence
     clock: Callable[[], float]
-    # Refuses one more waiting room for a player past the cap (the hub counts them), and is
-    # told of a room that now waits for a player (player id, room id).
-    check_waiting_cap: Callable[[str], None] = lambda _player_id: None
-    waiting_for: Callable[[str, str], None] = lambda _player_id, _room_id: None
-    # A connection has just subscribed to a room: the hub lets go of its old finished ones.
-    subscribed: Callable[[Conn], None] = lambda _conn: None
-    # A room's game has just ended (status ``finished``): the lobby lists it among the recent
-    # games. Called by the room's owner after the end is on disk, under the room's lock.
-    game_finished: Callable[[Room], None] = lambda _room: None
+    ownership: Ownership = field(kw_only=True)
+    games: GameEvents = field(kw_only=True)
     bot_pause: float = 0.0  # seconds a bot waits before its move is played (for people)
     # Seconds without a connection after which a person is absent (None: rooms never end).
     abandon_after: float | None = None
@@ -140,9 +156,10 @@ class RoomServices:
 class LiveRoom:
     """One room in memory and everything that happens to it."""
 
-    def __init__(self, room: Room, services: RoomServices) -> None:
+    def __init__(self, room: Room, services: RoomServices, events: RoomEvents) -> None:
         self.room = room
         self.services = services
+        self.events = events
         self.lock = asyncio.Lock()
         self.conns: set[Conn] = set()
         self.spectators: set[Conn] = set()
@@ -188,7 +205,7 @@ class LiveRoom:
                 player = conn.player
                 if (room.status == "waiting" and room.open_seats > 1
                         and not self.waits_for(player.id)):
-                    self.services.check_waiting_cap(player.id)  # the room goes on waiting
+                    self.events.check_waiting_cap(player.id)  # the room goes on waiting
                 change: SeatChange | Lapse | None = room.prepare_resume(player.id)
                 if change is None:
                     if room.rated and player.id not in room.ratings:
@@ -204,7 +221,7 @@ class LiveRoom:
                 else:
                     conn.send(self.snapshot_for(conn, command.id))
                 if room.status == "waiting":
-                    self.services.waiting_for(player.id, self.room_id)
+                    self.events.waiting_for(player.id, self.room_id)
             case Spectate():
                 assert conn is not None
                 self.subscribe(conn, spectator=not room.seats_of(conn.player_id))
@@ -286,6 +303,10 @@ class LiveRoom:
             return contextlib.nullcontext([])
         return rated.settle(self.room, outcome)
 
+    def _fence(self) -> Fence | None:
+        """What a write of this room carries now (:mod:`server.ownership`)."""
+        return self.services.ownership.fence(self.room_id)
+
     async def _persist(self, change: Change) -> list[RatingChange]:
         """Writes ``change``; the rating changes written with it (a rated game's end)."""
         store, room = self.services.store, self.room
@@ -293,22 +314,26 @@ class LiveRoom:
             case Pending():
                 async with self._rating(change.outcome) as ratings:
                     await store.record_move(room.room_id, change.action, change.outcome,
-                                            ratings)
+                                            ratings, fence=self._fence())
                 return ratings
             case SeatChange(handover=None):
                 await store.save_seats(room.room_id, change.seats, change.status,
-                                       change.opening_rolls, change.seeds, change.unrated)
+                                       change.opening_rolls, change.seeds, change.unrated,
+                                       fence=self._fence())
             case SeatChange(handover=h) if h is not None:
                 await store.hand_seat_to_bot(room.room_id, h.seat, h.level, h.ply,
                                              h.from_player, h.reason, h.time, change.status,
-                                             change.opening_rolls, change.seeds)
+                                             change.opening_rolls, change.seeds,
+                                             fence=self._fence())
             case Ending():
                 async with self._rating(change.outcome) as ratings:
                     await store.record_result(room.room_id, change.outcome, change.clocks,
-                                              self.services.clock(), ratings)
+                                              self.services.clock(), ratings,
+                                              fence=self._fence())
                 return ratings
             case Lapse():
-                await store.set_status(room.room_id, change.status, change.at)
+                await store.set_status(room.room_id, change.status, change.at,
+                                       fence=self._fence())
         return []
 
     def _commit(self, change: Change, answer: Conn | None = None,
@@ -375,7 +400,7 @@ class LiveRoom:
         self.touched = self.services.clock()
         room = self.room
         if room.status == "finished":
-            self.services.game_finished(room)
+            self.services.games.game_finished(room)
         self.services.presence.game_over(
             self.room_id, {p for p in (room.created_by, *(s.player_id for s in room.seats))
                            if p is not None})
@@ -388,7 +413,8 @@ class LiveRoom:
         if not text:
             raise RoomError("bad_request", "empty chat line")
         now = self.services.clock()
-        await self.services.store.record_chat(self.room_id, conn.player.id, text, now)
+        await self.services.store.record_chat(self.room_id, conn.player.id, text, now,
+                                              fence=self._fence())
         line = ChatMessage(room_id=self.room_id, player_id=conn.player.id,
                            name=conn.player.name, text=text, time=now)
         for c in self.conns:
@@ -416,7 +442,7 @@ class LiveRoom:
             self.spectators.discard(conn)
             if conn.player_id is not None:
                 self.services.presence.seated(conn.player_id, self.room_id)
-        self.services.subscribed(conn)
+        self.events.subscribed(conn)
 
     def unsubscribe(self, conn: Conn) -> None:
         self.conns.discard(conn)

@@ -1,8 +1,12 @@
 """The lobby: the rooms a player can join or watch (waiting or being played), as
 ``list_rooms`` and ``/api/rooms`` answer them; each summary carries the room's options. With
 them, the games that ended last (``recent``), for their reviews: the rooms' owners tell the
-lobby when a game ends (``RoomServices.game_finished``), so that the lobby is built from
-memory, never from the store; the list starts empty when the server starts."""
+lobby when a game ends (:class:`RecentGames`, the rooms' ``GameEvents``), so that the list is
+built from memory, never from the store; it starts empty when the server starts.
+
+Where the rooms come from is the :class:`Listing` the composition root hands the lobby: a
+single server lists the rooms in its memory (:class:`LocalRooms`), a node of a cluster every
+node's rooms (``server.cluster.listing.SharedListing``)."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import collections
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from server.connections import Conn
 from server.hub import Hub
@@ -25,29 +29,35 @@ MAX_AGE = 1.0
 _ORDER = {"waiting": 0, "playing": 1}
 
 
-class Lobby:
-    def __init__(self, hub: Hub, *, max_age: float = MAX_AGE,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        """``max_age``: seconds an answer may be reused; ``clock``: the time it is told by."""
-        self.hub = hub
-        self.max_age = max_age
-        self.clock = clock
-        self._built: tuple[float, str, bytes] | None = None  # when, rooms message, HTTP body
-        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=RECENT_SIZE)
-        hub.services.game_finished = self.game_finished
-        # A node of a cluster lists every node's rooms, read from the database
-        # (server.cluster refreshes it every MAX_AGE): None on a single server.
-        self.shared: list[dict[str, Any]] | None = None
+class Listing(Protocol):
+    """Where the lobby's rooms come from."""
 
     def rooms(self) -> list[dict[str, Any]]:
-        """The live rooms (all in memory) as ROOM_SUMMARYs: waiting first, then playing,
-        newest first within each, :data:`LOBBY_SIZE` at most. Built afresh at each call
-        (a cluster's node: the list it last read from the database)."""
-        if self.shared is not None:
-            return self.shared
+        """The live rooms as ROOM_SUMMARYs: waiting first, then playing, newest first
+        within each, :data:`LOBBY_SIZE` at most."""
+        ...
+
+
+class LocalRooms:
+    """The rooms in this server's memory (all of a single server's live rooms)."""
+
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+
+    def rooms(self) -> list[dict[str, Any]]:
+        """Built afresh at each call."""
         live = sorted((r for r in self.hub.rooms.values() if r.room.status in _ORDER),
                       key=lambda r: (_ORDER[r.room.status], -r.room.created_at))[:LOBBY_SIZE]
         return [r.room.summary(len(r.spectators)).model_dump(mode="json") for r in live]
+
+
+class RecentGames:
+    """The games that ended last (the rooms' :class:`~server.live_room.GameEvents`)."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        """``clock``: the rooms' time (``ended_at``)."""
+        self.clock = clock
+        self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=RECENT_SIZE)
 
     def game_finished(self, room: Room) -> None:
         """``room``'s game has just ended: it heads the recent games (as it is now: a player
@@ -55,7 +65,7 @@ class Lobby:
         entry = RecentGame.model_validate({
             "room_id": room.room_id, "game": room.game_id, "seats": room.summary().seats,
             "result": room.result_data(), "plies": room.ply,
-            "ended_at": self.hub.services.clock()}).model_dump(mode="json")
+            "ended_at": self.clock()}).model_dump(mode="json")
         for old in [e for e in self._recent if e["room_id"] == room.room_id]:
             self._recent.remove(old)
         self._recent.appendleft(entry)
@@ -63,6 +73,25 @@ class Lobby:
     def recent(self) -> list[dict[str, Any]]:
         """The games that ended last, newest first, :data:`RECENT_SIZE` at most."""
         return list(self._recent)
+
+
+class Lobby:
+    def __init__(self, listing: Listing, recent: RecentGames, *, max_age: float = MAX_AGE,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``max_age``: seconds an answer may be reused; ``clock``: the time it is told by."""
+        self.listing = listing
+        self.recent_games = recent
+        self.max_age = max_age
+        self.clock = clock
+        self._built: tuple[float, str, bytes] | None = None  # when, rooms message, HTTP body
+
+    def rooms(self) -> list[dict[str, Any]]:
+        """The live rooms as ROOM_SUMMARYs (:meth:`Listing.rooms`)."""
+        return self.listing.rooms()
+
+    def recent(self) -> list[dict[str, Any]]:
+        """The games that ended last, newest first, :data:`RECENT_SIZE` at most."""
+        return self.recent_games.recent()
 
     def http_body(self) -> bytes:
         """``GET /api/rooms``'s body, ``{"rooms": [...], "recent": [...]}``, at most

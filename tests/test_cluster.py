@@ -242,6 +242,7 @@ async def test_a_stale_owner_cannot_write(pg_url: str) -> None:
     """Fencing, in the store: node a's lease on a room expires and node b claims it; a's
     next write of the room fails (LeaseLost) and writes nothing, b's goes through, and a
     cannot claim the room back while b's lease is live."""
+    from server.cluster import Leases
     from server.errors import LeaseLost
     from server.room import Action, SeatState
 
@@ -249,23 +250,27 @@ async def test_a_stale_owner_cannot_write(pg_url: str) -> None:
     b = await PostgresStore.open(pg_url)
     lost: list[str] = []
     try:
-        for store, node in ((a, "a"), (b, "b")):
-            store.node, store.fences = node, {}
-        a.on_lease_lost = lost.append
-        assert await a.claim_room("r1", "a", 0.3, new=True) == ("a", 1)
-        a.fences = {"r1": 1}
+        la, lb = Leases(a, "a", 0.3), Leases(b, "b", 10)
+        la.lost(lost.append)
+        assert await la.claim("r1", new=True) is None
+        assert la.fence("r1").number == 1
         await a.create_room("r1", "tictactoe", {}, [SeatState("human"), SeatState("human")],
-                            "playing", None, [], 1.0)
-        await a.record_move("r1", Action(0, 0, {"cell": 4}, (), 2.0), None)
-        assert await b.claim_room("r1", "b", 10, new=False) == ("a", None)  # a's still
+                            "playing", None, [], 1.0, fence=la.fence("r1"))
+        await a.record_move("r1", Action(0, 0, {"cell": 4}, (), 2.0), None,
+                            fence=la.fence("r1"))
+        assert await lb.claim("r1", new=False) == "a"  # a's still
         await asyncio.sleep(0.4)
-        assert await b.claim_room("r1", "b", 10, new=False) == ("b", 2)
-        b.fences = {"r1": 2}
+        assert await lb.claim("r1", new=False) is None
+        assert lb.fence("r1").number == 2
         with pytest.raises(LeaseLost):
-            await a.record_move("r1", Action(1, 1, {"cell": 0}, (), 3.0), None)
-        assert lost == ["r1"] and "r1" not in a.fences
+            await a.record_move("r1", Action(1, 1, {"cell": 0}, (), 3.0), None,
+                                fence=la.fence("r1"))
+        assert lost == ["r1"] and "r1" not in la.held()
+        with pytest.raises(LeaseLost):  # nothing is written without a fence of a's own
+            la.fence("r1")
         assert await a.claim_room("r1", "a", 10, new=False) == ("b", None)
-        await b.record_move("r1", Action(1, 1, {"cell": 8}, (), 3.0), None)
+        await b.record_move("r1", Action(1, 1, {"cell": 8}, (), 3.0), None,
+                            fence=lb.fence("r1"))
         room = await b.load_room("r1")
         assert room is not None and [x.move for x in room.actions] == [{"cell": 4},
                                                                        {"cell": 8}]
@@ -577,8 +582,8 @@ async def test_a_node_hears_the_others_after_an_error_that_is_not_redis_pys_own(
     await server.start("127.0.0.1", 0)
     other = Redis.from_url(redis_server.url)
     try:
-        cluster = server.cluster
-        assert cluster is not None
+        assert server.cluster is not None
+        cluster = server.cluster.relay
         get_message = PubSub.get_message
         leaked: list[bool] = []
 

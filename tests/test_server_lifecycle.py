@@ -194,9 +194,9 @@ async def test_adjourned_games_expire(tmp_path: Path) -> None:
         await asyncio.sleep(0.1)
         assert _status(db, on_disk) == ("adjourned", None)
         srv.hub.rooms.pop(on_disk)  # as if it had left memory
-        assert await srv.hub.expire_adjourned() == 0  # not yet
+        assert await srv.sweeps.expire_adjourned() == 0  # not yet
         await asyncio.sleep(0.6)
-        assert await srv.hub.expire_adjourned() == 2
+        assert await srv.sweeps.expire_adjourned() == 2
         end = await _room_until(s, "finished")
         assert end["result"] == {"winner": None, "points": 0, "reason": "expired"}
         assert _status(db, on_disk) == ("finished", "expired")

@@ -23,7 +23,7 @@ import json
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -35,6 +35,7 @@ from engine.core import Outcome
 from engine.search.decision import check_level
 from server.dice import Seeds
 from server.errors import LeaseLost, MissingFiles
+from server.ownership import Fence
 from server.protocol import RoomOptions, json_text
 from server.ratings import Rating, RatingChange, bot_level
 from server.room import Action, Dice, RoomRecord, SeatState, Status
@@ -255,14 +256,6 @@ class Storage(ABC):
         self._pending: list[tuple[Write, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.commit_stats = CommitStats()
-        # Fencing (a node of a cluster, server.cluster): the fence of each room this node
-        # holds the lease of. Every write of a room's change then starts with a 'fence' row,
-        # which fails the write unless the lease still carries (node, fence). None: no
-        # fencing (a single server owns every room).
-        self.node = ""
-        self.fences: dict[str, int] | None = None
-        # Told the room whose write failed on its fence (it is no longer this node's).
-        self.on_lease_lost: Callable[[str], None] = lambda _room_id: None
 
     # --- what a backend provides -----------------------------------------------------------
 
@@ -443,12 +436,14 @@ class Storage(ABC):
         room_options: RoomOptions | None = None,
         created_by: str | None = None,
         seeds: Seeds | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         """The room with its seats, its creator and its seats' dice seeds, in one
         transaction."""
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
         await self._room_write(
-            room_id,
+            fence,
             _row("room", room_id, game_id, json_text(options), status,
                  None if seed is None else seed.hex(), _rolls_text(opening_rolls), created_at,
                  json_text(ropts)),
@@ -458,9 +453,10 @@ class Storage(ABC):
             *_save_seeds(room_id, seeds),
         )
 
-    async def set_status(self, room_id: str, status: Status, at: float) -> None:
+    async def set_status(self, room_id: str, status: Status, at: float, *,
+                         fence: Fence | None = None) -> None:
         """A change of status without a move (adjourned, closed, playing again)."""
-        await self._room_write(room_id, _row("room_lapse", room_id, status, at))
+        await self._room_write(fence, _row("room_lapse", room_id, status, at))
 
     async def set_statuses(self, changes: Sequence[tuple[str, Status]], at: float) -> None:
         """:meth:`set_status` for many rooms in one transaction (rooms not in memory)."""
@@ -481,12 +477,14 @@ class Storage(ABC):
         opening_rolls: Sequence[Dice],
         seeds: Seeds | None = None,
         unrated: bool = False,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         """Seat holders, their dice seeds, and the start of the game (status, opening roll),
         in one transaction; ``unrated``: a rated room paired past its pair's cap is rated no
         more (migration 0010)."""
         await self._room_write(
-            room_id,
+            fence,
             *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
             *_save_seeds(room_id, seeds),
             *([_row("room_unrated", room_id)] if unrated else []),
@@ -495,7 +493,7 @@ class Storage(ABC):
 
     async def record_move(
         self, room_id: str, action: Action, outcome: Outcome | None,
-        ratings: Sequence[RatingChange] = (),
+        ratings: Sequence[RatingChange] = (), *, fence: Fence | None = None,
     ) -> None:
         """One action (and the end of the game, if it ends it, with the ``ratings`` it
         changes), committed durably before this returns. The caller holds its room's lock,
@@ -503,20 +501,21 @@ class Storage(ABC):
         move = _row("move", room_id, action.index, action.seat, json_text(action.move),
                     _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
         if outcome is None:
-            await self._room_write(room_id, move)
+            await self._room_write(fence, move)
         else:
-            await self._room_write(room_id, move,
+            await self._room_write(fence, move,
                                    *_finish(room_id, outcome, action.time, action.clocks),
                                    *_rated(room_id, ratings))
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
-        when: float | None = None, ratings: Sequence[RatingChange] = (),
+        when: float | None = None, ratings: Sequence[RatingChange] = (), *,
+        fence: Fence | None = None,
     ) -> None:
         """The end of a game that no move ended (a resignation, a timeout), with the
         ``ratings`` it changes, in one transaction."""
         at = time.time() if when is None else when
-        await self._room_write(room_id, *_finish(room_id, outcome, at, clocks),
+        await self._room_write(fence, *_finish(room_id, outcome, at, clocks),
                                *_rated(room_id, ratings))
 
     async def hand_seat_to_bot(
@@ -531,19 +530,22 @@ class Storage(ABC):
         status: Status,
         opening_rolls: Sequence[Dice],
         seeds: Seeds | None = None,
+        *,
+        fence: Fence | None = None,
     ) -> None:
         """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
         handover can start a waiting game), in one transaction."""
         await self._room_write(
-            room_id,
+            fence,
             _row("seat_to_bot", room_id, seat, level),
             _row("seat_change", room_id, seat, ply, from_player, level, reason, when),
             *_save_seeds(room_id, seeds),
             _save_status(room_id, status, opening_rolls),
         )
 
-    async def record_chat(self, room_id: str, player_id: str, text: str, when: float) -> None:
-        await self._room_write(room_id, _row("chat", room_id, player_id, text, when))
+    async def record_chat(self, room_id: str, player_id: str, text: str, when: float, *,
+                          fence: Fence | None = None) -> None:
+        await self._room_write(fence, _row("chat", room_id, player_id, text, when))
 
     async def save_review(self, room_id: str, text: str, when: float) -> None:
         """A finished game's review, as the JSON text it is served as (the first one stays)."""
@@ -551,26 +553,22 @@ class Storage(ABC):
 
     # --- the group commit ------------------------------------------------------------------
 
-    async def _room_write(self, room_id: str, *rows: list[Any]) -> None:
-        """A write of one room's change: with fencing on, only while this node's lease on
-        the room holds (a 'fence' row first, checked in the same transaction), else
-        :class:`~server.errors.LeaseLost` with nothing written."""
-        if self.fences is None:
+    async def _room_write(self, fence: Fence | None, *rows: list[Any]) -> None:
+        """A write of one live thing's change, carrying its owner's ``fence`` (None: no
+        fencing, a single server owns everything): a 'fence' row first, checked in the same
+        transaction, so that the write fails unless the owner's lease still carries it; then
+        the fence is told (:attr:`Fence.refused`) and :class:`~server.errors.LeaseLost` raised,
+        with nothing written (:mod:`server.ownership`)."""
+        if fence is None:
             await self._write(*rows)
             return
-        fence = self.fences.get(room_id)
-        if fence is None:
-            raise LeaseLost(room_id)
         try:
-            await self._write(_row("fence", room_id, self.node, fence), *rows)
+            await self._write(_row("fence", fence.key, fence.node, fence.number), *rows)
         except Exception as e:
             if not self._is_lease_lost(e):
                 raise
-            if self.fences.get(room_id) == fence:
-                del self.fences[room_id]
-                self.on_lease_lost(room_id)
-            raise LeaseLost(room_id) from None
-
+            fence.refused(fence)
+            raise LeaseLost(fence.key) from None
 
     async def _write(self, *rows: list[Any]) -> None:
         """Group commit: the write (``rows``) goes into the next transaction, with whatever

@@ -1,0 +1,65 @@
+"""A node of a cluster (contract section 9): several ``tablas serve`` share one PostgreSQL
+database and one Redis; every node serves every room, each room is owned by one node.
+
+Split by job, each part handed what it needs by the composition root (``server.app``):
+
+- :mod:`~server.cluster.leases`: ownership (the :class:`~server.ownership.Ownership` port):
+  a lease per room in PostgreSQL, claimed before a room is loaded or opened, renewed in one
+  statement, a fence on every write;
+- :mod:`~server.cluster.bus`: the nodes' messages over Redis, in order;
+- :mod:`~server.cluster.relay`: commands forwarded to a room's owner and answered, presence
+  across nodes, followers of a room that moved or was lost, rooms of dead nodes taken over;
+- :mod:`~server.cluster.listing`: the lobby's listing of every node's rooms.
+
+:class:`Cluster` runs them together: it starts and stops their work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from server.cluster.bus import Bus, _channel, _pack
+from server.cluster.leases import LEASE_S, Leases
+from server.cluster.listing import SharedListing
+from server.cluster.relay import Relay, RemoteConn
+from server.hub import Hub
+
+__all__ = ["LEASE_S", "Bus", "Cluster", "Leases", "Relay", "RemoteConn", "SharedListing",
+           "_channel", "_pack"]
+
+
+class Cluster:
+    """This node's cluster parts, started and stopped together."""
+
+    def __init__(self, leases: Leases, bus: Bus, relay: Relay, listing: SharedListing,
+                 hub: Hub) -> None:
+        self.leases = leases
+        self.bus = bus
+        self.relay = relay
+        self.listing = listing
+        self.hub = hub
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    async def start(self) -> None:
+        """Connects to Redis (a :class:`~server.errors.StartupError` if it cannot) and
+        starts the node's work: the channel's reader, the publisher, renewals, takeovers,
+        the lobby, the node's life."""
+        await self.bus.connect()
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(job) for job in (
+            self.bus.reader(self.relay), self.bus.writer(),
+            self.leases.renewing(self.hub.in_use), self.relay.takeover(),
+            self.listing.run(), self.bus.alive(self.relay))]
+        await asyncio.wait_for(self.bus.subscribed.wait(), 10)
+
+    async def close(self) -> None:
+        """Lets go of this node's rooms (any node may take them at once) and of Redis; the
+        rooms' writes are done by then (the server settles them first)."""
+        self.relay.stop()
+        await self.bus.drain()
+        for task in self._tasks:
+            task.cancel()
+        self.relay.end_jobs()
+        await self.leases.release()
+        await self.bus.close()
