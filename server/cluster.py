@@ -44,6 +44,7 @@ from typing import Any, cast
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
+from server import views
 from server.connections import Conn, Player, Presence
 from server.errors import LeaseLost, NotOwner, Refused, RoomError, StartupError
 from server.hub import Hub
@@ -56,13 +57,11 @@ from server.protocol import (
     Join,
     Leave,
     Rematch,
-    RoomSummary,
-    SeatSummary,
     ServerMessage,
     Spectate,
     parse_client,
 )
-from server.room import LIVE, RoomRecord
+from server.room import LIVE
 from server.store.postgres import PostgresStore
 
 log = logging.getLogger("tablas.server")
@@ -95,19 +94,6 @@ def _alive(node: str) -> str:
 
 def _channel(node: str) -> str:
     return f"tablas:node:{node}"
-
-
-def summary(record: RoomRecord, spectators: int) -> dict[str, Any]:
-    """A lobby's ROOM_SUMMARY of a room read from the database (as ``Room.summary``)."""
-    return RoomSummary(
-        room_id=record.room_id, game=record.game_id, status=record.status,
-        seats=[SeatSummary(seat=i, kind=s.kind,
-                           name=s.name if s.kind == "human" else f"bot ({s.level})",
-                           level=s.level, player_id=s.player_id)
-               for i, s in enumerate(record.seats)],
-        spectators=spectators, room_options=record.room_options,
-        rated=record.room_options.rated,
-    ).model_dump(mode="json")
 
 
 def _pack(items: list[list[Any]]) -> list[list[Any]]:
@@ -674,5 +660,5 @@ class Cluster:
         gone = [k for k in seen if k.decode() not in ids]
         if gone:
             await self.redis.hdel(SPECTATORS, *gone)
-        self.lobby.shared = [summary(r, int(seen.get(r.room_id.encode(), 0)))
+        self.lobby.shared = [views.summary(r, int(seen.get(r.room_id.encode(), 0)))
                              for r in records]
