@@ -18,9 +18,10 @@ So every message anyone receives describes a state already on disk, every follow
 room's messages in order, and the room's life is decided in one place. The bot and the timer
 are tasks of the room that come back through the same door (:class:`BotMove`, :class:`Tick`).
 
-The timer also ends rooms people have left (contract section 6, :meth:`Room.due`): after the
-server's ``abandon_after`` a game is won by the present person or adjourned, a waiting room
-closed. Until then a room waiting or in play stays in memory; after it, it may leave.
+The timer also ends rooms people have left (contract section 6,
+:meth:`server.rules.presence.Presence.due`): after the server's ``abandon_after`` a game is
+won by the present person or adjourned, a waiting room closed. Until then a room waiting or
+in play stays in memory; after it, it may leave.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Protocol
 from engine.core import Outcome
 from engine.search.decision import Decision, SearchInfo
 from engine.search.profiles import profile
+from server import views
 from server.bots import random_move
 from server.connections import Conn, Presence
 from server.errors import RoomError
@@ -206,12 +208,13 @@ class LiveRoom:
                 if (room.status == "waiting" and room.open_seats > 1
                         and not self.waits_for(player.id)):
                     self.events.check_waiting_cap(player.id)  # the room goes on waiting
-                change: SeatChange | Lapse | None = room.prepare_resume(player.id)
+                change: SeatChange | Lapse | None = room.presence.prepare_resume(player.id)
                 if change is None:
                     if room.rated and player.id not in room.ratings:
                         await self._read_ratings(player.id)
-                    change = room.prepare_join(player.id, player.name, command.seat,
-                                               command.seed, registered=player.registered)
+                    change = room.seating.prepare_join(player.id, player.name, command.seat,
+                                                       command.seed,
+                                                       registered=player.registered)
                     change = await self._pair_capped(change)
                 if change is not None:
                     await self._persist(change)
@@ -229,7 +232,7 @@ class LiveRoom:
             case Leave():
                 assert conn is not None and conn.player is not None
                 self.unsubscribe(conn)
-                change = room.prepare_leave(conn.player.id)
+                change = room.seating.prepare_leave(conn.player.id)
                 if change is not None:
                     await self._apply(change)
                 if room.vacant and room.created_by == conn.player.id:
@@ -238,25 +241,26 @@ class LiveRoom:
                 conn.send(Left(re=command.id, room_id=room.room_id))
             case Resign():
                 assert conn is not None
-                outcome = room.prepare_resign(conn.player_id or "")
-                await self._apply(Ending(outcome, room.live_clocks()), conn, command.id)
+                outcome = room.endings.prepare_resign(conn.player_id or "")
+                await self._apply(Ending(outcome, room.clocks.live()), conn, command.id)
             case Abort():
                 assert conn is not None
-                outcome = room.prepare_abort(conn.player_id)
-                await self._apply(Ending(outcome, room.live_clocks()), conn, command.id)
+                outcome = room.endings.prepare_abort(conn.player_id)
+                await self._apply(Ending(outcome, room.clocks.live()), conn, command.id)
             case ClaimWin():
                 assert conn is not None
-                room.sync_presence(self.services.presence.connected)
-                outcome = room.prepare_claim(conn.player_id, self.services.claim_after)
-                await self._apply(Ending(outcome, room.live_clocks()), conn, command.id)
+                room.presence.sync(self.services.presence.connected)
+                outcome = room.endings.prepare_claim(conn.player_id, self.services.claim_after)
+                await self._apply(Ending(outcome, room.clocks.live()), conn, command.id)
             case Seed():
                 assert conn is not None
-                await self._apply(room.prepare_seed(conn.player_id, command.seed), conn,
+                await self._apply(room.seating.prepare_seed(conn.player_id, command.seed), conn,
                                   command.id)
             case HandToBot():
                 assert conn is not None
-                room.check_hand_to_bot(conn.player_id, command.seat)
-                change = room.prepare_hand_to_bot(command.seat, command.level, "hand_to_bot")
+                room.seating.check_hand_to_bot(conn.player_id, command.seat)
+                change = room.seating.prepare_hand_to_bot(command.seat, command.level,
+                                                          "hand_to_bot")
                 await self._apply(change, conn, command.id)
             case Chat():
                 assert conn is not None
@@ -266,11 +270,11 @@ class LiveRoom:
             case PresenceChanged():
                 self.touched = self.services.clock()
                 # The snapshot says since when each player has been away (claim_win).
-                room.sync_presence(self.services.presence.connected)
+                room.presence.sync(self.services.presence.connected)
                 self._send_snapshot()
             case Expire():
                 if room.status == "adjourned":
-                    await self._apply(Ending(Outcome(None, 0, "expired"), room.live_clocks()))
+                    await self._apply(Ending(Outcome(None, 0, "expired"), room.clocks.live()))
 
     async def _apply(self, change: Change, answer: Conn | None = None,
                      re: str | int | None = None) -> None:
@@ -385,7 +389,7 @@ class LiveRoom:
         room = self.room
         event = ("started" if before == "waiting" else "resumed") if room.status == "playing" \
             else room.status
-        result = room.result_data()
+        result = views.result_data(room.result)
         outcome = ""
         if result is not None:
             who = "no winner" if result["winner"] is None else f"seat {result['winner']} won"
@@ -486,8 +490,8 @@ class LiveRoom:
     # --- messages ----------------------------------------------------------------------------
 
     def _snapshot_text(self, viewer: str | None) -> str:
-        return json_text(self.room.snapshot_data(viewer, self.services.presence.connected,
-                                                 len(self.spectators)))
+        return json_text(views.snapshot_data(self.room, viewer, self.services.presence.connected,
+                                             len(self.spectators)))
 
     def snapshot_for(self, conn: Conn, re: str | int | None = None) -> str:
         """The ``room`` message as ``conn`` sees it, answering ``re``."""
@@ -511,7 +515,7 @@ class LiveRoom:
             legal = room.legal_for(c.player_id)
             text = texts.get(bool(legal))
             if text is None:
-                text = texts[bool(legal)] = json_text(room.update_data(action, legal))
+                text = texts[bool(legal)] = json_text(views.update_data(room, action, legal))
             c.send(with_re(text, re) if c is answer else text)
 
     def _send_analysis(self, job: BotJob, info: SearchInfo, *, final: bool) -> None:
@@ -548,9 +552,9 @@ class LiveRoom:
         if self.services.closing:
             return
         room = self.room
-        room.sync_presence(self.services.presence.connected)
+        room.presence.sync(self.services.presence.connected)
         self._wake.set()
-        timed = room.remaining is not None or room.room_options.abandon_to_bot_after_ms \
+        timed = room.clocks.remaining is not None or room.room_options.abandon_to_bot_after_ms \
             is not None or self.services.abandon_after is not None
         if room.status not in LIVE or not timed:
             return
@@ -562,8 +566,9 @@ class LiveRoom:
             while not self.services.closing:
                 room = self.room
                 after = self.services.abandon_after
-                waits = [w for w in (room.seconds_to_flag(), room.seconds_to_abandon(),
-                                     room.seconds_to_due(after)) if w is not None]
+                waits = [w for w in (room.clocks.seconds_to_flag(),
+                                     room.presence.seconds_to_abandon(),
+                                     room.presence.seconds_to_due(after)) if w is not None]
                 if room.status not in LIVE or not waits:
                     return
                 self._wake.clear()
@@ -580,18 +585,18 @@ class LiveRoom:
         room = self.room
         if room.status not in LIVE:
             return
-        flagged = room.flag_fall()
+        flagged = room.clocks.flag_fall()
         if flagged is not None:
             await self._apply(Ending(*flagged))
             return
-        room.sync_presence(self.services.presence.connected)
-        for seat in room.abandoned():
-            await self._apply(room.prepare_hand_to_bot(seat, "medium", "abandoned"))
-        due = room.due(self.services.abandon_after)
+        room.presence.sync(self.services.presence.connected)
+        for seat in room.presence.abandoned():
+            await self._apply(room.seating.prepare_hand_to_bot(seat, "medium", "abandoned"))
+        due = room.presence.due(self.services.abandon_after)
         if isinstance(due, Lapse):
             await self._apply(due)
         elif due is not None:
-            await self._apply(Ending(due, room.live_clocks()))
+            await self._apply(Ending(due, room.clocks.live()))
 
     def _kick_bot(self) -> None:
         if self.services.closing or self.room.bot_to_move() is None:
@@ -604,7 +609,7 @@ class LiveRoom:
         """Plays the bots' turns while a bot is to move (both seats, for bot against bot)."""
         try:
             while not self.services.closing:
-                job = self.room.bot_job()
+                job = BotJob.of(self.room)
                 if job is None:
                     return
 

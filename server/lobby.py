@@ -20,6 +20,7 @@ from server.connections import Conn
 from server.hub import Hub
 from server.protocol import ListRooms, RecentGame, Rooms, with_re
 from server.room import Room
+from server.views import result_data, summary
 
 LOBBY_SIZE = 200
 RECENT_SIZE = 10  # the games that ended last, listed for their reviews
@@ -48,7 +49,7 @@ class LocalRooms:
         """Built afresh at each call."""
         live = sorted((r for r in self.hub.rooms.values() if r.room.status in _ORDER),
                       key=lambda r: (_ORDER[r.room.status], -r.room.created_at))[:LOBBY_SIZE]
-        return [r.room.summary(len(r.spectators)).model_dump(mode="json") for r in live]
+        return [summary(r.room, len(r.spectators)) for r in live]
 
 
 class RecentGames:
@@ -63,8 +64,8 @@ class RecentGames:
         """``room``'s game has just ended: it heads the recent games (as it is now: a player
         who renames later keeps the name they played under)."""
         entry = RecentGame.model_validate({
-            "room_id": room.room_id, "game": room.game_id, "seats": room.summary().seats,
-            "result": room.result_data(), "plies": room.ply,
+            "room_id": room.room_id, "game": room.game_id, "seats": summary(room)["seats"],
+            "result": result_data(room.result), "plies": room.ply,
             "ended_at": self.clock()}).model_dump(mode="json")
         for old in [e for e in self._recent if e["room_id"] == room.room_id]:
             self._recent.remove(old)

@@ -20,8 +20,8 @@ step 1 folds ``I`` to ``i`` first, so ``paypaI`` and ``paypal`` have different k
 ``name_key`` differ too). Folding case first is what makes a look-alike of ``VICTIM`` a
 look-alike of ``victim`` as well, which matters more for names compared without case.
 
-A house bot's seat is shown as ``bot (LEVEL)`` (``server/room.py``, ``records.py``,
-``standings.py``, ``cluster/listing.py``). Any name whose key
+A house bot's seat is shown as ``bot (LEVEL)`` (:func:`server.views.bot_name`, which every
+view of a seat uses). Any name whose key
 reads ``bot`` + ``(`` … ``)`` (spaces ignored) is refused, whatever is between the brackets:
 not only today's levels, so that a level added later is not already someone's name, and
 ``bot (grandmaster)`` deceives as well as ``bot (max)`` does.

@@ -30,6 +30,7 @@ from engine.errors import InvalidInputError
 from engine.games import get_game
 from engine.records import record_format, steps
 from engine.review import review_game
+from server import views
 from server.errors import RecordError
 from server.protocol import json_text
 from server.room import Room
@@ -60,10 +61,7 @@ def check_room_id(room_id: str) -> None:
 def seat_name(room: Room, seat: int) -> str:
     """The seat's name as a record shows it: its player's, ``bot (level)``, or ``seat N``
     while nobody holds it."""
-    s = room.seats[seat]
-    if s.kind == "bot":
-        return f"bot ({s.level})"
-    return s.name or f"seat {seat}"
+    return views.seat_name(room.seats[seat]) or f"seat {seat}"
 
 
 def game_record(room: Room) -> GameRecord:
@@ -82,7 +80,7 @@ def record_json(room: Room) -> dict[str, Any]:
     """The JSON export: the whole game, every action with its text and dice (the shape of
     docs/protocol.md, "The JSON record")."""
     game = get_game(room.game_id)
-    snapshot = room.snapshot_data(None)
+    snapshot = views.snapshot_data(room, None)
     seats = [{k: v for k, v in s.items() if k != "connected"} for s in snapshot["seats"]]
     actions = []
     for step, action in zip(steps(game, game_record(room)), room.history, strict=True):
@@ -105,12 +103,12 @@ def record_json(room: Room) -> dict[str, Any]:
         "status": room.status,
         "created_at": room.created_at,
         "seats": seats,
-        "result": room.result_data(),
+        "result": views.result_data(room.result),
         "opening_rolls": [list(r) for r in room.opening_rolls],
         "actions": actions,
         "position": snapshot["state"]["notation"],
-        "dice_commitment": room.commitment(),
-        "dice_seed": room.revealed_seed(),
+        "dice_commitment": views.commitment(room),
+        "dice_seed": views.revealed_seed(room),
         # Additive: the seats' dice seeds, which every roll mixes in (docs/dice.md).
         "seeds": None if room.seeds is None else list(room.seeds),
     }
@@ -163,7 +161,7 @@ class Records:
         """``GET /api/rooms/{id}``: the ``room`` snapshot a spectator would get, and
         ``chat``, the room's last 100 lines, oldest first."""
         room, spectators = await self._room(room_id)
-        data = room.snapshot_data(None, self.services.presence.connected, spectators)
+        data = views.snapshot_data(room, None, self.services.presence.connected, spectators)
         data["chat"] = await self.services.store.chat_lines(room_id, CHAT_LINES)
         return data
 

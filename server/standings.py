@@ -12,6 +12,7 @@ from engine.search.decision import LEVELS
 from server.errors import RecordError
 from server.ratings import Rating, is_bot_rating_id
 from server.store import Storage
+from server.views import bot_name
 
 LEADERBOARD_SIZE = 100  # the leaderboard lists the best 100 of a game
 PLAYER_GAMES = 50  # a player's page lists their latest 50 rooms
@@ -23,10 +24,6 @@ def _bot_parts(player_id: str) -> tuple[str, str] | None:
     if len(parts) != 3 or parts[1] not in GAME_IDS or parts[2] not in LEVELS:
         return None
     return parts[1], parts[2]
-
-
-def _bot_name(level: str) -> str:
-    return f"bot ({level})"  # as a bot's seat is named
 
 
 def _shown(r: Rating) -> dict[str, Any]:
@@ -51,7 +48,7 @@ class Standings:
         for pid, name, rating in rows:
             bot = is_bot_rating_id(pid)
             parts = _bot_parts(pid) if bot else None
-            shown_name = _bot_name(parts[1]) if parts is not None else name
+            shown_name = bot_name(parts[1]) if parts is not None else name
             players.append({"player_id": pid, "name": shown_name, **_shown(rating),
                             "bot": bot})
         return {"game": game, "players": players}
@@ -67,7 +64,7 @@ class Standings:
             parts = _bot_parts(player_id)
             if parts is None:
                 raise RecordError("unknown_room", "no such player")
-            return {"player_id": player_id, "name": _bot_name(parts[1]), "registered": False,
+            return {"player_id": player_id, "name": bot_name(parts[1]), "registered": False,
                     "bot": True, "ratings": {g: _shown(r) for g, r in ratings.items()},
                     "games": []}
         info = await self.store.player_info(player_id)
@@ -86,7 +83,7 @@ def _summary(g: dict[str, Any]) -> dict[str, Any]:
     return {
         "room_id": g["room_id"], "game": g["game"], "status": g["status"],
         "seats": [{"seat": s["seat"], "kind": s["kind"],
-                   "name": s["name"] if s["kind"] == "human" else _bot_name(s["level"]),
+                   "name": s["name"] if s["kind"] == "human" else bot_name(s["level"]),
                    "level": s["level"], "player_id": s["player_id"]} for s in g["seats"]],
         "spectators": 0,
         "room_options": ropts,

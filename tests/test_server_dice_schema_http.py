@@ -14,6 +14,7 @@ from server_support import Client, contract_roll, create, running
 
 from engine.games import GAME_IDS, all_games
 from engine.search.decision import LEVELS
+from server import views
 from server.dice import CommitRevealDice, FixedDice, dice_from_seed
 from server.protocol import (
     SCHEMA_PATH,
@@ -46,7 +47,7 @@ def test_room_rolls_follow_the_commitment() -> None:
     seed = b"\x07" * 32
     room = Room("r1", "backgammon", {}, [SeatState("bot", "random"), SeatState("bot", "random")],
                 seed=seed, clock=lambda: 0.0)
-    assert room.commitment() == hashlib.sha256(seed).hexdigest()
+    assert views.commitment(room) == hashlib.sha256(seed).hexdigest()
     room.start()
     n = 0
     while room.status == "playing" and n < 300:
@@ -55,9 +56,9 @@ def test_room_rolls_follow_the_commitment() -> None:
         assert seat is not None
         room.commit(room.prepare_move(None, room.ply, moves[-1], bot_seat=seat))
         n += 1
-    assert room.revealed_seed() == (seed.hex() if room.status == "finished" else None)
+    assert views.revealed_seed(room) == (seed.hex() if room.status == "finished" else None)
     # every recorded roll is the first attempt the game accepts at its ply
-    for roll in room.snapshot(None).rolls:
+    for roll in views.snapshot(room, None).rolls:
         attempt = 0
         while True:
             d = contract_roll(seed, "r1", roll.ply, attempt)
@@ -122,7 +123,7 @@ def test_message_data_is_the_models(game_id: str, clocked: bool) -> None:
 
     def check_snapshots(room: Room) -> None:
         for viewer in ("a", "b", None):
-            text = json_text(room.snapshot_data(viewer, lambda p: p == "a", 3))
+            text = json_text(views.snapshot_data(room, viewer, lambda p: p == "a", 3))
             assert RoomSnapshot.model_validate_json(text).to_json() == text
 
     for game_no in range(3):
@@ -139,10 +140,10 @@ def test_message_data_is_the_models(game_id: str, clocked: bool) -> None:
             bot = seat if room.seats[seat].kind == "bot" else None
             action = room.commit(room.prepare_move("ab"[seat], room.ply, move, bot_seat=bot))
             for viewer in ("a", "b", None):
-                text = json_text(room.update_data(action, room.legal_for(viewer)))
+                text = json_text(views.update_data(room, action, room.legal_for(viewer)))
                 assert Update.model_validate_json(text).to_json() == text
                 # the values: the wiring of the room's answers, against the snapshot's
-                got, snap = json.loads(text), room.snapshot(viewer).model_dump(mode="json")
+                got, snap = json.loads(text), views.snapshot(room, viewer).model_dump(mode="json")
                 assert {k: got[k] for k in _SHARED_WITH_SNAPSHOT} == {
                     k: snap[k] for k in _SHARED_WITH_SNAPSHOT}
                 assert (got["move"], got["seat"]) == (snap["history"][-1], seat)
@@ -161,7 +162,7 @@ def test_server_messages_as_text() -> None:
                                        SeatState("human", None, "b", "B")])
     room.start()
     action = room.commit(room.prepare_move("a", 0, {"column": 3}))
-    update = room.update(action, "b")
+    update = views.update(room, action, "b")
     text = update.to_json()
     assert json.loads(text) == {k: v for k, v in update.model_dump(mode="json").items()
                                 if k != "re"}

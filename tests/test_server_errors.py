@@ -7,6 +7,8 @@ from pathlib import Path
 
 from server_support import Client, connected, create, running
 
+from server import views
+
 HUMAN = {"kind": "human"}
 
 
@@ -193,7 +195,7 @@ async def test_a_change_whose_write_fails_changes_nothing(tmp_path: Path) -> Non
         async def refused(c: Client, name: str, msg: dict[str, object]) -> None:
             await s.request({"type": "spectate", "room_id": room}, "room")  # all read so far
             seen = len(s.inbox)
-            before = srv.hub.rooms[room].room.snapshot(None).to_json()
+            before = views.snapshot(srv.hub.rooms[room].room, None).to_json()
             real = getattr(store, name)
             setattr(store, name, broken)
             try:
@@ -201,10 +203,10 @@ async def test_a_change_whose_write_fails_changes_nothing(tmp_path: Path) -> Non
             finally:
                 setattr(store, name, real)
             assert e["code"] == "internal", e
-            assert srv.hub.rooms[room].room.snapshot(None).to_json() == before
+            assert views.snapshot(srv.hub.rooms[room].room, None).to_json() == before
             record = await store.load_room(room)
             assert record is not None
-            assert record.to_room().snapshot(None).to_json() == before  # the disk agrees
+            assert views.snapshot(record.to_room(), None).to_json() == before  # the disk agrees
             await s.request({"type": "spectate", "room_id": room}, "room")
             assert not [m for m in s.inbox[seen:] if m["type"] == "update"]
 

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from server_support import Client, running
 from websockets.exceptions import ConnectionClosed
 
+from server import views
 from server.app import TablasServer
 from server.edge.websocket import MAX_FRAME
 
@@ -141,7 +142,8 @@ class Live:
         return rooms, counts
 
     async def _rooms(self) -> dict[str, str]:
-        return {rid: e.room.snapshot(None).to_json() for rid, e in self.srv.hub.rooms.items()}
+        return {rid: views.snapshot(e.room, None).to_json()
+                for rid, e in self.srv.hub.rooms.items()}
 
     def send(self, frame: str | bytes, client: Client | None = None) -> list[dict[str, Any]]:
         """Sends ``frame``, then a sentinel request; every message received until the

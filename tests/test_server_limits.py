@@ -18,6 +18,7 @@ import pytest
 from server_support import Client, FakeClock, connect_from, connected, create, running
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from server import views
 from server.app import TablasServer
 from server.cli import build_parser
 from server.edge.websocket import TOO_MANY_CONNS
@@ -269,7 +270,7 @@ async def test_rooms_whose_players_are_all_away_leave_memory_until_they_return(
         for column, player in ((3, a), (4, b), (3, a)):
             view = await player.request({"type": "move", "room_id": game, "ply": view["ply"],
                                          "move": {"column": column}}, "update")
-        before = srv.hub.rooms[game].room.snapshot(None)
+        before = views.snapshot(srv.hub.rooms[game].room, None)
         await a.close()
         await _until(lambda: srv.hub.rooms[table].conns == set())
         now.t += GRACE
@@ -293,7 +294,7 @@ async def test_rooms_whose_players_are_all_away_leave_memory_until_they_return(
         assert (await b.connect("Bo", tokens[1]))["seats"] == [
             {"room_id": game, "seat": 1, "status": "playing"}]
         view = await b.request({"type": "join", "room_id": game}, "room")
-        assert srv.hub.rooms[game].room.snapshot(None) == before
+        assert views.snapshot(srv.hub.rooms[game].room, None) == before
         assert view["ply"] == 3 and view["your_seats"] == [1] and view["legal_moves"]
         await a.request({"type": "spectate", "room_id": game}, "room")
         done = await b.request({"type": "move", "room_id": game, "ply": 3,
@@ -411,7 +412,7 @@ async def test_no_eviction_while_someone_watches(tmp_path: Path) -> None:
 
 
 def _fingerprint(srv: TablasServer, db: Path) -> tuple[dict[str, str], dict[str, int]]:
-    rooms = {rid: e.room.snapshot(None).to_json() for rid, e in srv.hub.rooms.items()}
+    rooms = {rid: views.snapshot(e.room, None).to_json() for rid, e in srv.hub.rooms.items()}
     con = sqlite3.connect(db)
     try:
         counts = {t: con.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]

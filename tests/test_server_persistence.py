@@ -180,7 +180,7 @@ async def test_migrations_from_every_version(tmp_path: Path, start: int) -> None
         assert record is not None and record.room_options.clock is None
         assert [a.clocks for a in record.actions] == [None] and record.final_clocks is None
         room = record.to_room()
-        assert room.ply == 1 and room.live_clocks() is None and room.bot_to_move() == 1
+        assert room.ply == 1 and room.clocks.live() is None and room.bot_to_move() == 1
         assert await s.seat_changes("r1") == []
     await s.close()
     assert _schema(old) == _schema(fresh)

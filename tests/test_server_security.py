@@ -17,6 +17,7 @@ import websockets
 from server_support import ROOT, Client, create, running
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from server import views
 from server.cli import build_parser
 from server.connections import OUT_BUFFER
 from server.edge.websocket import MAX_FRAME
@@ -138,7 +139,7 @@ async def test_spectators_are_read_only(tmp_path: Path) -> None:
         room, _ = await create(a, "connect4", [HUMAN, HUMAN])
         await b.request({"type": "join", "room_id": room, "seat": 1}, "room")
         await s.request({"type": "spectate", "room_id": room}, "room")
-        before = srv.hub.rooms[room].room.snapshot(None).to_json()
+        before = views.snapshot(srv.hub.rooms[room].room, None).to_json()
         refusals = [
             (s, {"type": "move", "room_id": room, "ply": 0, "move": {"column": 3}}),
             (s, {"type": "resign", "room_id": room}),
@@ -156,7 +157,7 @@ async def test_spectators_are_read_only(tmp_path: Path) -> None:
                 msg, e)
         left = await s.request({"type": "leave", "room_id": room}, "left")
         assert left["room_id"] == room
-        assert srv.hub.rooms[room].room.snapshot(None).to_json() == before
+        assert views.snapshot(srv.hub.rooms[room].room, None).to_json() == before
 
 
 # --- Origin allow-list ----------------------------------------------------------------------

@@ -12,26 +12,13 @@ import redis.asyncio as aioredis
 
 from server.hub import Hub
 from server.lobby import LOBBY_SIZE, MAX_AGE, Listing
-from server.protocol import RoomSummary, SeatSummary
-from server.room import LIVE, RoomRecord
+from server.room import LIVE
 from server.store.postgres import PostgresStore
+from server.views import summary
 
 log = logging.getLogger("tablas.server")
 
 SPECTATORS = "tablas:spectators"  # room id -> spectators, kept by the room's owner
-
-
-def summary(record: RoomRecord, spectators: int) -> dict[str, Any]:
-    """A lobby's ROOM_SUMMARY of a room read from the database (as ``Room.summary``)."""
-    return RoomSummary(
-        room_id=record.room_id, game=record.game_id, status=record.status,
-        seats=[SeatSummary(seat=i, kind=s.kind,
-                           name=s.name if s.kind == "human" else f"bot ({s.level})",
-                           level=s.level, player_id=s.player_id)
-               for i, s in enumerate(record.seats)],
-        spectators=spectators, room_options=record.room_options,
-        rated=record.room_options.rated,
-    ).model_dump(mode="json")
 
 
 class SharedListing:

@@ -20,6 +20,7 @@ import websockets
 from pydantic_core import from_json
 from websockets.asyncio.connection import broadcast
 
+from server import views
 from server.app import TablasServer
 from server.bench import lag_probe
 from server.protocol import json_text, with_re
@@ -190,8 +191,8 @@ def _canned_updates() -> tuple[str, str]:
         seat = room.to_move
         assert seat is not None
         action = room.commit(room.prepare_move("ab"[seat], room.ply, {"column": column}))
-    return (json_text(room.update_data(action, [])),
-            json_text(room.update_data(action, room.legal_moves())))
+    return (json_text(views.update_data(room, action, [])),
+            json_text(views.update_data(room, action, room.legal_moves())))
 
 
 async def frames_child() -> None:

@@ -1,0 +1,80 @@
+"""A game ended by a player rather than by a move on the board: a resignation, an abort, a
+claimed win. No I/O.
+
+Fair rated play (contract section 10): until each seat has made its first play a seated
+person may ``abort`` the game (no winner, ``aborted``), and a rated game that ends in any
+other way before then ends ``aborted`` too (the room's ``conclude``); the present player may
+claim a game whose opponent has been away for the server's ``claim_after``.
+
+:class:`Endings` prepares each as an :class:`~engine.core.Outcome`, changing nothing, or
+refuses it with the contract's error code; persist the outcome with the clocks, then
+:meth:`~server.room.Room.finish` the game. It reads its room through :class:`Endable`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from engine.core import Outcome
+from server.errors import ErrorCode, RoomError
+from server.rules.presence import Presence
+
+# A game ended before each seat made its first play (contract section 10): unrated.
+ABORTED = Outcome(winner=None, points=0, reason="aborted")
+
+
+class Endable(Protocol):
+    """What the endings read of their room."""
+
+    @property
+    def to_move(self) -> int | None: ...
+    @property
+    def opening(self) -> bool: ...
+    @property
+    def presence(self) -> Presence: ...
+    def seats_of(self, player_id: str | None) -> list[int]: ...
+    def check_in_play(self, seats: list[int], code: ErrorCode, not_started: str) -> None: ...
+    def stake(self) -> int: ...
+    def conclude(self, outcome: Outcome) -> Outcome: ...
+
+
+class Endings:
+    """The verbs that end a room's game without a move."""
+
+    def __init__(self, room: Endable) -> None:
+        self.room = room
+
+    def prepare_resign(self, player_id: str) -> Outcome:
+        """The ``resign`` message: the other seat wins (holding both seats, playing oneself,
+        the seat to move resigns)."""
+        room = self.room
+        seats = room.seats_of(player_id)
+        room.check_in_play(seats, "bad_request", "the game has not started")
+        seat = room.to_move if room.to_move in seats else seats[0]
+        assert seat is not None
+        return room.conclude(Outcome(winner=1 - seat, points=room.stake(), reason="resign"))
+
+    def prepare_abort(self, player_id: str | None) -> Outcome:
+        """The ``abort`` message: a seated person ends the game without a winner while a seat
+        has yet to make its first play; afterwards it is ``bad_request``."""
+        room = self.room
+        room.check_in_play(room.seats_of(player_id), "bad_request",
+                           "the game has not started: leave the room instead")
+        if not room.opening:
+            raise RoomError("bad_request", "both sides have moved: the game can no longer be"
+                            " aborted (resign it, or play it out)")
+        return ABORTED
+
+    def prepare_claim(self, player_id: str | None, claim_after: float,
+                      now: float | None = None) -> Outcome:
+        """The ``claim_win`` message: the present player wins a game whose opponent has been
+        away for ``claim_after`` seconds (sync the room's presence first:
+        :meth:`Presence.check_claim`); earlier, or with the opponent present,
+        ``bad_request``."""
+        room = self.room
+        seats = room.seats_of(player_id)
+        room.check_in_play(seats, "bad_request", "the game has not started")
+        if len(seats) > 1:
+            raise RoomError("bad_request", "you hold both seats: there is nobody to claim from")
+        room.presence.check_claim(1 - seats[0], claim_after, now)
+        return room.conclude(Outcome(winner=seats[0], points=room.stake(), reason="abandoned"))
