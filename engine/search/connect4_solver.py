@@ -81,6 +81,118 @@ def score_of(proven: str, distance: int, moves: int) -> int:
     return 0
 
 
+def _python_search(
+    upper: dict[int, int], lower: dict[int, int], clock: Callable[[], float]
+) -> tuple[Callable[[int, int, int, int, float | None], int], Callable[[], int]]:
+    """The pure-Python search over the tables ``upper`` and ``lower``: ``(solve, nodes)``,
+    where ``solve(current, mask, moves, opp_win, deadline)`` bisects the score range with
+    null-window searches and ``nodes()`` is the node count of the last call. A closure, so
+    that the hot path reads its tables, constants and counter from cells rather than from
+    attributes and globals."""
+    upper_get = upper.get
+    lower_get = lower.get
+    threats = compute_winning_position
+    lane_threats = _lane_threats
+    lost_now, lost_next, win_next = _LOST_NOW, _LOST_NEXT, _WIN_NEXT
+    bottom, board, rep, lane_moves, lanes = BOTTOM_MASK, BOARD_MASK, _REP, _LANE_MOVES, _LANES
+    last = CELLS - 2
+    nodes = 0
+    deadline: float | None = None
+
+    def negamax(current: int, mask: int, moves: int, alpha: int, beta: int, opp_win: int
+                ) -> int:
+        # Pons' negamax; the caller guarantees the side to move cannot win at once, and
+        # passes ``opp_win``, the threats of the side not to move (it found them to order its
+        # moves).
+        nonlocal nodes
+        nodes += 1
+        if not nodes & 4095 and deadline is not None and clock() > deadline:
+            raise SolverTimeout
+        possible = (mask + bottom) & board
+        forced = possible & opp_win
+        if forced:
+            if forced & (forced - 1):
+                return lost_now[moves]  # two threats to answer: lost next move
+            possible = forced
+        nxt = possible & ~(opp_win >> 1)  # never play right under an opponent's threat
+        if not nxt:
+            return lost_now[moves]
+        if moves >= last:
+            return 0
+        low = lost_next[moves]
+        if alpha < low:
+            alpha = low
+            if alpha >= beta:
+                return alpha
+        key = current + mask
+        high = upper_get(key, win_next[moves])
+        if beta > high:
+            beta = high
+            if alpha >= beta:
+                return beta
+        bound = lower_get(key)
+        if bound is not None and alpha < bound:
+            alpha = bound
+            if alpha >= beta:
+                return alpha
+        opponent = current ^ mask
+        if not nxt & (nxt - 1):  # a lone candidate (often a forced answer): no ordering
+            mask |= nxt
+            score = -negamax(opponent, mask, moves + 1, -beta, -alpha,
+                             threats(current | nxt, mask))
+            if score >= beta:
+                lower[key] = score
+                return score
+            if score < alpha:
+                score = alpha
+            upper[key] = score
+            return score
+        # Order: most threats created first, ties from the centre out; the threats after a
+        # move are the child's opponent threats: passed on.
+        spread = (nxt * rep) & lane_moves  # copy i: the candidate in its column, if any
+        after = lane_threats(current * rep | spread, mask * rep | spread)
+        ordered = []
+        for i, col, shift in lanes:
+            move = nxt & col
+            if move:
+                w = (after >> shift) & board
+                ordered.append((-w.bit_count(), i, move, w))
+        ordered.sort()
+        moves += 1
+        for _, _, move, w in ordered:
+            score = -negamax(opponent, mask | move, moves, -beta, -alpha, w)
+            if score >= beta:
+                lower[key] = score
+                return score
+            if score > alpha:
+                alpha = score
+        upper[key] = alpha
+        return alpha
+
+    def solve(current: int, mask: int, moves: int, opp_win: int, until: float | None) -> int:
+        nonlocal nodes, deadline
+        nodes, deadline = 0, until
+        lo = -((CELLS - moves) // 2)
+        hi = (CELLS + 1 - moves) // 2
+        while lo < hi:
+            med = lo + (hi - lo) // 2
+            if med <= 0 and -(-lo // 2) < med:  # lo / 2 rounded toward zero, as in C
+                med = -(-lo // 2)
+            elif med >= 0 and hi // 2 > med:
+                med = hi // 2
+            r = negamax(current, mask, moves, med, med + 1, opp_win)
+            if r <= med:
+                hi = r
+            else:
+                lo = r
+        return lo
+
+    def count() -> int:
+        return nodes
+
+    return solve, count
+
+
 class Connect4Solver:
     """Reuse one solver across positions: its table keeps what earlier solves learnt."""
 
@@ -89,7 +201,7 @@ class Connect4Solver:
         self.lower: dict[int, int] = {}  # lower bounds (every search that fails high)
         self.nodes = 0
         self.clock = clock
-        self._deadline: float | None = None
+        self._solve, self._nodes = _python_search(self.table, self.lower, clock)
 
     def clear(self) -> None:
         """Forgets every bound (to time a position from scratch, or to free memory)."""
@@ -102,91 +214,16 @@ class Connect4Solver:
         return self.solve_bits(state.current, state.mask, state.moves, time_ms)
 
     def solve_bits(self, current: int, mask: int, moves: int, time_ms: float | None = None) -> int:
-        self._deadline = None if time_ms is None else self.clock() + time_ms / 1000
+        deadline = None if time_ms is None else self.clock() + time_ms / 1000
         if len(self.table) + len(self.lower) > 8_000_000:
             self.clear()
         if compute_winning_position(current, mask) & ((mask + BOTTOM_MASK) & BOARD_MASK):
             return (CELLS + 1 - moves) // 2
         opp_win = compute_winning_position(current ^ mask, mask)
-        lo = -((CELLS - moves) // 2)
-        hi = (CELLS + 1 - moves) // 2
-        while lo < hi:
-            med = lo + (hi - lo) // 2
-            if med <= 0 and -(-lo // 2) < med:  # lo / 2 rounded toward zero, as in C
-                med = -(-lo // 2)
-            elif med >= 0 and hi // 2 > med:
-                med = hi // 2
-            r = self._negamax(current, mask, moves, med, med + 1, opp_win)
-            if r <= med:
-                hi = r
-            else:
-                lo = r
-        return lo
-
-    def _negamax(
-        self, current: int, mask: int, moves: int, alpha: int, beta: int, opp_win: int
-    ) -> int:
-        """Pons' negamax; the caller guarantees the side to move cannot win at once, and
-        passes ``opp_win``, the threats of the side not to move (it found them to order its
-        moves)."""
-        self.nodes += 1
-        if not self.nodes & 4095 and self._deadline is not None:
-            if self.clock() > self._deadline:
-                raise SolverTimeout
-        possible = (mask + BOTTOM_MASK) & BOARD_MASK
-        forced = possible & opp_win
-        if forced:
-            if forced & (forced - 1):
-                return _LOST_NOW[moves]  # two threats to answer: lost next move
-            possible = forced
-        nxt = possible & ~(opp_win >> 1)  # never play right under an opponent's threat
-        if not nxt:
-            return _LOST_NOW[moves]
-        if moves >= CELLS - 2:
-            return 0
-        low = _LOST_NEXT[moves]
-        if alpha < low:
-            alpha = low
-            if alpha >= beta:
-                return alpha
-        key = current + mask
-        high = self.table.get(key)
-        if high is None:
-            high = _WIN_NEXT[moves]
-        if beta > high:
-            beta = high
-            if alpha >= beta:
-                return beta
-        bound = self.lower.get(key)
-        if bound is not None and alpha < bound:
-            alpha = bound
-            if alpha >= beta:
-                return alpha
-        # Order: most threats created first; ties keep the centre-out order (stable sort).
-        # The threats after a move are the child's opponent threats: passed on.
-        if not nxt & (nxt - 1):  # a lone candidate (often a forced answer): no ordering
-            ordered = [(0, 0, nxt, compute_winning_position(current | nxt, mask | nxt))]
-        else:
-            spread = (nxt * _REP) & _LANE_MOVES  # copy i: the candidate in its column, if any
-            after = _lane_threats(current * _REP | spread, mask * _REP | spread)
-            ordered = []
-            for i, col, shift in _LANES:
-                move = nxt & col
-                if move:
-                    w = (after >> shift) & BOARD_MASK
-                    ordered.append((-w.bit_count(), i, move, w))
-            ordered.sort()
-        new_moves = moves + 1
-        opponent = current ^ mask
-        for _, _, move, w in ordered:
-            score = -self._negamax(opponent, mask | move, new_moves, -beta, -alpha, w)
-            if score >= beta:
-                self.lower[key] = score
-                return score
-            if score > alpha:
-                alpha = score
-        self.table[key] = alpha
-        return alpha
+        try:
+            return self._solve(current, mask, moves, opp_win, deadline)
+        finally:
+            self.nodes += self._nodes()
 
     def best_moves(self, state: C4State, time_ms: float | None = None) -> list[tuple[int, int]]:
         """Every playable column with its exact score for the side to move, best first."""
