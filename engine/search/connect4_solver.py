@@ -22,7 +22,10 @@ more; a loss is the negation of the opponent's score. What makes it fast enough 
 
 from __future__ import annotations
 
+import ctypes
+import threading
 import time
+import weakref
 from collections.abc import Callable
 
 from engine.games.bitboard import threat_finder
@@ -37,6 +40,7 @@ from engine.games.connect4 import (
     C4State,
     compute_winning_position,
 )
+from engine.search import c4kernel
 
 MIN_SCORE = -(CELLS // 2) + 3  # -18: lose to the opponent's 4th stone
 MAX_SCORE = (CELLS + 1) // 2 - 3  # 18: win with your own 4th stone
@@ -54,6 +58,7 @@ _lane_threats = threat_finder(HEIGHT, BOARD_MASK * _REP)
 _LOST_NOW = tuple(-((CELLS - m) // 2) for m in range(CELLS + 1))
 _LOST_NEXT = tuple(-((CELLS - 2 - m) // 2) for m in range(CELLS + 1))
 _WIN_NEXT = tuple((CELLS - 1 - m) // 2 for m in range(CELLS + 1))
+_MAX_ENTRIES = 8_000_000  # bounds kept before a solve starts afresh (memory)
 
 
 class SolverTimeout(Exception):
@@ -194,19 +199,55 @@ def _python_search(
 
 
 class Connect4Solver:
-    """Reuse one solver across positions: its table keeps what earlier solves learnt."""
+    """Reuse one solver across positions: its table keeps what earlier solves learnt.
 
-    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+    ``kernel``: ``"c"``, ``"python"`` or ``"auto"`` (default: ``$TABLAS_C4_KERNEL``, else
+    ``auto``), the search that runs (:mod:`engine.search.c4kernel`); both find the same
+    scores with the same node counts. The choice is made at the first solve; :attr:`path`
+    then says which one it was."""
+
+    def __init__(
+        self, clock: Callable[[], float] = time.perf_counter, kernel: str | None = None
+    ) -> None:
         self.table: dict[int, int] = {}  # upper bounds (every search that fails low)
         self.lower: dict[int, int] = {}  # lower bounds (every search that fails high)
         self.nodes = 0
         self.clock = clock
+        self._choice = c4kernel.choice(kernel)
         self._solve, self._nodes = _python_search(self.table, self.lower, clock)
+        self._lib: ctypes.CDLL | None = None
+        self._handle: int | None = None
+        self._resolved = False
+        self._lock = threading.Lock()  # the C table is not to be used by two threads at once
+
+    @property
+    def path(self) -> str:
+        """``"c"`` or ``"python"``: the search this solver runs (resolved on first call)."""
+        self._resolve()
+        return "c" if self._handle is not None else "python"
+
+    def _resolve(self) -> None:
+        if self._resolved:
+            return
+        self._resolved = True
+        lib = c4kernel.resolve(self._choice)
+        if lib is None:
+            return
+        handle = lib.c4k_new()
+        if not handle:
+            if self._choice == "c":
+                raise MemoryError("the Connect-4 kernel could not allocate its table")
+            return
+        self._lib, self._handle = lib, handle
+        self._c_clock = c4kernel.CLOCK(self.clock)
+        weakref.finalize(self, lib.c4k_free, handle)
 
     def clear(self) -> None:
         """Forgets every bound (to time a position from scratch, or to free memory)."""
         self.table.clear()
         self.lower.clear()
+        if self._lib is not None:
+            self._lib.c4k_clear(self._handle)
 
     def solve(self, state: C4State, time_ms: float | None = None) -> int:
         """The exact score of a position that is not over; :class:`SolverTimeout` if the
@@ -215,15 +256,34 @@ class Connect4Solver:
 
     def solve_bits(self, current: int, mask: int, moves: int, time_ms: float | None = None) -> int:
         deadline = None if time_ms is None else self.clock() + time_ms / 1000
-        if len(self.table) + len(self.lower) > 8_000_000:
-            self.clear()
         if compute_winning_position(current, mask) & ((mask + BOTTOM_MASK) & BOARD_MASK):
             return (CELLS + 1 - moves) // 2
         opp_win = compute_winning_position(current ^ mask, mask)
+        self._resolve()
+        if self._lib is not None:
+            return self._solve_c(self._lib, current, mask, moves, opp_win, deadline)
+        if len(self.table) + len(self.lower) > _MAX_ENTRIES:
+            self.clear()
         try:
             return self._solve(current, mask, moves, opp_win, deadline)
         finally:
             self.nodes += self._nodes()
+
+    def _solve_c(self, lib: ctypes.CDLL, current: int, mask: int, moves: int, opp_win: int,
+                 deadline: float | None) -> int:
+        nodes = ctypes.c_uint64()
+        with self._lock:
+            if lib.c4k_size(self._handle) > _MAX_ENTRIES:
+                lib.c4k_clear(self._handle)
+            r = lib.c4k_solve(self._handle, current, mask, moves, opp_win,
+                              c4kernel.NO_CLOCK if deadline is None else self._c_clock,
+                              0.0 if deadline is None else deadline, ctypes.byref(nodes))
+        self.nodes += nodes.value
+        if r == c4kernel.TIMEOUT:
+            raise SolverTimeout
+        if r == c4kernel.NO_MEMORY:
+            raise MemoryError("the Connect-4 kernel's table could not grow")
+        return int(r)
 
     def best_moves(self, state: C4State, time_ms: float | None = None) -> list[tuple[int, int]]:
         """Every playable column with its exact score for the side to move, best first."""
