@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import random
+from pathlib import Path
 
 import pytest
 from c4kernel_support import need_kernel
@@ -114,15 +115,18 @@ def test_the_choice_of_search(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("how", ["no compiler", "a failing compiler"])
 def test_auto_falls_back_to_python_silently_and_c_says_why(
-        how: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object,
+        how: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
         caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(c4kernel, "_loaded", {})
     monkeypatch.setattr(c4kernel, "_errors", {})
     if how == "no compiler":
         monkeypatch.setattr(c4kernel, "compiler", lambda: None)
     else:
-        monkeypatch.setenv("TABLAS_CACHE", str(tmp_path))
-        monkeypatch.setenv("CC", "false")  # exists everywhere, fails every build
+        broken = tmp_path / "cc"
+        broken.write_text("#!/bin/sh\necho 'no luck' >&2\nexit 1\n")
+        broken.chmod(0o755)
+        monkeypatch.setenv("TABLAS_CACHE", str(tmp_path / "cache"))
+        monkeypatch.setenv("CC", str(broken))  # a compiler that fails every build
     with caplog.at_level(logging.DEBUG, logger="engine.search.c4kernel"):
         solver = Connect4Solver(kernel="auto")
         assert solver.path == "python"
@@ -130,5 +134,5 @@ def test_auto_falls_back_to_python_silently_and_c_says_why(
         Connect4Solver(kernel="auto").solve(C4.parse_position("22525762534622441115633653"))
     assert [r.levelno for r in caplog.records] == [logging.DEBUG]  # once a process
     with pytest.raises(c4kernel.KernelUnavailable, match="compiler" if how == "no compiler"
-                       else "false failed"):
+                       else "cc failed .1.: no luck"):
         Connect4Solver(kernel="c").solve(C4.parse_position("44"))
