@@ -18,6 +18,10 @@ more; a loss is the negation of the opponent's score. What makes it fast enough 
 * tables of upper and lower bounds keyed by Pons' position key, kept across calls.
 
 :func:`proof_of` turns a score into this project's ``proven``/``distance``.
+
+Where a C compiler exists, the same search runs compiled (:mod:`engine.search.c4kernel`, about
+25 times faster, the same scores and node counts); this module's Python search is the
+fallback, chosen by ``$TABLAS_C4_KERNEL`` or the solver's ``kernel`` argument.
 """
 
 from __future__ import annotations
