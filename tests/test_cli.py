@@ -118,6 +118,22 @@ def test_the_easyai_comparison_solves_the_same_positions() -> None:
     assert figure["value"] > 0 and "agree on 2" in figure["note"]
 
 
+
+def test_the_solver_side_by_side_reports_both_paths_exact_with_node_counts() -> None:
+    pons_data()
+    r = subprocess.run([sys.executable, "-m", "tools.c4_solver_bench", "--rounds", "1",
+                        "--python-l2r2", "2", "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    by = {(row["set"], row["path"], row["positions"]): row for row in rows}
+    assert ("Test_L2_R2", "python", 2) in by and ("Test_L2_R1", "python", 1000) in by
+    assert all(row["wrong"] == 0 and row["median_us"] > 0 for row in rows)
+    if ("Test_L2_R2", "c", 2) in by:  # where a compiler built the kernel
+        for key in (("Test_L2_R2", "python", 2), ("Test_L2_R1", "python", 1000)):
+            assert by[(key[0], "c", key[2])]["nodes"] == by[key]["nodes"]
+
+
 # --- finished positions ---------------------------------------------------------------------
 
 BOOM_CYCLE = "1427315365BB"  # booms empty the board, so the cycle never makes four

@@ -54,7 +54,8 @@ def test_the_wheel_ships_the_page_and_the_migrations_and_no_tools(wheel: Path) -
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"server/web/index.html", "server/web/js/app.js", "server/web/style.css",
             "server/web/review.html", "server/web/js/review.js",
-            "server/web/js/boards/backgammon.js", "engine/search/bgnet.npz"} <= names
+            "server/web/js/boards/backgammon.js", "engine/search/bgnet.npz",
+            "engine/search/_c4kernel.c"} <= names
     # Every file of the page ships: one the package-data globs miss is a page that breaks
     # only once installed.
     web = ROOT / "server" / "web"
@@ -155,3 +156,27 @@ def test_a_broken_install_says_what_is_missing_and_exits_at_once(
     finally:
         aside.rename(target)
         shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
+
+
+def test_the_installed_solver_builds_its_kernel_from_the_shipped_source(
+        installed: Path, tmp_path: Path) -> None:
+    """Where a C compiler exists, the installed package compiles the Connect-4 kernel from
+    the source the wheel ships into the user's cache; the pure-Python search runs anyway."""
+    from c4kernel_support import need_kernel
+
+    code = ("from engine.games import get_game; "
+            "from engine.search.connect4_solver import Connect4Solver; "
+            "s = Connect4Solver(); "
+            "print(s.path, s.solve(get_game('connect4').parse_position("
+            "'2252576253462244111563365343671351441')))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["TABLAS_CACHE"] = str(tmp_path / "cache")
+    for kernel in ("python", "c"):
+        if kernel == "c":
+            need_kernel("c")
+        env["TABLAS_C4_KERNEL"] = kernel
+        out = subprocess.run([str(installed / "python"), "-c", code], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == [kernel, "-1"]
+    assert [p.suffix for p in (tmp_path / "cache").iterdir()] == [".so"]

@@ -7,6 +7,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from c4kernel_support import KERNELS, need_kernel
 from pons_support import pons_data
 
 from engine.games import get_game
@@ -128,9 +129,12 @@ def test_every_level_decides_legally_and_reproducibly(game_id: str, level: str) 
         assert decide(game_id, s, level, budget_ms=budget, seed=5).move == a.move
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("name", ["Test_L3_R1", "Test_L2_R1"])
-def test_connect4_solver_matches_pons_exact_scores(name: str) -> None:
-    solver = Connect4Solver()
+def test_connect4_solver_matches_pons_exact_scores(name: str, kernel: str) -> None:
+    need_kernel(kernel)
+    solver = Connect4Solver(kernel=kernel)
+    assert solver.path == kernel
     for moves, score in read_pons(name):
         solver.clear()
         s = C4.parse_position(moves)
@@ -139,7 +143,13 @@ def test_connect4_solver_matches_pons_exact_scores(name: str) -> None:
         assert score_of(*proof_of(got, s.moves), s.moves) == got
 
 
-def test_connect4_analysis_reports_pons_scores_as_proofs() -> None:
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_connect4_analysis_reports_pons_scores_as_proofs(
+        kernel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    need_kernel(kernel)
+    from engine.search import profiles
+
+    monkeypatch.setattr(profiles._C4_SOLVER, "_solver", Connect4Solver(kernel=kernel))
     for moves, score in read_pons("Test_L2_R1", 40):
         s = C4.parse_position(moves)
         out = analyze(C4, s, moves, time_ms=60_000)

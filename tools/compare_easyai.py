@@ -40,7 +40,7 @@ def bench_easyai_ratio(quick: bool) -> list[Result]:
         rows = [ln.split() for ln in (data / name).read_text().split("\n") if ln.strip()][:n]
         ours = theirs = 0.0
         agree = 0
-        solver = Connect4Solver()
+        solver = Connect4Solver(kernel="python")  # Python against Python
         for moves, _ in rows:
             state = game.parse_position(moves)
             solver.clear()
