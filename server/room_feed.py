@@ -1,0 +1,125 @@
+"""The followers of one live room and what they are sent.
+
+A :class:`Feed` holds the connections that follow a room (players and spectators) and
+writes them its messages: the snapshot (``room``), the ``update`` after a move, a bot's
+``analysis``, chat lines and the ``rematch_offer``. Each text is written once for everyone
+who sees the same thing; the asker's copy carries ``re``. The room's owner
+(:class:`server.live_room.LiveRoom`) calls it, under the room's lock, once a change is on
+disk.
+"""
+
+from __future__ import annotations
+
+from engine.search.decision import SearchInfo
+from engine.search.profiles import profile
+from server import views
+from server.connections import Conn
+from server.protocol import Analysis, ChatMessage, RematchOffer, json_text, with_re
+from server.room import Action, BotJob, Room
+from server.room_services import RoomEvents, RoomServices
+
+
+class Feed:
+    """Who follows one room, and the messages they are sent."""
+
+    def __init__(self, room: Room, services: RoomServices, events: RoomEvents) -> None:
+        self.room = room
+        self.services = services
+        self.events = events
+        self.conns: set[Conn] = set()
+        self.spectators: set[Conn] = set()
+        self._final_analysis_ply: int | None = None  # no more live analysis for this ply
+
+    # --- followers -------------------------------------------------------------------------
+
+    def subscribe(self, conn: Conn, spectator: bool) -> None:
+        """``conn`` follows the room from now on (as a spectator, or as a seated player)."""
+        room_id = self.room.room_id
+        self.conns.add(conn)
+        conn.rooms.pop(room_id, None)  # the latest subscription goes last
+        conn.rooms[room_id] = None
+        if spectator:
+            self.spectators.add(conn)
+        else:
+            self.spectators.discard(conn)
+            if conn.player_id is not None:
+                self.services.presence.seated(conn.player_id, room_id)
+        self.events.subscribed(conn)
+
+    def unsubscribe(self, conn: Conn) -> None:
+        self.conns.discard(conn)
+        self.spectators.discard(conn)
+        conn.rooms.pop(self.room.room_id, None)
+
+    def watch(self, player_id: str | None) -> None:
+        """``player_id``'s seat went to a bot: their connections stay, watching."""
+        for c in self.conns:
+            if c.player_id == player_id and not self.room.seats_of(player_id):
+                self.spectators.add(c)
+
+    # --- messages --------------------------------------------------------------------------
+
+    def _snapshot_text(self, viewer: str | None) -> str:
+        return json_text(views.snapshot_data(self.room, viewer, self.services.presence.connected,
+                                             len(self.spectators)))
+
+    def snapshot_for(self, conn: Conn, re: str | int | None = None) -> str:
+        """The ``room`` message as ``conn`` sees it, answering ``re``."""
+        return with_re(self._snapshot_text(conn.player_id), re)
+
+    def send_snapshot(self, answer: Conn | None = None, re: str | int | None = None) -> None:
+        room = self.room
+        # Everyone without a seat here sees the same snapshot: written once for them all.
+        texts: dict[str | None, str] = {}
+        for c in self.conns:
+            viewer = c.player_id if room.seats_of(c.player_id) else None
+            text = texts.get(viewer)
+            if text is None:
+                text = texts[viewer] = self._snapshot_text(viewer)
+            c.send(with_re(text, re) if c is answer else text)
+
+    def send_update(self, action: Action, answer: Conn | None, re: str | int | None) -> None:
+        room = self.room
+        texts: dict[bool, str] = {}  # written once: with the legal moves, and without
+        for c in self.conns:
+            legal = room.legal_for(c.player_id)
+            text = texts.get(bool(legal))
+            if text is None:
+                text = texts[bool(legal)] = json_text(views.update_data(room, action, legal))
+            c.send(with_re(text, re) if c is answer else text)
+
+    def send_analysis(self, job: BotJob, info: SearchInfo, *, final: bool) -> None:
+        """A bot's thoughts to the spectators (and the players, with ``show_analysis``);
+        never for a ply the room has left, never live after the final one."""
+        room = self.room
+        if (room.status != "playing" or room.ply != job.ply or room.bot_to_move() != job.seat
+                or self._final_analysis_ply == job.ply):
+            return
+        if final:
+            self._final_analysis_ply = job.ply
+        targets = self.conns if room.room_options.show_analysis else self.spectators
+        if not targets:
+            return
+        scale = profile(room.game_id).score
+        msg = Analysis(
+            room_id=room.room_id, ply=job.ply, seat=job.seat, depth=info.depth,
+            score=info.score, pv=list(info.pv), nodes=info.nodes, final=final,
+            proven=info.proven, distance=info.distance, score_unit=scale.unit,
+            score_typical=scale.typical,
+        ).to_json()
+        for c in targets:
+            c.send(msg)
+
+    def send_chat(self, line: ChatMessage, asker: Conn, re: str | int | None) -> None:
+        """A chat line (on disk already) to every follower, the asker's copy answering ``re``."""
+        for c in self.conns:
+            line.re = re if c is asker else None
+            c.send(line.to_json())
+
+    def offer_rematch(self, player_id: str, name: str, new_room_id: str) -> None:
+        """Tells everyone following this room that ``player_id`` opened ``new_room_id`` as
+        its rematch: the server's word, which no chat line can imitate."""
+        offer = RematchOffer(room_id=self.room.room_id, new_room_id=new_room_id,
+                             player_id=player_id, name=name).to_json()
+        for c in self.conns:
+            c.send(offer)

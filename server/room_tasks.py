@@ -1,0 +1,133 @@
+"""A live room's own tasks: its timer and its bot.
+
+Both come back to the room through its one door (:meth:`server.live_room.LiveRoom.run`):
+the timer with a :class:`~server.room_commands.Tick` when a clock's flag may have fallen or
+an absent person's seat is due (contract section 6), the bot with a
+:class:`~server.room_commands.BotMove` once the pool (:mod:`server.bots`) has decided. The
+owner calls :meth:`RoomTasks.reschedule` after every command; at shutdown :meth:`stop`
+cancels the tasks and :meth:`drain` waits for the bot's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Protocol
+
+from engine.search.decision import SearchInfo
+from server.connections import Conn
+from server.room import LIVE, BotJob, Room
+from server.room_commands import BotMove, Command, Tick
+from server.room_feed import Feed
+from server.room_services import RoomServices
+
+log = logging.getLogger("tablas.server")
+
+
+class Door(Protocol):
+    """The room's owner, as its tasks see it: the room, and the door they come back by."""
+
+    room: Room
+
+    async def run(self, command: Command, conn: Conn | None = None) -> None: ...
+
+
+class RoomTasks:
+    """The timer and the bot of one room."""
+
+    def __init__(self, owner: Door, services: RoomServices, feed: Feed) -> None:
+        self.owner = owner
+        self.services = services
+        self.feed = feed
+        self.bot_task: asyncio.Task[None] | None = None
+        self.timer_task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+
+    def reschedule(self) -> None:
+        """Times the room again (clocks, absent players) and lets a bot to move think."""
+        self._arm_timer()
+        self._kick_bot()
+
+    def idle(self) -> bool:
+        """Whether neither task runs (one still running would go on with the room)."""
+        return all(t is None or t.done() for t in (self.bot_task, self.timer_task))
+
+    # --- the timer -------------------------------------------------------------------------
+
+    def _arm_timer(self) -> None:
+        """(Re)computes when the room's timer must fire; starts its task if needed."""
+        if self.services.closing:
+            return
+        room = self.owner.room
+        room.presence.sync(self.services.presence.connected)
+        self._wake.set()
+        timed = room.clocks.remaining is not None or room.room_options.abandon_to_bot_after_ms \
+            is not None or self.services.abandon_after is not None
+        if room.status not in LIVE or not timed:
+            return
+        if self.timer_task is None or self.timer_task.done():
+            self.timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
+
+    async def _timer_loop(self) -> None:
+        try:
+            while not self.services.closing:
+                room = self.owner.room
+                after = self.services.abandon_after
+                waits = [w for w in (room.clocks.seconds_to_flag(),
+                                     room.presence.seconds_to_abandon(),
+                                     room.presence.seconds_to_due(after)) if w is not None]
+                if room.status not in LIVE or not waits:
+                    return
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), min(waits) + 0.001)
+                    continue  # something changed: compute again
+                await self.owner.run(Tick())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("timer of room %s failed", self.owner.room.room_id)
+
+    # --- the bot ---------------------------------------------------------------------------
+
+    def _kick_bot(self) -> None:
+        if self.services.closing or self.owner.room.bot_to_move() is None:
+            return
+        if self.bot_task is not None and not self.bot_task.done():
+            return
+        self.bot_task = asyncio.get_running_loop().create_task(self._bot_loop())
+
+    async def _bot_loop(self) -> None:
+        """Plays the bots' turns while a bot is to move (both seats, for bot against bot)."""
+        try:
+            while not self.services.closing:
+                job = BotJob.of(self.owner.room)
+                if job is None:
+                    return
+
+                def progress(info: SearchInfo, job: BotJob = job) -> None:
+                    self.feed.send_analysis(job, info, final=False)
+
+                decision = await self.services.bots.decide(job, progress)
+                if self.services.bot_pause:
+                    await asyncio.sleep(self.services.bot_pause)
+                await self.owner.run(BotMove(job, decision))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("bot loop of room %s failed", self.owner.room.room_id)
+
+    # --- shutdown --------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Cancels both tasks (the server is shutting down, or the room was lost)."""
+        for task in (self.bot_task, self.timer_task):
+            if task is not None:
+                task.cancel()
+
+    async def drain(self) -> None:
+        """Waits for the bot's task to end."""
+        if self.bot_task is not None:
+            with contextlib.suppress(BaseException):
+                await self.bot_task
