@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from server.bots import BotPool
+from server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
 from server.connections import Presence
 from server.dice import SeedFactory
 from server.edge import Edge, Http
@@ -46,8 +47,6 @@ from server.hub import (
     EVICT_IDLE_AFTER,
     MAX_FINISHED_FOLLOWED,
     MAX_IDLE_ROOMS,
-    MAX_ROOMS_PER_ADDRESS,
-    MAX_WAITING_ROOMS,
     SWEEP_EVERY,
     Hub,
 )
