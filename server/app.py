@@ -221,7 +221,7 @@ class TablasServer:
         self.hub.stop()
         self.records.stop()
         await self.edge.close()
-        await self.hub.settle()
+        await self.hub.drain()
         self.bots.shutdown()
         self.explainer.shutdown()
         if self.cluster is not None:

@@ -373,7 +373,7 @@ class Hub:
         for live in self.rooms.values():
             live.stop()
 
-    async def settle(self) -> None:
-        """Waits for the writes in progress."""
+    async def drain(self) -> None:
+        """Waits for every room's write in progress and bot task (at shutdown)."""
         for live in list(self.rooms.values()):
             await live.settle()
