@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.bots import BotPool
+from server.bot_pool import BotPool
 from server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
 from server.connections import Presence
 from server.dice import SeedFactory
@@ -73,7 +73,7 @@ from server.protocol import (
     Spectate,
 )
 from server.rated import RatedGames
-from server.records import Records
+from server.room_records import Records
 from server.standings import Standings
 from server.store import Database, Storage, open_store
 from server.sweeps import KEEP_ADJOURNED, Sweeps
