@@ -33,7 +33,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.bots import BotPool
+from server.bot_pool import BotPool
+from server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
 from server.connections import Presence
 from server.dice import SeedFactory
 from server.edge import Edge, Http
@@ -46,8 +47,6 @@ from server.hub import (
     EVICT_IDLE_AFTER,
     MAX_FINISHED_FOLLOWED,
     MAX_IDLE_ROOMS,
-    MAX_ROOMS_PER_ADDRESS,
-    MAX_WAITING_ROOMS,
     SWEEP_EVERY,
     Hub,
 )
@@ -74,7 +73,7 @@ from server.protocol import (
     Spectate,
 )
 from server.rated import RatedGames
-from server.records import Records
+from server.room_records import Records
 from server.standings import Standings
 from server.store import Database, Storage, open_store
 from server.sweeps import KEEP_ADJOURNED, Sweeps
@@ -222,7 +221,7 @@ class TablasServer:
         self.hub.stop()
         self.records.stop()
         await self.edge.close()
-        await self.hub.settle()
+        await self.hub.drain()
         self.bots.shutdown()
         self.explainer.shutdown()
         if self.cluster is not None:

@@ -191,7 +191,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from engine.bench import run_benchmarks
-    from server.bench import run_server_bench
+    from server.server_bench import run_server_bench
 
     results = run_benchmarks(quick=args.quick, progress=None if args.json else sys.stderr)
     # The engine may not import the server, so the server's figures are added here.

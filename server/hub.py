@@ -34,6 +34,7 @@ import secrets
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
+from server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS, RoomCaps
 from server.connections import Conn
 from server.dice import SeedFactory
 from server.errors import NotOwner, RoomError
@@ -46,7 +47,7 @@ from server.protocol import (
     RoomCreated,
     RoomOptions,
 )
-from server.room import LIVE, Room, SeatState, game_for
+from server.room import Room, SeatState, game_for
 
 log = logging.getLogger("tablas.server")
 
@@ -56,10 +57,6 @@ MAX_FINISHED_FOLLOWED = 2  # finished rooms one connection follows at most
 # How often (real seconds) idle rooms are looked for: a scan of the rooms in memory (~5 ms
 # for 8,000).
 SWEEP_EVERY = 5.0
-MAX_WAITING_ROOMS = 20  # per player
-# Rooms waiting or in play opened from one client address, over all of its players: guests
-# cost nothing to make, so a cap per player alone lets one address fill the lobby.
-MAX_ROOMS_PER_ADDRESS = 40
 CLAIM_AFTER = 30.0  # seconds an opponent must be away before the game may be claimed
 ABANDON_AFTER = 120.0  # seconds without a connection after which a person is absent
 
@@ -88,15 +85,9 @@ class Hub:
         self.sweep_every = sweep_every
         self.max_idle_rooms = max_idle_rooms
         self.max_finished_followed = max_finished_followed
-        self.max_waiting_rooms = max_waiting_rooms
-        self.max_rooms_per_address = max_rooms_per_address
-        # The rooms opened from each client address that were live when last looked at.
-        self._rooms_of_address: dict[str, set[str]] = {}
         self.rooms: dict[str, LiveRoom] = {}
-        # For each player, the rooms that waited for them when last looked at (opened by them
-        # or with them seated; a room never waits again once it starts): the cap on waiting
-        # rooms looks at a player's own, not at every room.
-        self._waiting_of: dict[str, set[str]] = {}
+        self.caps = RoomCaps(self.rooms, max_waiting_rooms=max_waiting_rooms,
+                             max_rooms_per_address=max_rooms_per_address)
         # Rooms whose status is being changed on disk, not in memory: loading one waits; and
         # rooms being read for loading (how many reads), which such a change leaves alone.
         self._settling: set[str] = set()
@@ -195,11 +186,7 @@ class Hub:
         if room.status == "waiting":
             for pid in {room.created_by, *(s.player_id for s in room.seats)}:
                 if pid is not None:
-                    self.waiting_for(pid, live.room_id)
-
-    def waiting_for(self, player_id: str, room_id: str) -> None:
-        """``room_id``, waiting, counts against ``player_id``'s cap from now on."""
-        self._waiting_of.setdefault(player_id, set()).add(room_id)
+                    self.caps.waiting_for(pid, live.room_id)
 
     def in_memory(self, room_ids: Iterable[str]) -> list[LiveRoom]:
         """Those of ``room_ids`` that are in memory."""
@@ -266,8 +253,8 @@ class Hub:
         if room.rated and rated is not None:
             room.ratings = await rated.current(room)
         if room.status == "waiting":
-            self.check_waiting_cap(conn.player.id)
-        self.check_address_rooms(conn.address)
+            self.caps.check_waiting_cap(conn.player.id)
+        self.caps.check_address_rooms(conn.address)
         if await self.ownership.claim(room_id, True) is not None:
             raise RoomError("internal", "the new room's id is taken: try again")
         await self.store.create_room(
@@ -278,8 +265,7 @@ class Hub:
         seated = bool(room.seats_of(conn.player.id))
         live = LiveRoom(room, self.services, self)
         self._add(live)
-        if conn.address:
-            self._rooms_of_address.setdefault(conn.address, set()).add(room_id)
+        self.caps.opened_from(conn.address, room_id)
         self.services.presence.seated(conn.player.id, room_id)  # the creator's absence counts
         live.subscribe(conn, spectator=not seated)
         conn.send(RoomCreated(re=re, room_id=room_id))
@@ -301,50 +287,15 @@ class Hub:
             if room_id not in self.rooms:
                 return room_id
 
-    # --- the cap on waiting rooms --------------------------------------------------------
+    # --- the caps, for the rooms (RoomEvents) --------------------------------------------
 
     def check_waiting_cap(self, player_id: str) -> None:
-        """Refuses one more waiting room for ``player_id`` past ``max_waiting_rooms``: those
-        they opened (seated in them or not) or sit in. A waiting room stays in memory while
-        its creator is around, and a returning player's are loaded by their ``hello``, so
-        all of theirs are here; only theirs are looked at."""
-        cap = self.max_waiting_rooms
-        if cap is None:
-            return
-        n = 0
-        mine = self._waiting_of.get(player_id, set())
-        for room_id in list(mine):
-            live = self.rooms.get(room_id)
-            if live is None or live.room.status != "waiting" or not live.waits_for(player_id):
-                mine.discard(room_id)
-            else:
-                n += 1
-        if not mine:
-            self._waiting_of.pop(player_id, None)
-        if n >= cap:
-            raise RoomError("bad_request", (
-                f"{n} rooms of yours are waiting for an opponent (at most {cap}): leave one"
-                " or let it start before you open or join another"))
+        """Refuses one more waiting room for ``player_id`` past the cap (:class:`RoomCaps`)."""
+        self.caps.check_waiting_cap(player_id)
 
-    def check_address_rooms(self, address: str) -> None:
-        """Refuses (``rate_limited``) one more room opened from ``address`` past
-        ``max_rooms_per_address`` rooms of its, waiting or in play (contract section 10).
-        Those are in memory while their people are around; one that left memory is no
-        longer counted."""
-        cap = self.max_rooms_per_address
-        mine = self._rooms_of_address.get(address)
-        if cap is None or not address or mine is None:
-            return
-        for room_id in list(mine):
-            live = self.rooms.get(room_id)
-            if live is None or live.room.status not in LIVE:
-                mine.discard(room_id)
-        if not mine:
-            del self._rooms_of_address[address]
-        elif len(mine) >= cap:
-            raise RoomError("rate_limited", (
-                f"{len(mine)} rooms opened from your address are waiting or being played (at"
-                f" most {cap}): finish or leave one before you open another"))
+    def waiting_for(self, player_id: str, room_id: str) -> None:
+        """``room_id``, waiting, counts against ``player_id``'s cap from now on."""
+        self.caps.waiting_for(player_id, room_id)
 
     # --- followers and presence ----------------------------------------------------------
 
@@ -422,7 +373,7 @@ class Hub:
         for live in self.rooms.values():
             live.stop()
 
-    async def settle(self) -> None:
-        """Waits for the writes in progress."""
+    async def drain(self) -> None:
+        """Waits for every room's write in progress and bot task (at shutdown)."""
         for live in list(self.rooms.values()):
-            await live.settle()
+            await live.drain()

@@ -159,7 +159,7 @@ class LiveRoom:
         rated = self.services.rated
         if rated is None or outcome is None:
             return contextlib.nullcontext([])
-        return rated.settle(self.room, outcome)
+        return rated.rating_changes(self.room, outcome)
 
     def fence(self) -> Fence | None:
         """What a write of this room carries now (:mod:`server.ownership`)."""
@@ -327,4 +327,3 @@ class LiveRoom:
             pass
         await self.tasks.drain()
 
-    settle = drain  # server/hub.py's Hub.settle calls it by its former name

@@ -1,7 +1,7 @@
 """Rated games: the rating changes a finished rated game makes, computed under per-player
 locks so that two games of one player ending together never lose an update.
 
-The owner of a room asks :meth:`RatedGames.settle` for the changes when its game ends and
+The owner of a room asks :meth:`RatedGames.rating_changes` for the changes when its game ends and
 writes them with the result, in the same transaction (``Store.record_move`` /
 ``Store.record_result``), still holding the players' locks: a rating is read, moved by one
 Glicko-2 period (:func:`server.ratings.rate_game`) and written by one game at a time, and a
@@ -78,8 +78,8 @@ class RatedGames:
         return n >= PAIR_CAP
 
     @contextlib.asynccontextmanager
-    async def settle(self, room: Room, outcome: Outcome | None
-                     ) -> AsyncIterator[list[RatingChange]]:
+    async def rating_changes(self, room: Room, outcome: Outcome | None
+                             ) -> AsyncIterator[list[RatingChange]]:
         """The rating changes of ``room``'s game ending with ``outcome`` (none for an unrated
         game); the players' ratings stay locked until the block, which writes them, ends."""
         players = room.rated_players() if outcome is not None else None

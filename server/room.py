@@ -320,7 +320,7 @@ class Room:
             self.state, self.opening_rolls = change.state, change.opening_rolls
             self.status = change.status
             self.clocks.start(change.started_at)
-            self.settle()
+            self.finish_if_over()
 
     def join(self, player_id: str, name: str, seat: int | None = None,
              seed: str | None = None, *, registered: bool = False) -> bool:
@@ -444,10 +444,10 @@ class Room:
         if pending.outcome is not None:
             self.result = pending.outcome
             self.status = "finished"
-        self.settle()
+        self.finish_if_over()
         return pending.action
 
-    def settle(self) -> None:
+    def finish_if_over(self) -> None:
         """Ends a game whose position is over (one started or restored that way)."""
         outcome = self.game.outcome(self.state)
         if outcome is not None and self.status == "playing":
@@ -535,5 +535,5 @@ class RoomRecord:
         room.clocks.restore([a.clocks for a in self.actions],
                             self.final_clocks if self.status == "finished" else None)
         if self.status == "playing":
-            room.settle()
+            room.finish_if_over()
         return room

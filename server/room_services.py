@@ -12,7 +12,7 @@ from server.ownership import Ownership
 from server.room import Room
 
 if TYPE_CHECKING:
-    from server.bots import BotPool
+    from server.bot_pool import BotPool
     from server.rated import RatedGames
     from server.store import Storage
 

@@ -3,7 +3,7 @@
 Both come back to the room through its one door (:meth:`server.live_room.LiveRoom.run`):
 the timer with a :class:`~server.room_commands.Tick` when a clock's flag may have fallen or
 an absent person's seat is due (contract section 6), the bot with a
-:class:`~server.room_commands.BotMove` once the pool (:mod:`server.bots`) has decided. The
+:class:`~server.room_commands.BotMove` once the pool (:mod:`server.bot_pool`) has decided. The
 owner calls :meth:`RoomTasks.reschedule` after every command; at shutdown :meth:`stop`
 cancels the tasks and :meth:`drain` waits for the bot's.
 """

@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from engine.core import Outcome
-from server.bots import random_move
+from server.bot_pool import random_move
 from server.connections import Conn
 from server.errors import RoomError
 from server.protocol import (

@@ -629,3 +629,14 @@ def test_a_text_for_several_connections_of_a_node_is_written_once_in_order() -> 
     for cid in (1, 2, 3):
         assert [t for c, t in unpacked if c == cid] == [i[2] for i in items
                                                         if i[0] == "t" and i[1] == cid]
+
+
+def test_the_item_kinds_keep_their_letters_on_the_wire() -> None:
+    """The kinds of what nodes post each other have names in code and one letter each on the
+    wire, for good: nodes of two versions meet during a rolling restart."""
+    from server.cluster.bus import ItemKind
+
+    assert {k.name: k.value for k in ItemKind} == {
+        "TEXT": "t", "COMMAND": "c", "DONE": "d", "PRESENCE": "p", "GONE": "g"}
+    assert json.dumps([ItemKind.GONE, 7]) == '["g", 7]'
+    assert json.loads('["d", 1]')[0] == ItemKind.DONE

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from server.bots import BotPool
+from server.bot_pool import BotPool
 from server.connections import Conn, Player, Presence
 from server.errors import LeaseLost
 from server.hub import Hub

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from server_support import Client, Subprocess, create
 
-from server import bots
+from server import bot_pool
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc")
 
@@ -188,7 +188,7 @@ def test_a_watcher_waits_for_its_process_and_no_longer(
         pytest.skip("no pidfd_open here")
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        watcher = threading.Thread(target=bots._wait_gone, args=(child.pid, 0.05), daemon=True)
+        watcher = threading.Thread(target=bot_pool._wait_gone, args=(child.pid, 0.05), daemon=True)
         watcher.start()
         watcher.join(0.5)
         assert watcher.is_alive(), "returned while the process still runs"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server import views
-from server.bots import budget_ms
+from server.bot_pool import budget_ms
 from server.errors import RoomError
 from server.protocol import ClockSpec, RoomOptions
 from server.room import Action, BotJob, Flagged, Room, RoomRecord, SeatState

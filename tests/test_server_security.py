@@ -217,9 +217,9 @@ def test_sql_is_parameterised_only() -> None:
     """Every statement in the store's backends (server/store/sqlite.py, postgres.py) is a
     literal SQL string (values go as ``?`` or ``$n`` parameters): no f-string, ``%`` or
     ``.format`` builds SQL, nowhere in the server. Writes go as data: every row (``_row``,
-    server/store/base.py) names, by a literal, a trigger (SQLite) and a function (PostgreSQL)
-    the migrations define, and its values travel in the one parameter of the literal batch
-    statement."""
+    server/store/base.py and commit.py) names, by a literal, a trigger (SQLite) and a
+    function (PostgreSQL) the migrations define, and its values travel in the one parameter
+    of the literal batch statement."""
     for store in _STORES:
         tree = ast.parse(store.read_text(encoding="utf-8"))
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.args
@@ -241,14 +241,15 @@ def test_sql_is_parameterised_only() -> None:
                          sorted((ROOT / "server" / "store" / "migrations").glob("*.sql")))
     functions = "".join(p.read_text(encoding="utf-8") for p in sorted(
         (ROOT / "server" / "store" / "migrations_postgresql").glob("*.sql")))
-    base = ROOT / "server" / "store" / "base.py"
-    tree = ast.parse(base.read_text(encoding="utf-8"))
-    kinds = [n.args[0] for n in ast.walk(tree) if isinstance(n, ast.Call)
-             and isinstance(n.func, ast.Name) and n.func.id == "_row"]
-    assert len(kinds) >= 12
-    for kind in kinds:
+    kinds = []
+    for name in ("base.py", "commit.py"):  # the writes, and the group commit's fence row
+        tree = ast.parse((ROOT / "server" / "store" / name).read_text(encoding="utf-8"))
+        kinds += [(name, n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                  and isinstance(n.func, ast.Name) and n.func.id == "_row"]
+    assert len(kinds) >= 12 and any(name == "commit.py" for name, _ in kinds)
+    for name, kind in kinds:
         assert isinstance(kind, ast.Constant) and isinstance(kind.value, str), (
-            f"base.py:{kind.lineno}: a row's kind built at run time")
+            f"{name}:{kind.lineno}: a row's kind built at run time")
         assert f"WHEN NEW.kind = '{kind.value}'" in migrations, kind.value
         assert f"FUNCTION store_write_{kind.value}(r jsonb)" in functions, kind.value
     synchronous = _STORES[0].read_text(encoding="utf-8")

@@ -222,7 +222,7 @@ async def test_an_unknown_kind_of_write_is_refused_and_writes_nothing(
     """A row no trigger (SQLite) or function (PostgreSQL) knows fails its whole write."""
     store = await backend.open()
     with pytest.raises(Exception, match="unknown kind"):
-        await store._write(["player", "p", "Ana", "h", 1.0, 1.0], ["no_such_kind", "x"])
+        await store._commits.write(["player", "p", "Ana", "h", 1.0, 1.0], ["no_such_kind", "x"])
     assert await backend.rows("SELECT COUNT(*) FROM players") == [(0,)]
     await store.close()
 

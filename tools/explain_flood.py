@@ -10,7 +10,7 @@ as in :mod:`tools.load`, the measuring clients all come from 127.0.0.1; the HTTP
 as they are) and, for ``--seconds``:
 
 * people's moves: :data:`PVP_GAMES` person-against-person games (tic-tac-toe and Connect-4,
-  :func:`server.bench.pvp_game`), a move every :data:`THINK_S` in each, each move's round
+  :func:`server.server_bench.pvp_game`), a move every :data:`THINK_S` in each, each move's round
   trip (move → own update);
 * the easy bot: one person playing Connect-4 against ``easy``, each reply's time (the
   person's move acknowledged → the bot's move arrives), a move every :data:`THINK_S`; the
@@ -41,8 +41,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from server.bench import percentile, pvp_game
 from server.client import ProtocolClient
+from server.server_bench import percentile, pvp_game
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOD_TARGET = "/api/explain?game=random&branching=70&depth=2"

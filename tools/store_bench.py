@@ -75,7 +75,7 @@ def _run(src: Path, writers: int, seconds: float, db: str | None = None) -> dict
             cwd=src, env={**os.environ, "PYTHONPATH": str(src)},
             capture_output=True, text=True, check=True)
     # Summed up here, with this checkout's helper: the child may be another checkout's.
-    from server.bench import percentile
+    from server.server_bench import percentile
 
     result: dict[str, Any] = json.loads(out.stdout)
     latencies = result.pop("latencies_ms")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import json
 import logging
 import time
@@ -25,6 +26,29 @@ from server.errors import StartupError
 log = logging.getLogger("tablas.server")
 
 ALL = "tablas:all"  # the channel every node listens to: rooms that moved
+
+
+class ItemKind(enum.StrEnum):
+    """What an item one node posts another is: its first element, one letter on the wire.
+    The letters are the nodes' protocol: nodes of two versions meet during a rolling
+    restart, so a letter keeps its meaning (and its items their shape) for good; a new kind
+    is a new letter. ``cid`` is a connection of the node the item speaks of (``id(conn)``
+    there), ``req`` a number the asker gives a forwarded command."""
+
+    # ["t", [cid, …], text]: a message from a room's owner for the receiver's connections
+    # (one text for several: :func:`_pack`; posted as ["t", cid, text]).
+    TEXT = "t"
+    # ["c", req, cid, player_id, name, registered, command]: run ``command`` (a client
+    # message as JSON) for the sender's connection ``cid``, whose player this is.
+    COMMAND = "c"
+    # ["d", req, {"ok": bool, "retry": bool}]: forwarded command ``req`` is done (retry:
+    # the receiver no longer owned its room, ask the owner again).
+    DONE = "d"
+    # ["p", cid, player_id, name, registered, rooms]: the sender's connection ``cid`` is this
+    # player's, who sits in ``rooms`` the receiver owns (their presence counts there).
+    PRESENCE = "p"
+    # ["g", cid]: the sender's connection ``cid`` closed (its player is gone from it).
+    GONE = "g"
 
 
 def _redis_failed(what: str, e: Exception) -> None:
@@ -50,16 +74,17 @@ def _channel(node: str) -> str:
 
 def _pack(items: list[list[Any]]) -> list[list[Any]]:
     """A node's items with each run of one text to several connections written once:
-    ``["t", cid, text]`` … become ``["t", [cid, …], text]`` (a room's update to all of its
-    spectators on that node is one text; the order of the items is kept)."""
+    ``["t", cid, text]`` … (:attr:`ItemKind.TEXT`) become ``["t", [cid, …], text]`` (a
+    room's update to all of its spectators on that node is one text; the order of the items
+    is kept)."""
     out: list[list[Any]] = []
     for item in items:
-        if item[0] != "t":
+        if item[0] != ItemKind.TEXT:
             out.append(item)
-        elif out and out[-1][0] == "t" and out[-1][2] == item[2]:
+        elif out and out[-1][0] == ItemKind.TEXT and out[-1][2] == item[2]:
             out[-1][1].append(item[1])
         else:
-            out.append(["t", [item[1]], item[2]])
+            out.append([ItemKind.TEXT, [item[1]], item[2]])
     return out
 
 

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, cast
 
-from server.cluster.bus import Bus
+from server.cluster.bus import Bus, ItemKind
 from server.cluster.leases import Leases
 from server.connections import Conn, Player, Presence
 from server.errors import LeaseLost, NotOwner, Refused, RoomError
@@ -72,7 +72,7 @@ class RemoteConn(Conn):
         # paused or cut off past it): what it would say may be stale.
         if self.closing or self.bus is None or self.leases is None or not self.leases.fresh():
             return
-        self.bus.post(self.node, ["t", self.cid, msg if isinstance(msg, str)
+        self.bus.post(self.node, [ItemKind.TEXT, self.cid, msg if isinstance(msg, str)
                                   else msg.to_json()])
 
 
@@ -225,8 +225,8 @@ class Relay:
         req = next(self._ids)
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[req] = fut
-        self.bus.post(owner, ["c", req, cid, conn.player.id, conn.player.name,
-                          conn.player.registered, msg.model_dump(mode="json")])
+        self.bus.post(owner, [ItemKind.COMMAND, req, cid, conn.player.id, conn.player.name,
+                              conn.player.registered, msg.model_dump(mode="json")])
         room_id = getattr(msg, "room_id", "")
         try:
             # A slow owner is waited for as long as it holds the lease (sending the command
@@ -278,7 +278,7 @@ class Relay:
             log.exception("forwarded command failed: node %s, %r", sender, body)
             proxy.send(Error(re=msg.id if msg else None, code="internal",
                              message="internal server error"))
-        self.bus.post(sender, ["d", req, {"ok": ok, "retry": retry}])
+        self.bus.post(sender, [ItemKind.DONE, req, {"ok": ok, "retry": retry}])
 
     def _proxy(self, node: str, cid: int) -> RemoteConn:
         proxy = self._proxies.get((node, cid))
@@ -326,13 +326,14 @@ class Relay:
         for node, rooms in elsewhere.items():
             self._conns[id(conn)] = conn
             self._nodes_of.setdefault(conn, set()).add(node)
-            self.bus.post(node, ["p", id(conn), player.id, player.name, player.registered, rooms])
+            self.bus.post(node, [ItemKind.PRESENCE, id(conn), player.id, player.name,
+                                 player.registered, rooms])
 
     async def goodbye(self, conn: Conn) -> None:
         """``conn`` closed: here as on a single server, and on the nodes that knew it."""
         await self.players.goodbye(conn)
         for node in self._nodes_of.pop(conn, set()):
-            self.bus.post(node, ["g", id(conn)])
+            self.bus.post(node, [ItemKind.GONE, id(conn)])
         self._conns.pop(id(conn), None)
         self._follows.pop(conn, None)
 
@@ -349,22 +350,22 @@ class Relay:
         sender = msg["from"]
         for item in msg["items"]:
             kind = item[0]
-            if kind == "t":
+            if kind == ItemKind.TEXT:
                 for cid in item[1]:
                     conn = self._conns.get(cid)
                     if conn is not None:
                         conn.send(item[2])
-            elif kind == "d":
+            elif kind == ItemKind.DONE:
                 fut = self._waiting.get(item[1])
                 if fut is not None and not fut.done():
                     fut.set_result(item[2])
-            elif kind == "c":
+            elif kind == ItemKind.COMMAND:
                 self._spawn(self._run_remote(sender, item))
-            elif kind == "p":
+            elif kind == ItemKind.PRESENCE:
                 _, cid, player_id, name, registered, rooms = item
                 self._spawn(self._arrive(self._proxy(sender, cid), player_id, name,
                                          registered, rooms))
-            elif kind == "g":
+            elif kind == ItemKind.GONE:
                 self._spawn(self._remote_gone(sender, item[1]))
 
     def resubscribed(self) -> None:

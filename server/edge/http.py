@@ -1,6 +1,6 @@
 """HTTP on the WebSocket's port: the page, the lobby as JSON, the games and bot levels, the
 health check, the explain tree, and rooms' records (``/api/rooms/{id}``, its ``/export`` and
-``/review``: :mod:`server.records` answers, this module turns the answers into HTTP). A
+``/review``: :mod:`server.room_records` answers, this module turns the answers into HTTP). A
 finished game's review page, ``/review/{id}``, is the file ``review.html`` for any room id
 that could be one (the page asks ``/api/rooms/{id}/review`` itself and says what it finds).
 
@@ -51,10 +51,10 @@ from engine.errors import TablasError
 from engine.games import GAME_IDS, get_game
 from engine.search.decision import LEVELS
 from engine.search.profiles import profile
-from server.bots import BotPool
+from server.bot_pool import BotPool
 from server.edge.limits import AddressBudget, AddressSlots
 from server.errors import MissingFiles, RecordError, RecordRefusal
-from server.records import Records, check_room_id
+from server.room_records import Records, check_room_id
 from server.standings import Standings
 
 log = logging.getLogger("tablas.server")
@@ -86,7 +86,7 @@ HELD_TOTAL = 1024
 EXPLAIN_WORKERS = 1
 EXPLAIN_PER_ADDRESS = 2
 EXPLAIN_TOTAL = 4
-# Below the bot workers' priority (server.bots.WORKER_NICE is 5): on a busy machine a bot's
+# Below the bot workers' priority (server.bot_pool.WORKER_NICE is 5): on a busy machine a bot's
 # move and the event loop come before a tree.
 EXPLAIN_NICE = 10
 
@@ -113,7 +113,7 @@ _REVIEW_ROUTE = re.compile(r"/review/([^/]*)")
 _METHODS = ("GET", "HEAD")
 # A ``%`` not followed by two hex digits: ``unquote`` would leave it as it is.
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-# A room's record and what hangs off it; the id is checked by :mod:`server.records`.
+# A room's record and what hangs off it; the id is checked by :mod:`server.room_records`.
 _ROOM_ROUTE = re.compile(r"/api/rooms/([^/]+)(?:/(export|review))?")
 REVIEW_RETRY = 2  # seconds after which to ask again for a review being computed
 _RECORD_STATUS: dict[RecordRefusal, HTTPStatus] = {
@@ -239,7 +239,7 @@ class Http:
         (``/healthz`` says it); ``max_api_per_address``: ``/api/*`` requests a second per
         client address (None or 0: no limit).
 
-        Trees are built in a pool of their own rather than the bots' (:mod:`server.bots`):
+        Trees are built in a pool of their own rather than the bots' (:mod:`server.bot_pool`):
         a ``ProcessPoolExecutor`` takes jobs first come first served, so trees queued there
         would make every bot's move wait behind them (measured: the easy bot's reply went
         from 12 ms to 1 s under a flood of trees); a thread would not do either, building a

@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from server.store.base import CommitStats, Storage, migration_files, token_hash
+from server.store.base import Storage, migration_files, token_hash
+from server.store.commit import CommitStats
 from server.store.sqlite import SqliteStore, Store
 
 __all__ = ["BadDatabase", "CommitStats", "Database", "SqliteStore", "Storage", "Store",

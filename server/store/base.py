@@ -8,10 +8,9 @@ migrations. What every backend shares lives here, written once:
 - the write methods (``create_room``, ``record_move``, …): each builds a write, a few rows
   ``[kind, a, b, …]`` whose ``kind`` names what the database does with them (a trigger of
   the view ``store_write`` in SQLite, a function ``store_write_KIND`` in PostgreSQL), and
-  returns once the transaction holding it is committed;
-- the group commit: the writes handed over while a transaction is in flight wait and go
-  together into the next one, all or nothing; if it fails, its writes are retried one by
-  one, so one bad write fails only its own caller;
+  returns once the transaction holding it is committed: the store hands it to its group
+  commit (:class:`~server.store.commit.GroupCommit`, :mod:`server.store.commit`), which joins
+  the writes of many rooms into one transaction;
 - the migrations' files: ``NNNN_name.sql``, numbered 1..n, one folder per backend.
 """
 
@@ -29,16 +28,15 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any, Literal
 
-from pydantic_core import PydanticSerializationError, to_json
-
 from engine.core import Outcome
 from engine.search.decision import check_level
 from server.dice import Seeds
-from server.errors import LeaseLost, MissingFiles
+from server.errors import MissingFiles
 from server.ownership import Fence
 from server.protocol import RoomOptions, json_text
 from server.ratings import Rating, RatingChange, bot_level
 from server.room import Action, Dice, RoomRecord, SeatState, Status
+from server.store.commit import CommitStats, GroupCommit, Write, _row
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -70,62 +68,6 @@ def migration_files(folder: Traversable | None = None) -> list[tuple[int, str, s
     if versions != list(range(1, len(out) + 1)):
         raise RuntimeError(f"migrations in {folder} must be numbered 1..n, found {versions}")
     return out
-
-
-# A write: its rows, each ``[kind, a, b, …]``, already written as JSON text (a batch is
-# these joined in a JSON array: the one parameter of the one statement a backend runs).
-Write = str
-
-
-def _row(kind: str, *values: Any) -> list[Any]:
-    """One row of a write: ``kind`` names what writes it (a trigger of SQLite's migration
-    0004 and after, a PostgreSQL function ``store_write_KIND``; a literal: a test checks
-    every one), ``values`` its a, b, … in that order."""
-    return [kind, *values]
-
-
-def _encode(rows: Sequence[list[Any]]) -> Write:
-    """A write's rows as JSON text, or :class:`ValueError` for a value some backend cannot
-    hold as text (a lone surrogate is not UTF-8; PostgreSQL's text holds no U+0000): refused
-    at once, on every backend alike, before it joins a batch."""
-    if any(type(v) is str and "\x00" in v for row in rows for v in row):
-        raise ValueError("a value the database cannot store: U+0000 in a text")
-    try:
-        return to_json(rows).decode()[1:-1]
-    except PydanticSerializationError as e:
-        raise ValueError(f"a value the database cannot store: {e}") from None
-
-
-@dataclass
-class CommitStats:
-    """The group commit's running totals since the store opened: transactions, the writes in
-    them, and their time as the event loop sees it, from the batch handed to the database
-    until its callers can be answered (``time.perf_counter``). Take two and :meth:`minus`
-    them for a window (the load generator's report does)."""
-
-    transactions: int = 0
-    writes: int = 0
-    seconds: float = 0.0
-
-    def add(self, writes: int, seconds: float) -> None:
-        """One transaction of ``writes`` writes that took ``seconds``."""
-        self.transactions += 1
-        self.writes += writes
-        self.seconds += seconds
-
-    def minus(self, before: CommitStats) -> CommitStats:
-        return CommitStats(self.transactions - before.transactions,
-                           self.writes - before.writes, self.seconds - before.seconds)
-
-    def summary(self) -> dict[str, float | int | None]:
-        """Per transaction: writes and milliseconds (None before the first)."""
-        n = self.transactions
-
-        def per(total: float) -> float | None:
-            return round(total / n, 3) if n else None
-
-        return {"transactions": n, "writes_per_transaction": per(self.writes),
-                "transaction_ms": per(self.seconds * 1000)}
 
 
 def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] | None
@@ -250,12 +192,14 @@ class Storage(ABC):
     the reads never see a transaction half done."""
 
     def __init__(self) -> None:
-        # The flusher holds it while a batch is written; SQLite's reads take it too.
+        # The group commit holds it while a batch is written; SQLite's reads take it too.
         self._lock = asyncio.Lock()
-        # Waiting for the next group commit: each write and its caller's future.
-        self._pending: list[tuple[Write, asyncio.Future[None]]] = []
-        self._flusher: asyncio.Task[None] | None = None
-        self.commit_stats = CommitStats()
+        self._commits = GroupCommit(self._transaction, self._lock, self._is_lease_lost)
+
+    @property
+    def commit_stats(self) -> CommitStats:
+        """The group commit's running totals since the store opened."""
+        return self._commits.stats
 
     # --- what a backend provides -----------------------------------------------------------
 
@@ -376,18 +320,17 @@ class Storage(ABC):
     # --- closing ---------------------------------------------------------------------------
 
     async def close(self) -> None:
-        if self._flusher is not None:
-            await self._flusher  # moves already handed to the store are written first
+        await self._commits.drain()  # moves already handed to the store are written first
         await self._close_database()
 
     # --- players ---------------------------------------------------------------------------
 
     async def create_player(self, player_id: str, name: str, token: str) -> None:
         now = time.time()
-        await self._write(_row("player", player_id, name, token_hash(token), now, now))
+        await self._commits.write(_row("player", player_id, name, token_hash(token), now, now))
 
     async def touch_player(self, player_id: str, name: str) -> None:
-        await self._write(_row("player_seen", player_id, name, time.time()))
+        await self._commits.write(_row("player_seen", player_id, name, time.time()))
 
     async def register_player(self, player_id: str, name: str, name_key: str,
                               password_hash: str, when: float, name_skeleton: str | None = None
@@ -398,7 +341,7 @@ class Storage(ABC):
         player's (``name_taken``) or the skeleton is (``look_alike``; the unique indexes
         decide between two registrations at once), or the player registered already."""
         try:
-            await self._write(_row("player_seen", player_id, name, when),
+            await self._commits.write(_row("player_seen", player_id, name, when),
                               _row("register", player_id, name_key, password_hash, when,
                                    name_skeleton))
         except Exception as e:
@@ -415,11 +358,11 @@ class Storage(ABC):
         order given (the earliest registered first: the first of a skeleton holds it, any
         later one is written as sharing it)."""
         if skeletons:
-            await self._write(*(_row("name_skeleton", pid, sk) for pid, sk in skeletons))
+            await self._commits.write(*(_row("name_skeleton", pid, sk) for pid, sk in skeletons))
 
     async def add_token(self, player_id: str, token: str, when: float) -> None:
         """A new device's token for a registered player (stored as its hash only)."""
-        await self._write(_row("player_token", token_hash(token), player_id, when))
+        await self._commits.write(_row("player_token", token_hash(token), player_id, when))
 
     # --- rooms -----------------------------------------------------------------------------
 
@@ -442,8 +385,7 @@ class Storage(ABC):
         """The room with its seats, its creator and its seats' dice seeds, in one
         transaction."""
         ropts = (room_options or RoomOptions()).model_dump(mode="json")
-        await self._room_write(
-            fence,
+        await self._commits.write(
             _row("room", room_id, game_id, json_text(options), status,
                  None if seed is None else seed.hex(), _rolls_text(opening_rolls), created_at,
                  json_text(ropts)),
@@ -451,23 +393,26 @@ class Storage(ABC):
               for i, s in enumerate(seats)),
             *([] if created_by is None else [_row("room_creator", room_id, created_by)]),
             *_save_seeds(room_id, seeds),
+            fence=fence,
         )
 
     async def set_status(self, room_id: str, status: Status, at: float, *,
                          fence: Fence | None = None) -> None:
         """A change of status without a move (adjourned, closed, playing again)."""
-        await self._room_write(fence, _row("room_lapse", room_id, status, at))
+        await self._commits.write(_row("room_lapse", room_id, status, at), fence=fence)
 
     async def set_statuses(self, changes: Sequence[tuple[str, Status]], at: float) -> None:
         """:meth:`set_status` for many rooms in one transaction (rooms not in memory)."""
         if changes:
-            await self._write(*(_row("room_lapse", r, status, at) for r, status in changes))
+            await self._commits.write(*(_row("room_lapse", r, status, at)
+                                        for r, status in changes))
 
     async def expire(self, room_ids: Sequence[str], at: float) -> None:
         """Adjourned games nobody resumed end in one transaction, without a winner."""
         outcome = Outcome(winner=None, points=0, reason="expired")
         if room_ids:
-            await self._write(*(row for r in room_ids for row in _finish(r, outcome, at, None)))
+            await self._commits.write(*(row for r in room_ids
+                                        for row in _finish(r, outcome, at, None)))
 
     async def save_seats(
         self,
@@ -483,12 +428,12 @@ class Storage(ABC):
         """Seat holders, their dice seeds, and the start of the game (status, opening roll),
         in one transaction; ``unrated``: a rated room paired past its pair's cap is rated no
         more (migration 0010)."""
-        await self._room_write(
-            fence,
+        await self._commits.write(
             *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
             *_save_seeds(room_id, seeds),
             *([_row("room_unrated", room_id)] if unrated else []),
             _save_status(room_id, status, opening_rolls),
+            fence=fence,
         )
 
     async def record_move(
@@ -501,11 +446,11 @@ class Storage(ABC):
         move = _row("move", room_id, action.index, action.seat, json_text(action.move),
                     _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
         if outcome is None:
-            await self._room_write(fence, move)
+            await self._commits.write(move, fence=fence)
         else:
-            await self._room_write(fence, move,
-                                   *_finish(room_id, outcome, action.time, action.clocks),
-                                   *_rated(room_id, ratings))
+            await self._commits.write(move,
+                                      *_finish(room_id, outcome, action.time, action.clocks),
+                                      *_rated(room_id, ratings), fence=fence)
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
@@ -515,8 +460,8 @@ class Storage(ABC):
         """The end of a game that no move ended (a resignation, a timeout), with the
         ``ratings`` it changes, in one transaction."""
         at = time.time() if when is None else when
-        await self._room_write(fence, *_finish(room_id, outcome, at, clocks),
-                               *_rated(room_id, ratings))
+        await self._commits.write(*_finish(room_id, outcome, at, clocks),
+                                  *_rated(room_id, ratings), fence=fence)
 
     async def hand_seat_to_bot(
         self,
@@ -535,96 +480,18 @@ class Storage(ABC):
     ) -> None:
         """A seat becomes a bot's (logged in ``seat_changes``), and the room's status (a
         handover can start a waiting game), in one transaction."""
-        await self._room_write(
-            fence,
+        await self._commits.write(
             _row("seat_to_bot", room_id, seat, level),
             _row("seat_change", room_id, seat, ply, from_player, level, reason, when),
             *_save_seeds(room_id, seeds),
             _save_status(room_id, status, opening_rolls),
+            fence=fence,
         )
 
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float, *,
                           fence: Fence | None = None) -> None:
-        await self._room_write(fence, _row("chat", room_id, player_id, text, when))
+        await self._commits.write(_row("chat", room_id, player_id, text, when), fence=fence)
 
     async def save_review(self, room_id: str, text: str, when: float) -> None:
         """A finished game's review, as the JSON text it is served as (the first one stays)."""
-        await self._write(_row("review", room_id, text, when))
-
-    # --- the group commit ------------------------------------------------------------------
-
-    async def _room_write(self, fence: Fence | None, *rows: list[Any]) -> None:
-        """A write of one live thing's change, carrying its owner's ``fence`` (None: no
-        fencing, a single server owns everything): a 'fence' row first, checked in the same
-        transaction, so that the write fails unless the owner's lease still carries it; then
-        the fence is told (:attr:`Fence.refused`) and :class:`~server.errors.LeaseLost` raised,
-        with nothing written (:mod:`server.ownership`)."""
-        if fence is None:
-            await self._write(*rows)
-            return
-        try:
-            await self._write(_row("fence", fence.key, fence.node, fence.number), *rows)
-        except Exception as e:
-            if not self._is_lease_lost(e):
-                raise
-            fence.refused(fence)
-            raise LeaseLost(fence.key) from None
-
-    async def _write(self, *rows: list[Any]) -> None:
-        """Group commit: the write (``rows``) goes into the next transaction, with whatever
-        else was handed over meanwhile (one statement, one trip to the database and one
-        durable commit for all: those, not the SQL, are what a write costs); returns once
-        that transaction is committed. A value the database cannot hold is refused here
-        (``ValueError``)."""
-        write = _encode(rows)
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((write, fut))
-        if self._flusher is None:
-            # A task of its own, not the first caller: a caller may be cancelled, the batch
-            # it would have carried must still be written.
-            self._flusher = asyncio.create_task(self._flush())
-        await fut
-
-    async def _flush(self) -> None:
-        try:
-            while self._pending:
-                async with self._lock:
-                    batch, self._pending = self._pending, []
-                    started = time.perf_counter()
-                    try:
-                        errors = await self._commit([write for write, _ in batch])
-                    except BaseException:
-                        for _, fut in batch:
-                            fut.cancel()
-                        raise
-                    self.commit_stats.add(len(batch), time.perf_counter() - started)
-                for (_, fut), error in zip(batch, errors, strict=True):
-                    if fut.done():
-                        continue
-                    if error is None:
-                        fut.set_result(None)
-                    else:
-                        fut.set_exception(error)
-        finally:
-            self._flusher = None
-            for _, fut in self._pending:  # only when cancelled: nobody will write these
-                fut.cancel()
-            self._pending = []
-
-    async def _commit(self, writes: list[Write]) -> list[Exception | None]:
-        """``writes`` in one transaction; if it fails, each in its own, so one bad write fails
-        only its own caller. Each write's error (None: committed)."""
-        try:
-            await self._transaction(writes)
-            return [None] * len(writes)
-        except Exception as e:
-            if len(writes) == 1:
-                return [e]
-        errors: list[Exception | None] = []
-        for write in writes:
-            try:
-                await self._transaction([write])
-                errors.append(None)
-            except Exception as e:
-                errors.append(e)
-        return errors
+        await self._commits.write(_row("review", room_id, text, when))

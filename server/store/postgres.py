@@ -34,13 +34,13 @@ from server.room import RoomRecord, Status
 from server.store.base import (
     Account,
     Storage,
-    Write,
     migration_files,
     migrations_folder,
     pair_match,
     room_record,
     token_hash,
 )
+from server.store.commit import Write
 
 FOLDER = "migrations_postgresql"
 # pg_advisory_lock's key for migrations: any constant the application uses for nothing else.

@@ -38,12 +38,12 @@ from server.room import RoomRecord, Status
 from server.store.base import (
     Account,
     Storage,
-    Write,
     migration_files,
     pair_match,
     room_record,
     token_hash,
 )
+from server.store.commit import Write
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -13,8 +13,8 @@ from typing import Any
 
 import websockets
 
-from server.bench import lag_probe
 from server.client import ProtocolClient, Refused
+from server.server_bench import lag_probe
 from tools.load.process import work
 from tools.load.sync import CONNECT_CONCURRENCY, STUCK_S, Sync
 

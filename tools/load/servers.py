@@ -22,9 +22,9 @@ from websockets.asyncio.connection import broadcast
 
 from server import views
 from server.app import TablasServer
-from server.bench import lag_probe
 from server.protocol import json_text, with_re
 from server.room import Room, SeatState
+from server.server_bench import lag_probe
 from server.store import Store
 from tools.load.stats import lag_summary
 

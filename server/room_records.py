@@ -8,7 +8,7 @@ room, and nothing answers with what a spectator could not see (no token, no lega
 dice seed before the game is over).
 
 A finished game's review (:func:`engine.review.review_game`, seconds of CPU) is computed when
-first asked for, in the bot pool (:meth:`~server.bots.BotPool.compute`), never on the event
+first asked for, in the bot pool (:meth:`~server.bot_pool.BotPool.compute`), never on the event
 loop; it is stored, then served, and served from the store from then on. Requests for a room
 whose review is being computed wait for that one computation, a few seconds at most: then
 they are told it is still being computed, and ask again. At most half the pool's

@@ -192,7 +192,7 @@ def run_server_bench(quick: bool = False) -> list[Figure]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m server.bench [--quick]``: the server's figures alone (``tablas bench``
+    """``python -m server.server_bench [--quick]``: the server's figures alone (``tablas bench``
     runs the engine's too)."""
     import sys
 
