@@ -62,6 +62,9 @@ async def open_one(db: Path, ownership: Any) -> tuple[Hub, list[str]]:
     try:
         made.append(await hub.open_room(conn, "tictactoe", {}, [SeatState("human"),
                                         SeatState("human")], 0, None, RoomOptions()))
+    except BaseException:
+        await store.close()  # an open store's thread would keep the test process alive
+        raise
     finally:
         services.bots.shutdown()
     return hub, made
