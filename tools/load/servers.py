@@ -142,10 +142,12 @@ async def _child_main(start: Any, close: Any, store: Store | None = None) -> Non
 
 
 async def serve_child(db: str, bot_workers: int) -> None:
-    """``tablas serve`` as served (SQLite ``synchronous=FULL``), with the rate limit and the
-    cap on connections per address lifted: every client socket comes from 127.0.0.1."""
+    """``tablas serve`` as served (SQLite ``synchronous=FULL``), with the limits per client
+    address lifted (messages, connections, rooms): every client socket comes from
+    127.0.0.1."""
     store = await Store.open(db)
-    srv = TablasServer(store, bot_workers, max_msgs_per_address=None, max_conns_per_address=None)
+    srv = TablasServer(store, bot_workers, max_msgs_per_address=None, max_conns_per_address=None,
+                       max_rooms_per_address=None)
 
     async def start() -> int:
         return await srv.start("127.0.0.1", 0)
