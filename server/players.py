@@ -108,15 +108,14 @@ class Players:
         its key (``name_taken``: it is their name, and a password logs in), if it looks like
         a registered player's (the same skeleton) or reads as a house bot's (``bad_request``:
         a name that deceives)."""
-        owner = await self.store.account_by_key(name_key(name))
+        owner, look_alike = await self.store.name_holders(name_key(name), skeleton_key(name))
         if owner is not None and owner.player_id != player_id:
             raise ProtocolError("name_taken", f"The name {name!r} is a registered player's"
                                 " (compared without case and width): log in with its"
                                 " password, or choose another name.", re)
         if reads_as_house_bot(name):
             raise ProtocolError("bad_request", looks_like_bot_reason(name), re)
-        owner = await self.store.account_by_skeleton(skeleton_key(name))
-        if owner is not None and owner.player_id != player_id:
+        if look_alike is not None and look_alike.player_id != player_id:
             raise ProtocolError("bad_request", looks_like_player_reason(name), re)
 
     async def _login(self, conn: Conn, msg: Hello, password: str) -> tuple[Player, str]:

@@ -186,8 +186,12 @@ async def test_the_unique_index_decides_between_look_alikes_registered_at_once(
             "registered"
         assert await store.register_player("b", "v\u0456ctim", name_key("v\u0456ctim"),
                                            "scrypt$y", 2.0, sk) == "look_alike"
-        found = await store.account_by_skeleton(sk)
-        assert found is not None and found.player_id == "a"
+        by_key, found = await store.name_holders(name_key("v\u0456ctim"), sk)
+        assert by_key is None and found is not None and found.player_id == "a"
+        by_key, found = await store.name_holders("victim", sk)
+        assert by_key is not None and found is not None
+        assert by_key.player_id == found.player_id == "a"
+        assert await store.name_holders("nobody", "nobody") == (None, None)
         assert await store.player_info("b") == ("v\u0456ctim", False)
     finally:
         await store.close()

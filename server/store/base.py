@@ -22,7 +22,7 @@ import json
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -75,6 +75,19 @@ def _finish(room_id: str, outcome: Outcome, when: float, clocks: Sequence[int] |
     c0, c1 = clocks if clocks is not None else (None, None)
     return [_row("result", room_id, outcome.winner, outcome.points, outcome.reason, when, c0, c1),
             _row("room_finished", room_id)]
+
+
+def holders(rows: Iterable[Sequence[Any]]) -> tuple[Account | None, Account | None]:
+    """The backends' :meth:`Storage.name_holders` from its rows (id, name, password hash,
+    whether the key matched, whether the skeleton did)."""
+    by_key = by_skeleton = None
+    for pid, name, password_hash, key_matched, skeleton_matched in rows:
+        account = Account(str(pid), str(name), True, str(password_hash))
+        if key_matched:
+            by_key = account
+        if skeleton_matched:
+            by_skeleton = account
+    return by_key, by_skeleton
 
 
 def pair_match(players: tuple[str, str]) -> tuple[str, tuple[str, str]]:
@@ -235,8 +248,10 @@ class Storage(ABC):
         of their password."""
 
     @abstractmethod
-    async def account_by_skeleton(self, name_skeleton: str) -> Account | None:
-        """The registered player who holds this name skeleton (:mod:`server.names`)."""
+    async def name_holders(self, name_key: str, name_skeleton: str
+                           ) -> tuple[Account | None, Account | None]:
+        """In one read (every new guest's ``hello`` asks): the registered player whose name
+        has this key, and the one who holds this name skeleton (:mod:`server.names`)."""
 
     @abstractmethod
     async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:

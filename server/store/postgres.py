@@ -34,6 +34,7 @@ from server.room import RoomRecord, Status
 from server.store.base import (
     Account,
     Storage,
+    holders,
     migration_files,
     migrations_folder,
     pair_match,
@@ -161,11 +162,14 @@ class PostgresStore(Storage):
             "SELECT id, name, password_hash FROM players WHERE name_key = $1", name_key)
         return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
 
-    async def account_by_skeleton(self, name_skeleton: str) -> Account | None:
-        row = await self.pool.fetchrow(
-            "SELECT id, name, password_hash FROM players"
-            " WHERE name_skeleton = $1 AND name_skeleton_shared = 0", name_skeleton)
-        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+    async def name_holders(self, name_key: str, name_skeleton: str
+                           ) -> tuple[Account | None, Account | None]:
+        rows = await self.pool.fetch(
+            "SELECT id, name, password_hash, name_key = $1,"
+            " name_skeleton = $2 AND name_skeleton_shared = 0 FROM players"
+            " WHERE name_key = $1 OR (name_skeleton = $2 AND name_skeleton_shared = 0)",
+            name_key, name_skeleton)
+        return holders([tuple(r) for r in rows])
 
     async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
         rows = await self.pool.fetch(

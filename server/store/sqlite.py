@@ -38,6 +38,7 @@ from server.room import RoomRecord, Status
 from server.store.base import (
     Account,
     Storage,
+    holders,
     migration_files,
     pair_match,
     room_record,
@@ -172,13 +173,16 @@ class SqliteStore(Storage):
         return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
 
     @_serialised
-    async def account_by_skeleton(self, name_skeleton: str) -> Account | None:
+    async def name_holders(self, name_key: str, name_skeleton: str
+                           ) -> tuple[Account | None, Account | None]:
         async with self.db.execute(
-            "SELECT id, name, password_hash FROM players"
-            " WHERE name_skeleton = ? AND name_skeleton_shared = 0", (name_skeleton,)
+            "SELECT id, name, password_hash, name_key = ?,"
+            " name_skeleton = ? AND name_skeleton_shared = 0 FROM players"
+            " WHERE name_key = ? OR (name_skeleton = ? AND name_skeleton_shared = 0)",
+            (name_key, name_skeleton, name_key, name_skeleton),
         ) as cur:
-            row = await cur.fetchone()
-        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+            rows = await cur.fetchall()
+        return holders(rows)
 
     @_serialised
     async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
