@@ -80,6 +80,7 @@ class Pending:
     action: Action
     state: Any
     outcome: Outcome | None
+    play: bool = True  # the move is a play (the game's is_play): its seat has moved
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,17 +428,19 @@ class Room:
         state, rolls = resolve_chance(game, state, self.dice, self.ply + 1)
         action = Action(self.ply, seat, game.move_to_json(listed), rolls, now, clocks)
         outcome = game.outcome(state)
+        play = game.is_play(listed)
         if outcome is not None:
             played = list(self.played)
-            played[seat] = played[seat] or game.is_play(listed)
+            played[seat] = played[seat] or play
             outcome = self.conclude(outcome, played)
-        return Pending(action, state, outcome)
+        return Pending(action, state, outcome, play)
 
     def commit(self, pending: Pending) -> Action:
         """Makes a prepared move part of the room (it must still be the next ply)."""
         if pending.action.index != self.ply:
             raise RoomError("stale", "the room moved on since the move was prepared")
-        self._note_play(pending.action.seat, pending.action.move)
+        if pending.play:
+            self.played[pending.action.seat] = True
         self.history.append(pending.action)
         self.state = pending.state
         self.clocks.commit(pending.action.clocks, pending.action.time)
@@ -454,10 +457,13 @@ class Room:
             self.result = outcome
             self.status = "finished"
 
-    def _note_play(self, seat: int, move: JSON) -> None:
-        """Seat ``seat`` made ``move`` (a move of the current state, in listed form)."""
-        if not self.played[seat]:
-            self.played[seat] = self.game.is_play(self.game.move_from_json(self.state, move))
+    def note_played(self, actions: Sequence[Action]) -> None:
+        """Which seats have made a play, from stored ``actions`` (a room being restored: a
+        move's shape, in listed form, says whether it is a play)."""
+        for a in actions:
+            if not self.played[a.seat]:
+                self.played[a.seat] = self.game.is_play(
+                    self.game.move_from_json(self.state, a.move))
 
     def stake(self) -> int:
         """What a game ended by resignation, timeout or abandonment is worth (the game's
@@ -526,10 +532,7 @@ class RoomRecord:
         if self.status != "waiting":
             room.state = replay(room.game, room.options, room.opening_rolls,
                                 [(a.move, a.rolls) for a in self.actions])
-            for a in self.actions:  # (moves in listed form: their shape says whether they play)
-                if not room.played[a.seat]:
-                    room.played[a.seat] = room.game.is_play(
-                        room.game.move_from_json(room.state, a.move))
+            room.note_played(self.actions)
         room.status = self.status
         room.result = self.result
         room.clocks.restore([a.clocks for a in self.actions],
