@@ -247,8 +247,7 @@ class Hub:
         if room.ready:
             room.start()
         rated = self.services.rated
-        if rated is not None and (players := room.rated_players()) is not None \
-                and await rated.capped(room, players):
+        if rated is not None and await rated.capped(room):
             room.unrate()  # the pair's cap is reached: rated: false from the start
         if room.rated and rated is not None:
             room.ratings = await rated.current(room)

@@ -34,7 +34,7 @@ from dataclasses import replace
 from engine.core import Outcome
 from engine.search.profiles import profile
 from server.ratings import NEW, Rating, RatingChange, bot_level, rate_game, score_of
-from server.room import Room
+from server.room import Room, SeatState
 from server.store import Storage
 
 UNRATED_REASONS = frozenset({"expired", "aborted"})
@@ -69,10 +69,13 @@ class RatedGames:
         found = await self.store.ratings_of(room.game_id, ids)
         return {pid: anchored(room.game_id, pid, r).rating for pid, r in found.items()}
 
-    async def capped(self, room: Room, players: tuple[str, str]) -> bool:
-        """Whether a rated game of ``room`` between ``players`` (just paired) would be past
+    async def capped(self, room: Room, seats: Sequence[SeatState] | None = None) -> bool:
+        """Whether ``room``, rated, pairs two players (its ``seats``, default its own) past
         the pair's cap: :data:`PAIR_CAP` of their rated games finished within the window or
-        still being played (any of which may finish within it)."""
+        still being played (any of which may finish within it). False while a seat is open."""
+        players = room.rated_players(seats)
+        if players is None:
+            return False
         n = await self.store.rated_games_between(
             room.game_id, players, self.clock() - PAIR_WINDOW, playing=True)
         return n >= PAIR_CAP

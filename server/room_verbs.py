@@ -177,8 +177,7 @@ async def _pair_capped(owner: Owner, change: SeatChange | None) -> SeatChange | 
     rated, room = owner.services.rated, owner.room
     if change is None or change.started_at is None or rated is None:
         return change
-    players = room.rated_players(change.seats)
-    if players is None or not await rated.capped(room, players):
+    if not await rated.capped(room, change.seats):
         return change
     return dataclasses.replace(change, unrated=True)
 
