@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from engine.core import Game
-from engine.games import get_game
+from tablas.engine.core import Game
+from tablas.engine.games import get_game
 
 Result = dict[str, Any]
 
@@ -128,8 +128,8 @@ def bench_connect4_movegen(quick: bool) -> list[Result]:
 
 def bench_search_nodes(quick: bool) -> list[Result]:
     """Alpha-beta nodes per second through the protocol, each game at a fixed depth."""
-    from engine.search.alphabeta import Limits
-    from engine.search.profiles import engine_for
+    from tablas.engine.search.alphabeta import Limits
+    from tablas.engine.search.profiles import engine_for
 
     cases = [
         ("tictactoe", "", 9),
@@ -181,7 +181,7 @@ def time_connect4_solver(
     """(mean ms a position, nodes, wrong answers) of Pons' positions ``rows`` (moves, score)
     solved by the search ``kernel`` (``"c"`` or ``"python"``), the table cleared before each
     position and the clock around the solve alone."""
-    from engine.search.connect4_solver import Connect4Solver
+    from tablas.engine.search.connect4_solver import Connect4Solver
 
     game = get_game("connect4")
     solver = Connect4Solver(kernel=kernel)
@@ -207,7 +207,7 @@ def read_connect4_set(data: Path, name: str, n: int | None = None) -> list[list[
 def bench_connect4_solver(quick: bool) -> list[Result]:
     """Mean exact-solve time per position on Pons' sets, the table cleared before each, by
     each search: the compiled kernel (where a C compiler exists) and the pure-Python one."""
-    from engine.search import c4kernel
+    from tablas.engine.search import c4kernel
 
     data = connect4_data_dir()
     if data is None:
@@ -235,7 +235,7 @@ def bench_bgnet(quick: bool) -> list[Result]:
     """The backgammon network's evaluations per second, one by one and in bulk: 17 positions
     a call (a decision's plays: the root of a search) and 300 (about what a 2-ply search asks
     for at once: every reply to every roll after one play)."""
-    from engine.search.bgnet import default_net
+    from tablas.engine.search.bgnet import default_net
 
     game = get_game("backgammon")
     positions = [
@@ -272,7 +272,7 @@ def bench_bgnet(quick: bool) -> list[Result]:
 
 def bench_backgammon_decisions(quick: bool) -> list[Result]:
     """Median and worst decision time of each backgammon level over sampled positions."""
-    from engine.search.bots import decide
+    from tablas.engine.search.bots import decide
 
     game = get_game("backgammon")
     states = [

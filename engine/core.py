@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from engine.errors import (
+from tablas.engine.errors import (
     GameOverError,
     IllegalMoveError,
     InvalidDiceError,
@@ -191,13 +191,13 @@ class Game(ABC, Generic[S, M]):
 
     def record_formats(self) -> Sequence[RecordFormat]:
         """The text formats a record of this game can be written in, besides the server's
-        JSON (:mod:`engine.records`): none unless the game says."""
+        JSON (:mod:`tablas.engine.records`): none unless the game says."""
         return ()
 
 
 # A game's record and its formats are part of the protocol (a game names its formats, a
 # format writes a game's record), so they live here, below the games and
-# :mod:`engine.records` (which replays records) alike: neither imports the other's layer.
+# :mod:`tablas.engine.records` (which replays records) alike: neither imports the other's layer.
 
 
 @dataclass(frozen=True, slots=True)

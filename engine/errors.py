@@ -22,7 +22,7 @@ class TablasError(Exception):
 
 
 class UnknownGameError(TablasError, LookupError):
-    """No game with this id; ``engine.games.GAME_IDS`` lists the ones there are."""
+    """No game with this id; ``tablas.engine.games.GAME_IDS`` lists the ones there are."""
 
     def __init__(self, game_id: str, known: list[str]) -> None:
         self.game_id = game_id

@@ -2,16 +2,16 @@
 walks it, for teaching minimax and alpha-beta (docs/explain.md).
 
 :func:`explain` checks the parameters, builds the whole tree to the depth asked
-(:func:`engine.search.trace.build_tree`) and searches it once
-(:func:`engine.search.trace.search`); :func:`to_json`, :func:`to_dot` and :func:`to_text` write
-the result as the contract's JSON, Graphviz DOT and an indented text tree.
+(:func:`tablas.engine.search.trace.build_tree`) and searches it once
+(:func:`tablas.engine.search.trace.search`); :func:`to_json`, :func:`to_dot` and :func:`to_text`
+write the result as the contract's JSON, Graphviz DOT and an indented text tree.
 :func:`explain_query` does the same for the HTTP query's parameters, given as strings.
 
 Leaf values, from the root player's point of view:
 
 * a random tree: the number drawn at the leaf (0 to 10);
-* a game that ended: ``WIN - plies`` for a win (``engine.search.scores.WIN`` = 1,000,000, less
-  the decision plies from the root, so a sooner win is worth more and any win beats any
+* a game that ended: ``WIN - plies`` for a win (``tablas.engine.search.scores.WIN`` = 1,000,000,
+  less the decision plies from the root, so a sooner win is worth more and any win beats any
   evaluation), its negation for a loss, 0 for a draw; in a game with dice (backgammon) the
   points won or lost (1, 2 or 3), on the scale of its evaluation (cubeless equity);
 * a game where the depth ran out: the engine's evaluation (its profile's ``evaluate_seat0``),
@@ -25,14 +25,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import JSON, Game, Outcome
-from engine.errors import InvalidInputError
-from engine.games import GAME_IDS, get_game
-from engine.positions import position_state
-from engine.search.profiles import profile
-from engine.search.random_tree import RandomTree, tree_size
-from engine.search.scores import PROVEN_MIN, WIN
-from engine.search.trace import (
+from tablas.engine.core import JSON, Game, Outcome
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.games import GAME_IDS, get_game
+from tablas.engine.positions import position_state
+from tablas.engine.search.profiles import profile
+from tablas.engine.search.random_tree import RandomTree, tree_size
+from tablas.engine.search.scores import PROVEN_MIN, WIN
+from tablas.engine.search.trace import (
     ORDERS,
     Node,
     Order,

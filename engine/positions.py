@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core import Game
-from engine.errors import InvalidDiceError
+from tablas.engine.core import Game
+from tablas.engine.errors import InvalidDiceError
 
 
 def position_state(

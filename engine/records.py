@@ -1,16 +1,16 @@
 """A game's record replayed, and the text formats a game can write it in.
 
-A :class:`~engine.core.GameRecord` is what is needed to replay a game exactly: the game, its
+A :class:`~tablas.engine.core.GameRecord` is what is needed to replay a game exactly: the game, its
 options, the opening rolls and every action with the rolls it led to (the form the server
 stores), plus the players' names, the result and when it began. A game may be written in
-formats of its own (:meth:`engine.core.Game.record_formats`, each a
-:class:`~engine.core.RecordFormat`): ``moves`` (:data:`MOVES`) for the games whose POSITION
+formats of its own (:meth:`tablas.engine.core.Game.record_formats`, each a
+:class:`~tablas.engine.core.RecordFormat`): ``moves`` (:data:`MOVES`) for the games whose POSITION
 text spells the whole game (Connect-4's and BOOM's column digits, tic-tac-toe's board), and
-backgammon's ``mat`` (:mod:`engine.games.backgammon_mat`). A record need not be finished: a
+backgammon's ``mat`` (:mod:`tablas.engine.games.backgammon_mat`). A record need not be finished: a
 format writes the game so far.
 
 Everything here is given the game: the games build on this module (``MOVES``), so it does not
-look a game up by its id in the registry (:func:`engine.games.get_game`), which is above it;
+look a game up by its id in the registry (:func:`tablas.engine.games.get_game`), which is above it;
 its callers do.
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import JSON, Dice, Game, GameRecord, RecordFormat
-from engine.errors import InvalidInputError
+from tablas.engine.core import JSON, Dice, Game, GameRecord, RecordFormat
+from tablas.engine.errors import InvalidInputError
 
 
 @dataclass(frozen=True, slots=True)

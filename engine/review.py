@@ -2,7 +2,7 @@
 
 :func:`review_game` replays a game from what the server stores (its options, opening rolls and
 ``(move, rolls)`` pairs, as ``server/room.py``'s ``replay`` does) and asks the game's reviewer
-(its profile's ``review``, :mod:`engine.search.reviewers`) about every action, forced ones
+(its profile's ``review``, :mod:`tablas.engine.search.reviewers`) about every action, forced ones
 and backgammon's cube actions included; rolls of the dice are not actions. It is pure and
 CPU-bound (seconds per game, more for Connect-4, which is solved exactly from 12 stones on):
 run it in a worker process, never on an event loop. Arguments and results are plain data,
@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import JSON
-from engine.errors import InvalidInputError
-from engine.games import get_game
-from engine.search.profiles import profile
-from engine.search.reviewers import VERDICTS, Verdict
-from engine.search.scores import Proven
+from tablas.engine.core import JSON
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.games import get_game
+from tablas.engine.search.profiles import profile
+from tablas.engine.search.reviewers import VERDICTS, Verdict
+from tablas.engine.search.scores import Proven
 
 __all__ = ["VERDICTS", "MoveReview", "Verdict", "review_game"]
 
@@ -86,8 +86,8 @@ def review_game(
     rolls and (move, rolls) pairs exactly as the server stores them (``server/room.py``
     ``replay``). ``seconds_per_move`` is the search budget of each action where the game's
     profile does not require an exact solve (``docs/review.md``). An action that is not
-    legal where it stands raises :class:`engine.errors.IllegalMoveError` (a record that does
-    not replay); an unknown game, :class:`engine.errors.UnknownGameError`."""
+    legal where it stands raises :class:`tablas.engine.errors.IllegalMoveError` (a record that does
+    not replay); an unknown game, :class:`tablas.engine.errors.UnknownGameError`."""
     if seconds_per_move <= 0:
         raise InvalidInputError(f"seconds_per_move must be positive, got {seconds_per_move}")
     game = get_game(game_id)

@@ -17,7 +17,7 @@ part               its one job
 ``explainer``      the process where explain trees are built (out of the bots' way)
 =================  ==========================================================================
 
-A move's path: ``edge`` (frame → :class:`~server.protocol.Move`) → the handler table below →
+A move's path: ``edge`` (frame → :class:`~tablas.server.protocol.Move`) → the handler table below →
 ``hub.command`` (which room) → ``LiveRoom.run`` → ``store`` → ``Conn.send`` to every follower.
 """
 
@@ -33,15 +33,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from server.bot_pool import BotPool
-from server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
-from server.connections import Presence
-from server.dice import SeedFactory
-from server.edge import Edge, Http
-from server.edge.http import API_RATE, EXPLAIN_NICE, EXPLAIN_WORKERS, web_folder
-from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, Handler
-from server.errors import StartupError
-from server.hub import (
+from tablas.server.bot_pool import BotPool
+from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
+from tablas.server.connections import Presence
+from tablas.server.dice import SeedFactory
+from tablas.server.edge import Edge, Http
+from tablas.server.edge.http import API_RATE, EXPLAIN_NICE, EXPLAIN_WORKERS, web_folder
+from tablas.server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, Handler
+from tablas.server.errors import StartupError
+from tablas.server.hub import (
     ABANDON_AFTER,
     CLAIM_AFTER,
     EVICT_IDLE_AFTER,
@@ -50,12 +50,12 @@ from server.hub import (
     SWEEP_EVERY,
     Hub,
 )
-from server.live_room import RoomServices
-from server.lobby import Listing, Lobby, LocalRooms, RecentGames
-from server.loop import quiet_collector
-from server.ownership import Ownership, Solo
-from server.players import Players
-from server.protocol import (
+from tablas.server.live_room import RoomServices
+from tablas.server.lobby import Listing, Lobby, LocalRooms, RecentGames
+from tablas.server.loop import quiet_collector
+from tablas.server.ownership import Ownership, Solo
+from tablas.server.players import Players
+from tablas.server.protocol import (
     Abort,
     Chat,
     ClaimWin,
@@ -72,14 +72,14 @@ from server.protocol import (
     Seed,
     Spectate,
 )
-from server.rated import RatedGames
-from server.room_records import Records
-from server.standings import Standings
-from server.store import Database, Storage, open_store
-from server.sweeps import KEEP_ADJOURNED, Sweeps
+from tablas.server.rated import RatedGames
+from tablas.server.room_records import Records
+from tablas.server.standings import Standings
+from tablas.server.store import Database, Storage, open_store
+from tablas.server.sweeps import KEEP_ADJOURNED, Sweeps
 
 if TYPE_CHECKING:
-    from server.cluster import Cluster, Leases
+    from tablas.server.cluster import Cluster, Leases
 
 log = logging.getLogger("tablas.server")
 
@@ -119,10 +119,10 @@ class TablasServer:
         lease_s: float | None = None,
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
-        makes it a node of a cluster (``server.cluster``; the store must be PostgreSQL's),
+        makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
         whose room leases last ``lease_s`` seconds. ``clock``: the time rooms see (seconds);
         ``web``: the page's files (default: the package's own,
-        :class:`~server.edge.http.MissingFiles` if they are missing). The limits are the
+        :class:`~tablas.server.edge.http.MissingFiles` if they are missing). The limits are the
         parts' own (None lifts the cap on waiting rooms, connections, messages or ``/api/``
         requests per address, or rooms per address); ``abandon_after`` and
         ``keep_adjourned`` (seconds; None: never) say when rooms end (contract section 6),
@@ -159,7 +159,7 @@ class TablasServer:
         command: Handler = self.hub.command
         rematch: Handler = self.hub.rematch
         if leases is not None and redis is not None:
-            from server.cluster import Bus, Cluster, Relay, SharedListing
+            from tablas.server.cluster import Bus, Cluster, Relay, SharedListing
 
             bus = Bus(self.node, redis, leases.lease_s)
             shared = SharedListing(leases.store, bus.redis, self.hub, listing)
@@ -189,14 +189,14 @@ class TablasServer:
 
     def _leases(self, store: Storage, redis: str, lease_s: float | None) -> Leases:
         """A cluster's node's ownership: the leases (``--redis``; PostgreSQL's store)."""
-        from server.store.postgres import PostgresStore
+        from tablas.server.store.postgres import PostgresStore
 
         if not isinstance(store, PostgresStore):
             raise StartupError("--redis runs a node of a cluster, whose nodes share a "
                                "PostgreSQL database: give --db postgresql://…")
         # Only a cluster's node needs redis (the cluster extra).
         try:
-            from server.cluster import LEASE_S, Leases
+            from tablas.server.cluster import LEASE_S, Leases
         except ImportError as e:
             raise StartupError(f"a cluster's node needs {e.name}: "
                                "pip install 'tablas[cluster]'") from None
@@ -204,7 +204,7 @@ class TablasServer:
 
     async def start(self, host: str, port: int) -> int:
         """Listens on ``host:port`` (0: any free port) and starts the hub's background work
-        (rooms are loaded when named, :mod:`server.hub`); the port actually bound."""
+        (rooms are loaded when named, :mod:`tablas.server.hub`); the port actually bound."""
         if self.cluster is not None:
             await self.cluster.start()
         await self.players.backfill_skeletons()  # before anyone may take a name
@@ -240,8 +240,9 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
               max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
-    :func:`server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
-    (with the garbage collector as :func:`server.loop.quiet_collector` sets it for serving)."""
+    :func:`tablas.server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
+    (with the garbage collector as :func:`tablas.server.loop.quiet_collector` sets it for
+    serving)."""
     import signal
 
     async with quiet_collector():

@@ -1,8 +1,8 @@
 """Bot decisions in a process pool: never on the event loop.
 
 :func:`decide` is the pure, picklable function a worker runs: it rebuilds the position by
-replaying the room's history (with its dice) and asks :func:`engine.search.bots.decide`, the
-same pure function the CLI and the ladder use; the :class:`~engine.search.decision.Decision`
+replaying the room's history (with its dice) and asks :func:`tablas.engine.search.bots.decide`, the
+same pure function the CLI and the ladder use; the :class:`~tablas.engine.search.decision.Decision`
 it returns comes back to the event loop as it is (a picklable dataclass). :class:`BotPool`
 owns the ``ProcessPoolExecutor``: a decision has a deadline, and a dead worker
 (``BrokenProcessPool``) gets the pool rebuilt and the decision retried. Other work that must
@@ -11,7 +11,7 @@ not run on the event loop goes through :meth:`BotPool.compute`.
 Live analysis: a worker cannot call back into the event loop, so it puts what the search
 found after each iteration on a queue served by a ``multiprocessing`` manager (its proxy is
 handed to each worker once, by the pool's initializer; a plain ``multiprocessing.Queue``
-could not be), each a :class:`~engine.search.decision.SearchInfo` tagged with the decision's
+could not be), each a :class:`~tablas.engine.search.decision.SearchInfo` tagged with the decision's
 token, and a ``None`` when it is done. One thread
 of the server blocks on that queue and hands each item to the event loop
 (``call_soon_threadsafe``); :meth:`BotPool.decide` waits for the ``None`` before it returns,
@@ -47,12 +47,12 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.managers import SyncManager
 from typing import Any, ParamSpec, TypeVar
 
-from engine.core import JSON, Game
-from engine.games import get_game
-from engine.records import replay
-from engine.search import bots as search_bots
-from engine.search.decision import Decision, Level, SearchInfo
-from server.room import BotJob
+from tablas.engine.core import JSON, Game
+from tablas.engine.games import get_game
+from tablas.engine.records import replay
+from tablas.engine.search import bots as search_bots
+from tablas.engine.search.decision import Decision, Level, SearchInfo
+from tablas.server.room import BotJob
 
 log = logging.getLogger("tablas.bots")
 

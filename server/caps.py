@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from server.errors import RoomError
-from server.room import LIVE
+from tablas.server.errors import RoomError
+from tablas.server.room import LIVE
 
 if TYPE_CHECKING:
-    from server.live_room import LiveRoom
+    from tablas.server.live_room import LiveRoom
 
 MAX_WAITING_ROOMS = 20  # per player
 # Rooms waiting or in play opened from one client address, over all of its players: guests

@@ -1,7 +1,7 @@
 """The ``tablas`` command line (contract section 1).
 
 Bad input is reported as one line on stderr with exit code 2, never as a traceback: every
-error the engine raises on purpose is a :class:`~engine.errors.TablasError`.
+error the engine raises on purpose is a :class:`~tablas.engine.errors.TablasError`.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
-from engine.core import JSON, Game
-from engine.errors import InvalidInputError, TablasError
-from engine.games import GAME_IDS, get_game
-from engine.positions import position_state
-from server.errors import StartupError
-from server.loop import LOOPS, loop_in_use
-from server.loop import run as run_on_loop
+from tablas.engine.core import JSON, Game
+from tablas.engine.errors import InvalidInputError, TablasError
+from tablas.engine.games import GAME_IDS, get_game
+from tablas.engine.positions import position_state
+from tablas.server.errors import StartupError
+from tablas.server.loop import LOOPS, loop_in_use
+from tablas.server.loop import run as run_on_loop
 
 if TYPE_CHECKING:
-    from server.store import Database
+    from tablas.server.store import Database
 
 
 DB_HELP = ("the database: a SQLite file (default tablas.sqlite3), sqlite:///PATH, or "
@@ -132,7 +132,7 @@ def cmd_moves(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from engine.search.analysis import analyze
+    from tablas.engine.search.analysis import analyze
 
     game = get_game(args.game)
 
@@ -176,7 +176,7 @@ def _print_game_over(out: JSON) -> None:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from engine.explain import explain, to_dot, to_json, to_text
+    from tablas.engine.explain import explain, to_dot, to_json, to_text
 
     e = explain(args.game, args.position, args.dice, args.algorithm, args.depth, args.order,
                 args.branching, args.seed, args.max_nodes)
@@ -190,8 +190,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from engine.bench import run_benchmarks
-    from server.server_bench import run_server_bench
+    from tablas.engine.bench import run_benchmarks
+    from tablas.server.server_bench import run_server_bench
 
     results = run_benchmarks(quick=args.quick, progress=None if args.json else sys.stderr)
     # The engine may not import the server, so the server's figures are added here.
@@ -207,9 +207,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
-    from server.app import run
-    from server.edge.http import API_RATE
-    from server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS
+    from tablas.server.app import run
+    from tablas.server.edge.http import API_RATE
+    from tablas.server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS
 
     if args.bot_workers is not None and args.bot_workers < 1:
         raise CliError("--bot-workers must be at least 1")
@@ -249,12 +249,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         loop = loop_in_use(args.loop)
     except ImportError:
         raise CliError("--loop uvloop: uvloop is not installed (pip install uvloop)") from None
-    from server import logs
+    from tablas.server import logs
 
     logs.configure(args.log_level, args.log_json)
     import sqlite3
 
-    from server.store import BadDatabase
+    from tablas.server.store import BadDatabase
 
     database = _database(args.db)
     if args.redis is not None and database.kind != "postgresql":
@@ -282,7 +282,7 @@ def _database(text: str) -> Database:
     why a SQLite file cannot be opened: said before anything starts)."""
     import sqlite3
 
-    from server.store import BadDatabase, parse_database
+    from tablas.server.store import BadDatabase, parse_database
 
     try:
         database = parse_database(text)
@@ -301,7 +301,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     import asyncio
     import sqlite3
 
-    from server.store import BadDatabase, open_store
+    from tablas.server.store import BadDatabase, open_store
 
     database = _database(args.db)
 

@@ -14,9 +14,8 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from tablas.server.protocol import ServerMessage
 from websockets.asyncio.server import ServerConnection, broadcast
-
-from server.protocol import ServerMessage
 
 log = logging.getLogger("tablas.server")
 

@@ -76,7 +76,7 @@ class LeaseLost(ServerError):
 
 class NotOwner(ServerError):
     """``room_id`` is owned by the node ``node`` (a live lease): it is not loaded here; a
-    command for it goes to that node (``server.cluster``)."""
+    command for it goes to that node (``tablas.server.cluster``)."""
 
     def __init__(self, room_id: str, node: str) -> None:
         super().__init__(f"room {room_id} is owned by node {node}")

@@ -1,4 +1,4 @@
-"""The rooms in memory: find a :class:`~server.live_room.LiveRoom` by id (loading it from the
+"""The rooms in memory: find a :class:`~tablas.server.live_room.LiveRoom` by id (loading it from the
 store when it is not in memory), open new ones, and let idle ones go.
 
 Memory follows the rooms that are live, not the server's history. A room nobody follows, whose
@@ -12,12 +12,12 @@ A starting server loads no room before it answers: a player's ``hello`` loads th
 on by themselves (no person in them, or absent people's seats go to bots). The other rooms
 still live on disk are those whose people have not come back: ``abandon_after`` seconds after
 the start they are adjourned (games) or closed (waiting rooms) on disk, as their owners would
-have done (:meth:`~server.sweeps.Sweeps.settle_backlog`). Adjourned games nobody resumes end
-after ``keep_adjourned`` seconds (:meth:`~server.sweeps.Sweeps.expire_adjourned`).
+have done (:meth:`~tablas.server.sweeps.Sweeps.settle_backlog`). Adjourned games nobody resumes end
+after ``keep_adjourned`` seconds (:meth:`~tablas.server.sweeps.Sweeps.expire_adjourned`).
 
 Before it loads or opens a room the hub claims it through the ownership port
-(:mod:`server.ownership`): on a single server every claim is granted; on a node of a cluster
-a room another node owns is not loaded here (:class:`~server.errors.NotOwner`).
+(:mod:`tablas.server.ownership`): on a single server every claim is granted; on a node of a cluster
+a room another node owns is not loaded here (:class:`~tablas.server.errors.NotOwner`).
 
 Whenever a connection subscribes to a room, it stops following all but the last
 ``max_finished_followed`` finished rooms it subscribed to (each let go of with an unprompted
@@ -34,12 +34,12 @@ import secrets
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS, RoomCaps
-from server.connections import Conn
-from server.dice import SeedFactory
-from server.errors import NotOwner, RoomError
-from server.live_room import LiveRoom, PresenceChanged, RoomCommand, RoomServices
-from server.protocol import (
+from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS, RoomCaps
+from tablas.server.connections import Conn
+from tablas.server.dice import SeedFactory
+from tablas.server.errors import NotOwner, RoomError
+from tablas.server.live_room import LiveRoom, PresenceChanged, RoomCommand, RoomServices
+from tablas.server.protocol import (
     BotSeat,
     CreateRoom,
     Left,
@@ -47,7 +47,7 @@ from server.protocol import (
     RoomCreated,
     RoomOptions,
 )
-from server.room import Room, SeatState, game_for
+from tablas.server.room import Room, SeatState, game_for
 
 log = logging.getLogger("tablas.server")
 
@@ -62,7 +62,7 @@ ABANDON_AFTER = 120.0  # seconds without a connection after which a person is ab
 
 
 class Hub:
-    """Every live room, by id; the rooms' :class:`~server.live_room.RoomEvents`."""
+    """Every live room, by id; the rooms' :class:`~tablas.server.live_room.RoomEvents`."""
 
     def __init__(
         self,
@@ -325,7 +325,7 @@ class Hub:
 
     def start(self) -> None:
         """Starts looking for idle rooms every ``sweep_every`` seconds (the rooms on disk
-        nobody named are :mod:`server.sweeps`' work)."""
+        nobody named are :mod:`tablas.server.sweeps`' work)."""
         self._task = asyncio.get_running_loop().create_task(self._sweep_loop())
 
     async def _sweep_loop(self) -> None:

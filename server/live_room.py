@@ -1,11 +1,11 @@
 """The owner of one live room: every change to it goes through :meth:`LiveRoom.run`.
 
-A :class:`LiveRoom` holds the pure :class:`~server.room.Room` (the rules of the room: seats,
+A :class:`LiveRoom` holds the pure :class:`~tablas.server.room.Room` (the rules of the room: seats,
 history, clocks), its inbox (a lock and the commands waiting for it), its followers
-(:class:`~server.room_feed.Feed`) and its own tasks, the timer and the bot
-(:class:`~server.room_tasks.RoomTasks`). A command (a player's ``move``, ``join``,
+(:class:`~tablas.server.room_feed.Feed`) and its own tasks, the timer and the bot
+(:class:`~tablas.server.room_tasks.RoomTasks`). A command (a player's ``move``, ``join``,
 ``resign``…, the bot's decision, the timer's tick) waits in the inbox, then runs alone, its
-verb's helper (:mod:`server.room_verbs`) called in this order:
+verb's helper (:mod:`tablas.server.room_verbs`) called in this order:
 
 1. **check**: the ``Room`` prepares the change (a move, a seat change, the end of the game)
    without changing anything, or refuses it with the contract's error code;
@@ -22,10 +22,10 @@ are tasks of the room that come back through the same door (:class:`BotMove`, :c
 
 The inbox is bounded: at most ``RoomServices.inbox`` (:data:`INBOX`, 64) players' commands
 wait for one room; one more is refused at once (``rate_limited``, nothing changed). The
-room's own commands (:data:`~server.room_commands.OWN`) are never refused.
+room's own commands (:data:`~tablas.server.room_commands.OWN`) are never refused.
 
 The timer also ends rooms people have left (contract section 6,
-:meth:`server.rules.presence.Presence.due`): after the server's ``abandon_after`` a game is
+:meth:`tablas.server.rules.presence.Presence.due`): after the server's ``abandon_after`` a game is
 won by the present person or adjourned, a waiting room closed. Until then a room waiting or
 in play stays in memory; after it, it may leave.
 """
@@ -37,11 +37,11 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from server import views
-from server.connections import Conn
-from server.errors import RoomError
-from server.room import LIVE, Lapse, Pending, SeatChange
-from server.room_commands import (
+from tablas.server import views
+from tablas.server.connections import Conn
+from tablas.server.errors import RoomError
+from tablas.server.room import LIVE, Lapse, Pending, SeatChange
+from tablas.server.room_commands import (
     OWN,
     BotMove,
     Change,
@@ -52,16 +52,16 @@ from server.room_commands import (
     RoomCommand,
     Tick,
 )
-from server.room_feed import Feed
-from server.room_services import INBOX, GameEvents, RoomEvents, RoomServices
-from server.room_tasks import RoomTasks
-from server.room_verbs import handle
+from tablas.server.room_feed import Feed
+from tablas.server.room_services import INBOX, GameEvents, RoomEvents, RoomServices
+from tablas.server.room_tasks import RoomTasks
+from tablas.server.room_verbs import handle
 
 if TYPE_CHECKING:
-    from engine.core import Outcome
-    from server.ownership import Fence
-    from server.ratings import RatingChange
-    from server.room import Room
+    from tablas.engine.core import Outcome
+    from tablas.server.ownership import Fence
+    from tablas.server.ratings import RatingChange
+    from tablas.server.room import Room
 
 # What other modules import from here, besides LiveRoom (the commands and the services).
 __all__ = [
@@ -162,7 +162,7 @@ class LiveRoom:
         return rated.rating_changes(self.room, outcome)
 
     def fence(self) -> Fence | None:
-        """What a write of this room carries now (:mod:`server.ownership`)."""
+        """What a write of this room carries now (:mod:`tablas.server.ownership`)."""
         return self.services.ownership.fence(self.room_id)
 
     async def persist(self, change: Change) -> list[RatingChange]:

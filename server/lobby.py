@@ -6,7 +6,7 @@ built from memory, never from the store; it starts empty when the server starts.
 
 Where the rooms come from is the :class:`Listing` the composition root hands the lobby: a
 single server lists the rooms in its memory (:class:`LocalRooms`), a node of a cluster every
-node's rooms (``server.cluster.listing.SharedListing``)."""
+node's rooms (``tablas.server.cluster.listing.SharedListing``)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from server.connections import Conn
-from server.hub import Hub
-from server.protocol import ListRooms, RecentGame, Rooms, with_re
-from server.room import Room
-from server.views import result_data, summary
+from tablas.server.connections import Conn
+from tablas.server.hub import Hub
+from tablas.server.protocol import ListRooms, RecentGame, Rooms, with_re
+from tablas.server.room import Room
+from tablas.server.views import result_data, summary
 
 LOBBY_SIZE = 200
 RECENT_SIZE = 10  # the games that ended last, listed for their reviews
@@ -53,7 +53,7 @@ class LocalRooms:
 
 
 class RecentGames:
-    """The games that ended last (the rooms' :class:`~server.live_room.GameEvents`)."""
+    """The games that ended last (the rooms' :class:`~tablas.server.live_room.GameEvents`)."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         """``clock``: the rooms' time (``ended_at``)."""

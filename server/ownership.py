@@ -3,10 +3,10 @@ challenge, a tournament next), and what its writes carry to prove it.
 
 Everything live has one owner. On a single server that is the server itself
 (:class:`Solo`); on a node of a cluster it is the node holding the thing's lease in the
-database (:class:`server.cluster.leases.Leases`). The composition root (``server.app``)
-chooses one, once, and hands it through constructors to whatever owns live things (the hub,
-through :class:`~server.live_room.RoomServices`); nothing else asks whether it runs in a
-cluster.
+database (:class:`tablas.server.cluster.leases.Leases`). The composition root
+(``tablas.server.app``) chooses one, once, and hands it through constructors to whatever owns live
+things (the hub, through :class:`~tablas.server.live_room.RoomServices`); nothing else asks whether
+it runs in a cluster.
 
 A thing's owner, through the port:
 
@@ -15,7 +15,7 @@ A thing's owner, through the port:
   a command for it goes there), ``""`` when there is no such thing;
 - **fences** every write of a change to it (:meth:`Ownership.fence`): the :class:`Fence`
   goes into the store's write and is checked in the same transaction, so a write of a
-  former owner fails (:class:`~server.errors.LeaseLost`) with nothing written;
+  former owner fails (:class:`~tablas.server.errors.LeaseLost`) with nothing written;
 - **hears** when it has lost a thing (:meth:`Ownership.lost`): it lets go of it at once;
 - settles what it finds on disk unclaimed only when :attr:`Ownership.settles_backlog` says
   so (a single server owns everything on disk; a cluster's node only what it claimed).
@@ -37,7 +37,7 @@ class Fence:
     got (one more at every change of owner). The store writes a 'fence' row first, in the
     same transaction, which fails unless the lease still carries (``node``, ``number``); it
     then calls :attr:`refused` with this fence, and raises
-    :class:`~server.errors.LeaseLost`."""
+    :class:`~tablas.server.errors.LeaseLost`."""
 
     key: str
     node: str
@@ -61,7 +61,7 @@ class Ownership(Protocol):
 
     def fence(self, key: str) -> Fence | None:
         """What a write of ``key``'s change carries now (None: nothing to check);
-        :class:`~server.errors.LeaseLost` when ``key`` is no longer this process's."""
+        :class:`~tablas.server.errors.LeaseLost` when ``key`` is no longer this process's."""
         ...
 
     def lost(self, callback: Lost) -> None:

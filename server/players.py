@@ -3,7 +3,7 @@ registered one in by name and password; ``register`` makes a player's name their
 player's coming and going is told to the rooms they sit in.
 
 A token is a secret: the store keeps only its hash, and only its owner's ``welcome`` carries
-it. So is a password: the store keeps only its scrypt hash (:mod:`server.accounts`), and
+it. So is a password: the store keeps only its scrypt hash (:mod:`tablas.server.accounts`), and
 neither is ever sent or logged. A registered player may log in from any device, each login
 getting a token of its own; their name is theirs (a ``hello`` with their token and another
 name does not rename them), and nobody else may go by a name with the same key (NFKC and
@@ -22,19 +22,19 @@ import secrets
 import time
 from collections.abc import Callable
 
-from server.accounts import LoginLimits, hash_password, name_key, verify_password
-from server.connections import Conn, Player, Presence
-from server.errors import ProtocolError
-from server.hub import Hub
-from server.names import (
+from tablas.server.accounts import LoginLimits, hash_password, name_key, verify_password
+from tablas.server.connections import Conn, Player, Presence
+from tablas.server.errors import ProtocolError
+from tablas.server.hub import Hub
+from tablas.server.names import (
     looks_like_bot_reason,
     looks_like_player_reason,
     reads_as_house_bot,
     skeleton_key,
 )
-from server.protocol import Hello, Register, Registered, Welcome
-from server.room import LIVE
-from server.store import Storage
+from tablas.server.protocol import Hello, Register, Registered, Welcome
+from tablas.server.room import LIVE
+from tablas.server.store import Storage
 
 # The same words for an unknown name and a wrong password: a login tells nobody which names
 # are registered.

@@ -27,11 +27,10 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticSerializationError, to_json
-
-from engine.search.decision import Level
-from engine.search.scores import Proven
-from server.dice import SEAT_SEED_PATTERN
-from server.errors import ErrorCode, ProtocolError
+from tablas.engine.search.decision import Level
+from tablas.engine.search.scores import Proven
+from tablas.server.dice import SEAT_SEED_PATTERN
+from tablas.server.errors import ErrorCode, ProtocolError
 
 MsgId = Annotated[str, Field(max_length=128)] | int
 RoomId = Annotated[str, Field(min_length=1, max_length=64)]

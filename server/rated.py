@@ -4,12 +4,12 @@ locks so that two games of one player ending together never lose an update.
 The owner of a room asks :meth:`RatedGames.rating_changes` for the changes when its game ends and
 writes them with the result, in the same transaction (``Store.record_move`` /
 ``Store.record_result``), still holding the players' locks: a rating is read, moved by one
-Glicko-2 period (:func:`server.ratings.rate_game`) and written by one game at a time, and a
+Glicko-2 period (:func:`tablas.server.ratings.rate_game`) and written by one game at a time, and a
 game's result is never on disk without its rating change. (The store refuses, besides, a
 rating computed from a stale one: migration 0008.)
 
 What is rated: a room created with ``"rated": true`` whose game finishes with a RESULT, both
-seats (a person or a bot level: :func:`server.ratings.bot_rating_id`), one period each with
+seats (a person or a bot level: :func:`tablas.server.ratings.bot_rating_id`), one period each with
 the single game; a resignation, a timeout or an abandonment names the other seat the winner,
 so it counts as a loss. An adjourned game that expires (no winner, nobody played it out) is
 not rated, nor is an aborted one (ended before each seat had made its first play).
@@ -31,11 +31,11 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 
-from engine.core import Outcome
-from engine.search.profiles import profile
-from server.ratings import NEW, Rating, RatingChange, bot_level, rate_game, score_of
-from server.room import Room, SeatState
-from server.store import Storage
+from tablas.engine.core import Outcome
+from tablas.engine.search.profiles import profile
+from tablas.server.ratings import NEW, Rating, RatingChange, bot_level, rate_game, score_of
+from tablas.server.room import Room, SeatState
+from tablas.server.store import Storage
 
 UNRATED_REASONS = frozenset({"expired", "aborted"})
 PAIR_CAP = 10  # rated games between the same two players that change ratings ...

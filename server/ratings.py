@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.search.decision import LEVELS, Level
+from tablas.engine.search.decision import LEVELS, Level
 
 __all__ = [
     "EPSILON",

@@ -1,13 +1,13 @@
 """A sans-I/O room: the authoritative game, its seats, its history. No asyncio, sockets or SQL.
 
-Every change is two steps, so that the owner of the room (:class:`server.live_room.LiveRoom`)
+Every change is two steps, so that the owner of the room (:class:`tablas.server.live_room.LiveRoom`)
 can persist it in between: a ``prepare_*`` method checks it and computes what it leads to
 without changing the room (or raises :class:`RoomError` with the contract's error code), and
 ``commit``, ``commit_seats``, ``commit_lapse`` or ``finish`` makes it so. A move prepares a
 :class:`Pending`, a seat taken, freed or handed to a bot a :class:`SeatChange`
-(``room.seating``), the end of a game without a move an :class:`~engine.core.Outcome`
+(``room.seating``), the end of a game without a move an :class:`~tablas.engine.core.Outcome`
 (``room.endings``, ``room.clocks.flag_fall``, ``room.presence.due``), a change of status
-without one a :class:`Lapse`. Time (``clock``) and dice (a :class:`~server.dice.DiceSource`)
+without one a :class:`Lapse`. Time (``clock``) and dice (a :class:`~tablas.server.dice.DiceSource`)
 are injected.
 
 Chance nodes are resolved by the room itself at once: the opening roll when the game starts,
@@ -15,13 +15,13 @@ and any roll an action leads to (backgammon's ``roll``, ``take`` or a play when 
 not available). The rolls are recorded with the action that caused them; the opening roll
 belongs to ply 0 (``opening_rolls``).
 
-Room options (:class:`~server.protocol.RoomOptions`, not the game's): a chess clock per seat
-(:mod:`server.rules.clock`), and handing a seat to a bot, by its holder or after its player
-has been away ``abandon_to_bot_after_ms`` (:mod:`server.rules.presence`, which also says when
+Room options (:class:`~tablas.server.protocol.RoomOptions`, not the game's): a chess clock per seat
+(:mod:`tablas.server.rules.clock`), and handing a seat to a bot, by its holder or after its player
+has been away ``abandon_to_bot_after_ms`` (:mod:`tablas.server.rules.presence`, which also says when
 rooms end: contract section 6).
 
 Fair rated play (contract section 10): until each seat has made its first play (``played``)
-a seated person may abort the game (:mod:`server.rules.endings`), and a rated game that ends
+a seated person may abort the game (:mod:`tablas.server.rules.endings`), and a rated game that ends
 in any other way before then ends ``aborted`` too (:meth:`Room.conclude`).
 """
 
@@ -34,19 +34,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.core import JSON, Game, Outcome
-from engine.errors import IllegalMoveError, InvalidDiceError, InvalidInputError, UnknownGameError
-from engine.games import get_game
-from engine.records import replay
-from engine.search.decision import Level
-from server.dice import NO_SEEDS, CommitRevealDice, DiceSource, Seeds
-from server.errors import ErrorCode, RoomError
-from server.protocol import RoomOptions, RoomStatus
-from server.ratings import RatingChange
-from server.rules.clock import Clocks, Flagged
-from server.rules.endings import ABORTED, Endings
-from server.rules.presence import Lapse, Presence
-from server.rules.seats import Handover, SeatChange, Seating, SeatState, rating_id
+from tablas.engine.core import JSON, Game, Outcome
+from tablas.engine.errors import (
+    IllegalMoveError,
+    InvalidDiceError,
+    InvalidInputError,
+    UnknownGameError,
+)
+from tablas.engine.games import get_game
+from tablas.engine.records import replay
+from tablas.engine.search.decision import Level
+from tablas.server.dice import NO_SEEDS, CommitRevealDice, DiceSource, Seeds
+from tablas.server.errors import ErrorCode, RoomError
+from tablas.server.protocol import RoomOptions, RoomStatus
+from tablas.server.ratings import RatingChange
+from tablas.server.rules.clock import Clocks, Flagged
+from tablas.server.rules.endings import ABORTED, Endings
+from tablas.server.rules.presence import Lapse, Presence
+from tablas.server.rules.seats import Handover, SeatChange, Seating, SeatState, rating_id
 
 # What the room's parts define, named here too: the room's callers import them from here.
 __all__ = ["ABORTED", "LIVE", "Action", "BotJob", "Dice", "Flagged", "Handover", "Lapse",
@@ -144,7 +149,7 @@ class Room:
     """One game between two seats, watched by any number of spectators: the rules of a room.
     Its parts: its :class:`Seating` (who sits where), its :class:`Clocks` and its
     :class:`Presence` (who is away, and what that makes of the room); the messages that show
-    it are built by :mod:`server.views`."""
+    it are built by :mod:`tablas.server.views`."""
 
     def __init__(
         self,
@@ -467,7 +472,7 @@ class Room:
 
     def stake(self) -> int:
         """What a game ended by resignation, timeout or abandonment is worth (the game's
-        :meth:`~engine.core.Game.stake`: 1, the cube's value, or a whole match)."""
+        :meth:`~tablas.engine.core.Game.stake`: 1, the cube's value, or a whole match)."""
         return self.game.stake(self.state)
 
     @property

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.core import Outcome
-from engine.search.decision import Decision
-from server.protocol import (
+from tablas.engine.core import Outcome
+from tablas.engine.search.decision import Decision
+from tablas.server.protocol import (
     Abort,
     Chat,
     ClaimWin,
@@ -24,7 +24,7 @@ from server.protocol import (
     Seed,
     Spectate,
 )
-from server.room import BotJob, Lapse, Pending, SeatChange
+from tablas.server.room import BotJob, Lapse, Pending, SeatChange
 
 
 @dataclass(frozen=True, slots=True)

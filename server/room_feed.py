@@ -4,19 +4,19 @@ A :class:`Feed` holds the connections that follow a room (players and spectators
 writes them its messages: the snapshot (``room``), the ``update`` after a move, a bot's
 ``analysis``, chat lines and the ``rematch_offer``. Each text is written once for everyone
 who sees the same thing; the asker's copy carries ``re``. The room's owner
-(:class:`server.live_room.LiveRoom`) calls it, under the room's lock, once a change is on
+(:class:`tablas.server.live_room.LiveRoom`) calls it, under the room's lock, once a change is on
 disk.
 """
 
 from __future__ import annotations
 
-from engine.search.decision import SearchInfo
-from engine.search.profiles import profile
-from server import views
-from server.connections import Conn
-from server.protocol import Analysis, ChatMessage, RematchOffer, json_text, with_re
-from server.room import Action, BotJob, Room
-from server.room_services import RoomEvents, RoomServices
+from tablas.engine.search.decision import SearchInfo
+from tablas.engine.search.profiles import profile
+from tablas.server import views
+from tablas.server.connections import Conn
+from tablas.server.protocol import Analysis, ChatMessage, RematchOffer, json_text, with_re
+from tablas.server.room import Action, BotJob, Room
+from tablas.server.room_services import RoomEvents, RoomServices
 
 
 class Feed:

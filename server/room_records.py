@@ -1,15 +1,15 @@
 """Rooms as records, read only: a room of any status as a spectator sees it, with its chat;
 its game exported (the server's JSON, or a format of the game's own); its review.
 
-A room in memory is read from its owner (the hub's :class:`~server.live_room.LiveRoom`); any
-other is read from the store and rebuilt as a throwaway :class:`~server.room.Room`, never
+A room in memory is read from its owner (the hub's :class:`~tablas.server.live_room.LiveRoom`); any
+other is read from the store and rebuilt as a throwaway :class:`~tablas.server.room.Room`, never
 added to the hub: reading records does not fill memory with old rooms. Nothing here writes a
 room, and nothing answers with what a spectator could not see (no token, no legal moves, no
 dice seed before the game is over).
 
-A finished game's review (:func:`engine.review.review_game`, seconds of CPU) is computed when
-first asked for, in the bot pool (:meth:`~server.bot_pool.BotPool.compute`), never on the event
-loop; it is stored, then served, and served from the store from then on. Requests for a room
+A finished game's review (:func:`tablas.engine.review.review_game`, seconds of CPU) is computed when
+first asked for, in the bot pool (:meth:`~tablas.server.bot_pool.BotPool.compute`), never on the
+event loop; it is stored, then served, and served from the store from then on. Requests for a room
 whose review is being computed wait for that one computation, a few seconds at most: then
 they are told it is still being computed, and ask again. At most half the pool's
 workers compute reviews at once (the others play the bots' moves), and at most
@@ -25,18 +25,18 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.core import JSON, GameRecord
-from engine.errors import InvalidInputError
-from engine.games import get_game
-from engine.records import record_format, steps
-from engine.review import review_game
-from server import views
-from server.errors import RecordError
-from server.protocol import json_text
-from server.room import Room
+from tablas.engine.core import JSON, GameRecord
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.games import get_game
+from tablas.engine.records import record_format, steps
+from tablas.engine.review import review_game
+from tablas.server import views
+from tablas.server.errors import RecordError
+from tablas.server.protocol import json_text
+from tablas.server.room import Room
 
 if TYPE_CHECKING:
-    from server.hub import Hub
+    from tablas.server.hub import Hub
 
 log = logging.getLogger("tablas.server")
 
@@ -167,7 +167,7 @@ class Records:
 
     async def export(self, room_id: str, fmt: str) -> Export:
         """``GET /api/rooms/{id}/export?format=F``: ``json`` (every game) or a format of the
-        game's own (:meth:`engine.core.Game.record_formats`), for a room of any status (the
+        game's own (:meth:`tablas.engine.core.Game.record_formats`), for a room of any status (the
         game so far); ``bad_request`` naming the game's formats for any other."""
         room, _ = await self._room(room_id)
         if fmt == "json":

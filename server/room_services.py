@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from server.connections import Conn, Presence
-from server.ownership import Ownership
-from server.room import Room
+from tablas.server.connections import Conn, Presence
+from tablas.server.ownership import Ownership
+from tablas.server.room import Room
 
 if TYPE_CHECKING:
-    from server.bot_pool import BotPool
-    from server.rated import RatedGames
-    from server.store import Storage
+    from tablas.server.bot_pool import BotPool
+    from tablas.server.rated import RatedGames
+    from tablas.server.store import Storage
 
 # Commands of players that may wait for one room at once; one more is refused at once
 # (``rate_limited``, nothing changed). A command holds the room for about one group commit
@@ -49,7 +49,7 @@ class GameEvents(Protocol):
 
 @dataclass
 class RoomServices:
-    """What every live room shares, passed in by the composition root (``server.app``):
+    """What every live room shares, passed in by the composition root (``tablas.server.app``):
     where changes are written, who owns the rooms (and so what each write carries), where
     bots think, who is online, the time, who hears of a game's end."""
 

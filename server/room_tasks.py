@@ -1,10 +1,10 @@
 """A live room's own tasks: its timer and its bot.
 
-Both come back to the room through its one door (:meth:`server.live_room.LiveRoom.run`):
-the timer with a :class:`~server.room_commands.Tick` when a clock's flag may have fallen or
+Both come back to the room through its one door (:meth:`tablas.server.live_room.LiveRoom.run`):
+the timer with a :class:`~tablas.server.room_commands.Tick` when a clock's flag may have fallen or
 an absent person's seat is due (contract section 6), the bot with a
-:class:`~server.room_commands.BotMove` once the pool (:mod:`server.bot_pool`) has decided. The
-owner calls :meth:`RoomTasks.reschedule` after every command; at shutdown :meth:`stop`
+:class:`~tablas.server.room_commands.BotMove` once the pool (:mod:`tablas.server.bot_pool`) has
+decided. The owner calls :meth:`RoomTasks.reschedule` after every command; at shutdown :meth:`stop`
 cancels the tasks and :meth:`drain` waits for the bot's.
 """
 
@@ -15,12 +15,12 @@ import contextlib
 import logging
 from typing import Protocol
 
-from engine.search.decision import SearchInfo
-from server.connections import Conn
-from server.room import LIVE, BotJob, Room
-from server.room_commands import BotMove, Command, Tick
-from server.room_feed import Feed
-from server.room_services import RoomServices
+from tablas.engine.search.decision import SearchInfo
+from tablas.server.connections import Conn
+from tablas.server.room import LIVE, BotJob, Room
+from tablas.server.room_commands import BotMove, Command, Tick
+from tablas.server.room_feed import Feed
+from tablas.server.room_services import RoomServices
 
 log = logging.getLogger("tablas.server")
 

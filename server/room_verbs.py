@@ -2,7 +2,7 @@
 the room or of the part whose job it is), then hands the change to its owner to persist,
 commit and send (:meth:`Owner.apply`), as lichess's round actor hands each verb to a small
 helper. They run under the room's lock, called by :func:`handle` from the owner's one door
-(:meth:`server.live_room.LiveRoom.run`), and touch nothing else.
+(:meth:`tablas.server.live_room.LiveRoom.run`), and touch nothing else.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import dataclasses
 import logging
 from typing import TYPE_CHECKING, Protocol
 
-from engine.core import Outcome
-from server.bot_pool import random_move
-from server.connections import Conn
-from server.errors import RoomError
-from server.protocol import (
+from tablas.engine.core import Outcome
+from tablas.server.bot_pool import random_move
+from tablas.server.connections import Conn
+from tablas.server.errors import RoomError
+from tablas.server.protocol import (
     Abort,
     Chat,
     ChatMessage,
@@ -29,8 +29,8 @@ from server.protocol import (
     Seed,
     Spectate,
 )
-from server.room import LIVE, Flagged, Lapse, Room, SeatChange
-from server.room_commands import (
+from tablas.server.room import LIVE, Flagged, Lapse, Room, SeatChange
+from tablas.server.room_commands import (
     BotMove,
     Change,
     Command,
@@ -39,12 +39,12 @@ from server.room_commands import (
     PresenceChanged,
     Tick,
 )
-from server.room_feed import Feed
-from server.room_services import RoomEvents, RoomServices
+from tablas.server.room_feed import Feed
+from tablas.server.room_services import RoomEvents, RoomServices
 
 if TYPE_CHECKING:
-    from server.ownership import Fence
-    from server.ratings import RatingChange
+    from tablas.server.ownership import Fence
+    from tablas.server.ratings import RatingChange
 
 log = logging.getLogger("tablas.server")
 
@@ -52,7 +52,7 @@ Re = str | int | None
 
 
 class Owner(Protocol):
-    """The room's owner, as its verbs see it (:class:`server.live_room.LiveRoom`)."""
+    """The room's owner, as its verbs see it (:class:`tablas.server.live_room.LiveRoom`)."""
 
     room: Room
     services: RoomServices

@@ -1,6 +1,6 @@
 """The server's part of ``tablas bench``: a real server, real sockets, scripted clients.
 
-:func:`run_server_bench` starts a :class:`~server.app.TablasServer` in this process on an
+:func:`run_server_bench` starts a :class:`~tablas.server.app.TablasServer` in this process on an
 ephemeral port with a temporary SQLite file (``synchronous=FULL``, as served), then:
 
 1. plays ``N`` concurrent person-against-person games (tic-tac-toe and Connect-4, random
@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server.app import TablasServer
-from server.client import ProtocolClient, Refused
-from server.store import Store
+from tablas.server.app import TablasServer
+from tablas.server.client import ProtocolClient, Refused
+from tablas.server.store import Store
 
 Figure = dict[str, Any]
 PROBE_S = 0.010
@@ -49,7 +49,7 @@ async def pvp_game(url: str, game: str, rng: random.Random, rtts: list[float], *
     player on ``other_url`` (default: the same server); each move's round trip into
     ``rtts``; the moves played. ``refused_ends_game``: a refused move ends the game early
     (a cluster's room may move between nodes) instead of raising
-    :class:`~server.client.Refused`. ``think_s``: a pause before each move (a person's pace;
+    :class:`~tablas.server.client.Refused`. ``think_s``: a pause before each move (a person's pace;
     0: as fast as the server answers)."""
     a = await ProtocolClient.open(url, "bench-a")
     b = await ProtocolClient.open(other_url or url, "bench-b")

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.games import GAME_IDS
-from engine.search.decision import LEVELS
-from server.errors import RecordError
-from server.ratings import Rating, is_bot_rating_id
-from server.store import Storage
-from server.views import bot_name
+from tablas.engine.games import GAME_IDS
+from tablas.engine.search.decision import LEVELS
+from tablas.server.errors import RecordError
+from tablas.server.ratings import Rating, is_bot_rating_id
+from tablas.server.store import Storage
+from tablas.server.views import bot_name
 
 LEADERBOARD_SIZE = 100  # the leaderboard lists the best 100 of a game
 PLAYER_GAMES = 50  # a player's page lists their latest 50 rooms

@@ -1,6 +1,6 @@
 """The rooms on disk that nobody names: what becomes of them without a command.
 
-A starting server loads no room before it answers (:mod:`server.hub`). In the background,
+A starting server loads no room before it answers (:mod:`tablas.server.hub`). In the background,
 :class:`Sweeps` loads the games that play on by themselves (no person in them, or absent
 people's seats go to bots: :meth:`Sweeps.resume_alone`); ``abandon_after`` seconds after the
 start it adjourns (games) or closes (waiting rooms) on disk the live rooms whose people have
@@ -8,9 +8,9 @@ not come back, as their owners would have done (:meth:`Sweeps.settle_backlog`); 
 hour it ends the games adjourned more than ``keep_adjourned`` seconds ago
 (:meth:`Sweeps.expire_adjourned`).
 
-A room in memory is changed only through its owner (its :class:`~server.live_room.LiveRoom`);
+A room in memory is changed only through its owner (its :class:`~tablas.server.live_room.LiveRoom`);
 one on disk only where the ownership port says that this process settles what it finds there
-(:attr:`~server.ownership.Ownership.settles_backlog`: a single server). A node of a cluster
+(:attr:`~tablas.server.ownership.Ownership.settles_backlog`: a single server). A node of a cluster
 claims such a room first, loading it, and ends it through its owner; the rooms of the backlog
 are left to their owners' timers (a room whose node died is taken over, loaded, by another).
 """
@@ -21,9 +21,9 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from server.hub import Hub
-from server.live_room import Expire
-from server.room import Status
+from tablas.server.hub import Hub
+from tablas.server.live_room import Expire
+from tablas.server.room import Status
 
 log = logging.getLogger("tablas.server")
 

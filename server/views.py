@@ -2,8 +2,8 @@
 
 The room snapshot (``room``), the ``update`` each action sends, the lobby's summary of a room
 and a seat's name. Each message is built as the plain data its pydantic model
-(:mod:`server.protocol`) holds, fields in the model's order, for
-:func:`~server.protocol.json_text`: the server sends them to every follower of a room, and
+(:mod:`tablas.server.protocol`) holds, fields in the model's order, for
+:func:`~tablas.server.protocol.json_text`: the server sends them to every follower of a room, and
 validating the room's own data would cost as much again as writing it. A test holds the data
 to the models; :func:`snapshot` and :func:`update` validate it, for tests and tools.
 """
@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.core import JSON, Outcome
-from server.protocol import RoomSnapshot, RoomSummary, Update
-from server.room import Action, Room, RoomRecord, SeatState
-from server.rules.seats import rating_id
+from tablas.engine.core import JSON, Outcome
+from tablas.server.protocol import RoomSnapshot, RoomSummary, Update
+from tablas.server.room import Action, Room, RoomRecord, SeatState
+from tablas.server.rules.seats import rating_id
 
 
 def bot_name(level: str | None) -> str:
     """A house bot's seat name, ``bot (LEVEL)``: what every view shows for a bot's seat (and
-    what :func:`server.names.reads_as_house_bot` keeps people's names from imitating)."""
+    what :func:`tablas.server.names.reads_as_house_bot` keeps people's names from imitating)."""
     return f"bot ({level})"
 
 
@@ -67,7 +67,7 @@ def snapshot_data(
     spectators: int = 0,
 ) -> dict[str, Any]:
     """The ``room`` message as ``viewer`` sees it (``connected`` says which players are), as
-    the plain data ``RoomSnapshot`` holds: send it with :func:`~server.protocol.json_text`
+    the plain data ``RoomSnapshot`` holds: send it with :func:`~tablas.server.protocol.json_text`
     (every follower gets one at the start and end of every game)."""
     seats = [
         {
@@ -122,7 +122,7 @@ def snapshot(
 
 def update_data(room: Room, action: Action, legal_moves: list[JSON]) -> dict[str, Any]:
     """The ``update`` for ``action`` (which must be the room's latest) with ``legal_moves``
-    (:meth:`~server.room.Room.legal_for` the follower), as the plain data ``Update`` holds:
+    (:meth:`~tablas.server.room.Room.legal_for` the follower), as the plain data ``Update`` holds:
     every move sends it to every follower, written once per list of legal moves."""
     return {
         "type": "update",

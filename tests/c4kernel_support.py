@@ -5,8 +5,7 @@ but fails to build the kernel is a failure, never a skip."""
 from __future__ import annotations
 
 import pytest
-
-from engine.search import c4kernel
+from tablas.engine.search import c4kernel
 
 KERNELS = ["python", "c"]
 

@@ -28,8 +28,7 @@ from typing import Any
 import asyncpg
 import pytest
 from server_support import free_port
-
-from server.store import Storage, open_store
+from tablas.server.store import Storage, open_store
 
 USER = "tablas"
 

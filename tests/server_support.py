@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import websockets
-
-from server.app import TablasServer
-from server.store import open_store
+from tablas.server.app import TablasServer
+from tablas.server.store import open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -205,7 +204,7 @@ class Subprocess:
     def start(self) -> None:
         out = open(self.log, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", str(self.port),
+            [sys.executable, "-m", "tablas.server.cli", "serve", "--port", str(self.port),
              "--db", str(self.db), "--bot-workers", str(self.workers), *self.args],
             cwd=ROOT, stdout=out, stderr=out, start_new_session=True,
         )

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.core import Outcome
-from engine.errors import (
+from tablas.engine.core import Outcome
+from tablas.engine.errors import (
     GameOverError,
     IllegalMoveError,
     InvalidDiceError,
@@ -22,7 +21,7 @@ from engine.errors import (
     InvalidMoveError,
     InvalidPositionError,
 )
-from engine.games.backgammon import (
+from tablas.engine.games.backgammon import (
     Backgammon,
     BGState,
     board,

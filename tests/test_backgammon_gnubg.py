@@ -10,8 +10,7 @@ import random
 from typing import Any
 
 import pytest
-
-from engine.games.backgammon import Backgammon, BGState, boards_for_mover, encode_position_id
+from tablas.engine.games.backgammon import Backgammon, BGState, boards_for_mover, encode_position_id
 
 gnubg = pytest.importorskip("gnubg")
 

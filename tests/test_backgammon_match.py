@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.core import Outcome
-from engine.errors import InvalidInputError
-from engine.games import get_game
-from engine.games.backgammon import START, BGState, Match, single_game
+from tablas.engine.core import Outcome
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.games import get_game
+from tablas.engine.games.backgammon import START, BGState, Match, single_game
 
 G = get_game("backgammon")
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from tablas.engine.bench import sample_decisions
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.games import boom as bm
+from tablas.engine.games import get_game
+from tablas.engine.games.backgammon import START, BGState
+from tablas.engine.search.evals import boom_line_count_eval
 
-from engine.bench import sample_decisions
-from engine.errors import InvalidInputError
-from engine.games import boom as bm
-from engine.games import get_game
-from engine.games.backgammon import START, BGState
-from engine.search.evals import boom_line_count_eval
 from tools.baselines import decide_baseline, rank_priority_plays
 
 BG = get_game("backgammon")

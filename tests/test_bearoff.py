@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from engine.games.backgammon import DICE_OUTCOMES, START, generate_plays
-from engine.search import bearoff
-from engine.search.bearoff import (
+from tablas.engine.games.backgammon import DICE_OUTCOMES, START, generate_plays
+from tablas.engine.search import bearoff
+from tablas.engine.search.bearoff import (
     BearoffDB,
     build,
     final_positions,

@@ -7,9 +7,9 @@ import random
 
 import numpy as np
 import pytest
+from tablas.engine.games.backgammon import START
+from tablas.engine.search import bgfeatures
 
-from engine.games.backgammon import START
-from engine.search import bgfeatures
 from tests.test_bgnet import random_positions
 
 Board = tuple[int, ...]

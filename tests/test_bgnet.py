@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from engine.games.backgammon import START, Board, generate_plays
-from engine.search import backgammon_eval, bgnet
+from tablas.engine.games.backgammon import START, Board, generate_plays
+from tablas.engine.search import backgammon_eval, bgnet
 
 NET = bgnet.default_net()
 
@@ -158,7 +157,8 @@ def test_the_judge_takes_the_stages_asked_and_plays_a_named_network(tmp_path: Pa
 def test_the_judge_keeps_out_positions_seen_in_training(tmp_path: Path) -> None:
     """A decision whose position is in the training data is dropped, and counted."""
     pytest.importorskip("gnubg")
-    from engine.games.backgammon import Backgammon
+    from tablas.engine.games.backgammon import Backgammon
+
     from tools import bg_judge
 
     game = Backgammon()

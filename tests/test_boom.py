@@ -9,11 +9,15 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.core import Outcome
-from engine.errors import GameOverError, IllegalMoveError, InvalidMoveError, InvalidPositionError
-from engine.games import boom as bm
-from engine.games.boom import BOOM, Boom, BoomState
+from tablas.engine.core import Outcome
+from tablas.engine.errors import (
+    GameOverError,
+    IllegalMoveError,
+    InvalidMoveError,
+    InvalidPositionError,
+)
+from tablas.engine.games import boom as bm
+from tablas.engine.games.boom import BOOM, Boom, BoomState
 
 G = Boom()
 

@@ -13,11 +13,10 @@ from c4kernel_support import need_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pons_support import pons_data
-
-from engine.games import get_game
-from engine.games.connect4 import C4State
-from engine.search import c4kernel
-from engine.search.connect4_solver import Connect4Solver, SolverTimeout
+from tablas.engine.games import get_game
+from tablas.engine.games.connect4 import C4State
+from tablas.engine.search import c4kernel
+from tablas.engine.search.connect4_solver import Connect4Solver, SolverTimeout
 
 C4 = get_game("connect4")
 
@@ -127,7 +126,7 @@ def test_auto_falls_back_to_python_silently_and_c_says_why(
         broken.chmod(0o755)
         monkeypatch.setenv("TABLAS_CACHE", str(tmp_path / "cache"))
         monkeypatch.setenv("CC", str(broken))  # a compiler that fails every build
-    with caplog.at_level(logging.DEBUG, logger="engine.search.c4kernel"):
+    with caplog.at_level(logging.DEBUG, logger="tablas.engine.search.c4kernel"):
         solver = Connect4Solver(kernel="auto")
         assert solver.path == "python"
         assert solver.solve(C4.parse_position("2252576253462244111563365343671351441")) == -1

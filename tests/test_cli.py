@@ -12,16 +12,15 @@ from typing import Any
 
 import pytest
 from pons_support import pons_data
-
-from engine.games import get_game
-from server.cli import main
+from tablas.engine.games import get_game
+from tablas.server.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def tablas(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server.cli", *args],
+        [sys.executable, "-m", "tablas.server.cli", *args],
         input=stdin,
         capture_output=True,
         text=True,

@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 from pg_support import Backend
 from server_support import ROOT, free_port
-
-from server.store import migration_files
+from tablas.server.store import migration_files
 
 
 def tablas(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tablas.server.cli", *args], capture_output=True,
                           text=True, timeout=120, cwd=cwd,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 

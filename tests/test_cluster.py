@@ -23,8 +23,7 @@ import pytest
 import websockets
 from redis_support import RedisServer
 from server_support import Client, Subprocess, connected, create
-
-from server.store.postgres import PostgresStore
+from tablas.server.store.postgres import PostgresStore
 
 LEASE_S = 2.0
 HUMAN = {"kind": "human"}
@@ -242,9 +241,9 @@ async def test_a_stale_owner_cannot_write(pg_url: str) -> None:
     """Fencing, in the store: node a's lease on a room expires and node b claims it; a's
     next write of the room fails (LeaseLost) and writes nothing, b's goes through, and a
     cannot claim the room back while b's lease is live."""
-    from server.cluster import Leases
-    from server.errors import LeaseLost
-    from server.room import Action, SeatState
+    from tablas.server.cluster import Leases
+    from tablas.server.errors import LeaseLost
+    from tablas.server.room import Action, SeatState
 
     a = await PostgresStore.open(pg_url)
     b = await PostgresStore.open(pg_url)
@@ -292,7 +291,7 @@ def test_bad_cluster_options_are_one_line(tmp_path: Path, args: list[str], said:
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--db",
+    r = subprocess.run([sys.executable, "-m", "tablas.server.cli", "serve", "--db",
                         str(tmp_path / "t.db"), "--port", "0", *args], capture_output=True,
                        text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
     assert r.returncode == 2 and said in r.stderr, r.stderr
@@ -305,7 +304,7 @@ def test_redis_needs_postgresql(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--db",
+    r = subprocess.run([sys.executable, "-m", "tablas.server.cli", "serve", "--db",
                         str(tmp_path / "t.db"), "--redis", "redis://127.0.0.1:1/0",
                         "--port", "0"], capture_output=True, text=True, timeout=60,
                        cwd=Path(__file__).resolve().parent.parent)
@@ -573,9 +572,8 @@ async def test_a_node_hears_the_others_after_an_error_that_is_not_redis_pys_own(
     again and hears the other nodes, here a reply to a command it forwarded."""
     from redis.asyncio import Redis
     from redis.asyncio.client import PubSub
-
-    from server.app import TablasServer
-    from server.cluster import _channel
+    from tablas.server.app import TablasServer
+    from tablas.server.cluster import _channel
 
     server = TablasServer(await PostgresStore.open(pg_url), 1, node="a",
                           redis=redis_server.url, lease_s=LEASE_S)
@@ -617,7 +615,7 @@ async def test_a_node_hears_the_others_after_an_error_that_is_not_redis_pys_own(
 def test_a_text_for_several_connections_of_a_node_is_written_once_in_order() -> None:
     """What a node sends another is packed: a run of one text to several connections is one
     item; every connection still gets its texts in the order they were sent."""
-    from server.cluster import _pack
+    from tablas.server.cluster import _pack
 
     items: list[list[Any]] = [["t", 1, "u1"], ["t", 2, "u1"], ["t", 3, "u1-legal"],
                               ["d", 7, {"ok": True}], ["t", 1, "u2"], ["t", 2, "u2"],
@@ -634,7 +632,7 @@ def test_a_text_for_several_connections_of_a_node_is_written_once_in_order() -> 
 def test_the_item_kinds_keep_their_letters_on_the_wire() -> None:
     """The kinds of what nodes post each other have names in code and one letter each on the
     wire, for good: nodes of two versions meet during a rolling restart."""
-    from server.cluster.bus import ItemKind
+    from tablas.server.cluster.bus import ItemKind
 
     assert {k.name: k.value for k in ItemKind} == {
         "TEXT": "t", "COMMAND": "c", "DONE": "d", "PRESENCE": "p", "GONE": "g"}

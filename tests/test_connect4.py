@@ -9,16 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pons_support import pons_data
-
-from engine.core import Outcome
-from engine.errors import (
+from tablas.engine.core import Outcome
+from tablas.engine.errors import (
     GameOverError,
     IllegalMoveError,
     InvalidMoveError,
     InvalidPositionError,
 )
-from engine.games import connect4 as c4
-from engine.games.connect4 import C4State, Connect4
+from tablas.engine.games import connect4 as c4
+from tablas.engine.games.connect4 import C4State, Connect4
 
 G = Connect4()
 
@@ -253,7 +252,7 @@ def test_fast_helpers_agree_with_playing(s: C4State) -> None:
 
 @given(positions)
 def test_threats_match_the_lines_on_one_board_and_on_copies_side_by_side(s: C4State) -> None:
-    from engine.search.connect4_solver import _LANE_MOVES, _LANES, _REP, _lane_threats
+    from tablas.engine.search.connect4_solver import _LANE_MOVES, _LANES, _REP, _lane_threats
 
     for stones in (s.current, s.current ^ s.mask):
         naive = 0

@@ -9,8 +9,7 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from engine.games.connect4 import Connect4
+from tablas.engine.games.connect4 import Connect4
 
 pyspiel = pytest.importorskip("pyspiel")
 

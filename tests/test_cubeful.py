@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from engine.games import get_game
-from engine.games.backgammon import START, Backgammon, BGState, encode_position_id
-from engine.search.backgammon_eval import pips, stage
-from engine.search.cubeful import (
+from tablas.engine.games import get_game
+from tablas.engine.games.backgammon import START, Backgammon, BGState, encode_position_id
+from tablas.engine.search.backgammon_eval import pips, stage
+from tablas.engine.search.cubeful import (
     CONTACT_EFFICIENCY,
     RACE_EFFICIENCY,
     Cubeless,
@@ -25,6 +24,7 @@ from engine.search.cubeful import (
     efficiency,
     live_equity,
 )
+
 from tests.test_bgnet import random_positions
 from tools import bg_cube_judge
 

@@ -7,13 +7,12 @@ import random
 from typing import Any
 
 import pytest
-
-from engine.games import get_game
-from engine.games.backgammon import Backgammon, BGState
-from engine.search.backgammon_bot import cube_verdict, cubeless, rank_plays
-from engine.search.backgammon_eval import evaluate_for_seat0, stage
-from engine.search.bots import LEVELS, decide
-from engine.search.expectimax import CHECK_EVERY, Expectimax, SearchTimeout
+from tablas.engine.games import get_game
+from tablas.engine.games.backgammon import Backgammon, BGState
+from tablas.engine.search.backgammon_bot import cube_verdict, cubeless, rank_plays
+from tablas.engine.search.backgammon_eval import evaluate_for_seat0, stage
+from tablas.engine.search.bots import LEVELS, decide
+from tablas.engine.search.expectimax import CHECK_EVERY, Expectimax, SearchTimeout
 
 BG: Backgammon = get_game("backgammon")  # type: ignore[assignment]
 
@@ -223,8 +222,8 @@ def test_analysis_at_a_level_thinks_within_that_levels_cap(monkeypatch: pytest.M
                                                            ) -> None:
     """``tablas analyze --level max`` (and backgammon's default analysis, which is max) takes
     the time max's bot takes, not more: the level's cap bounds it whatever --time-ms asks."""
-    from engine.search import backgammon_bot
-    from engine.search.analysis import analyze
+    from tablas.engine.search import backgammon_bot
+    from tablas.engine.search.analysis import analyze
 
     s = next(x for x in random_positions(30, 4, min_plies=8)
              if stage(*x.boards) == "contact" and len(BG.legal_moves(x)) > 10)

@@ -17,14 +17,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from engine.errors import InvalidInputError
-from engine.explain import explain, explain_query, to_dot, to_json
-from engine.games import get_game
-from engine.search import grundy_solver
-from engine.search.evals import boom_eval, connect4_eval
-from engine.search.random_tree import leaf_values
-from engine.search.scores import MAX_PLIES, WIN
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.explain import explain, explain_query, to_dot, to_json
+from tablas.engine.games import get_game
+from tablas.engine.search import grundy_solver
+from tablas.engine.search.evals import boom_eval, connect4_eval
+from tablas.engine.search.random_tree import leaf_values
+from tablas.engine.search.scores import MAX_PLIES, WIN
 
 ORDERS = ("left", "right", "best", "worst")
 NODE_KEYS = {"id", "move_text", "kind", "static", "probability", "alpha", "beta", "value",
@@ -52,7 +51,7 @@ def by_id(root: Json) -> dict[int, Json]:
 
 
 def tablas(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "server.cli", *args],
+    return subprocess.run([sys.executable, "-m", "tablas.server.cli", *args],
                           capture_output=True, text=True, timeout=60)
 
 
@@ -541,7 +540,7 @@ def test_the_tree_says_how_to_read_a_proof_and_the_page_keeps_no_copy() -> None:
     assert won["value"] >= won["proof"]["proven_min"]
     assert to_json(explain("random", branching=2, depth=2, seed=1))["proof"] is None
     assert to_json(explain("backgammon"))["proof"] is None
-    web = Path(__file__).resolve().parent.parent / "server" / "web"
+    web = Path(__file__).resolve().parent.parent / "client"
     for js in web.rglob("*.js"):
         text = js.read_text(encoding="utf-8").replace("_", "")
         assert str(WIN) not in text and str(WIN - MAX_PLIES) not in text, js

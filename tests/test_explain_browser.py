@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from browser_support import chromium, create_room, new_page, screenshot, served
-
-from engine.games import get_game
+from tablas.engine.games import get_game
 
 Json = dict[str, Any]
 NODES = "#ex-view [data-node-id]"

@@ -26,13 +26,12 @@ from typing import Any
 
 import pytest
 from server_support import connected, create, running
+from tablas.engine.core import GameRecord, Outcome
+from tablas.engine.games import get_game
+from tablas.engine.games.backgammon import BGState, encode_position_id
+from tablas.engine.games.backgammon_mat import write_mat
+from tablas.engine.records import replay
 from test_server_records import get, get_json
-
-from engine.core import GameRecord, Outcome
-from engine.games import get_game
-from engine.games.backgammon import BGState, encode_position_id
-from engine.games.backgammon_mat import write_mat
-from engine.records import replay
 
 GNUBG = shutil.which("gnubg") or next(
     (p for p in ("/usr/games/gnubg",) if os.access(p, os.X_OK)), None)

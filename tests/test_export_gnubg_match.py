@@ -19,13 +19,12 @@ from typing import Any
 
 import pytest
 from server_support import connected, create, running
+from tablas.engine.core import GameRecord, Outcome
+from tablas.engine.games import get_game
+from tablas.engine.games.backgammon import BGState, encode_position_id
+from tablas.engine.games.backgammon_mat import write_mat
 from test_export_gnubg import COMPLAINTS, ENTRY, GNUBG, gnubg_reads
 from test_server_records import get, get_json
-
-from engine.core import GameRecord, Outcome
-from engine.games import get_game
-from engine.games.backgammon import BGState, encode_position_id
-from engine.games.backgammon_mat import write_mat
 
 pytestmark = pytest.mark.skipif(GNUBG is None, reason="GNU Backgammon is not installed")
 

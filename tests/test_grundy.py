@@ -5,9 +5,8 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-
-from engine.errors import InvalidInputError, InvalidMoveError, InvalidPositionError
-from engine.games.grundy import Grundy, GrundyState, grundy_value, position_value
+from tablas.engine.errors import InvalidInputError, InvalidMoveError, InvalidPositionError
+from tablas.engine.games.grundy import Grundy, GrundyState, grundy_value, position_value
 
 G = Grundy()
 

@@ -1,5 +1,6 @@
-"""The package as a user installs it: the built wheel (not this checkout) in a fresh virtual
-environment, run from a folder that has nothing of the project in it."""
+"""The package as a user installs it: the built wheel (not this checkout), and an editable
+install of this checkout, each in a fresh virtual environment, run from a folder that has
+nothing of the project in it. Both put one import package, ``tablas``, in site-packages."""
 
 from __future__ import annotations
 
@@ -32,42 +33,90 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel installed; its ``bin`` folder. The dependencies come from
-    this interpreter's own site-packages (a ``.pth`` line: no download), which the venv's
-    own come before; the checkout itself is nowhere on its path."""
-    env = tmp_path_factory.mktemp("venv") / "venv"
-    venv.create(env, with_pip=True)
-    bin_dir = env / "bin"
+def _venv(where: Path) -> tuple[Path, Path]:
+    """A fresh venv whose dependencies come from this interpreter's own site-packages (a
+    ``.pth`` line: no download), which the venv's own come before; its ``bin`` folder and its
+    site-packages."""
+    venv.create(where, with_pip=True)
+    bin_dir = where / "bin"
     site = subprocess.run(
         [str(bin_dir / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
         capture_output=True, text=True, check=True).stdout.strip()
     ours = dict.fromkeys((sysconfig.get_path("purelib"), sysconfig.get_path("platlib")))
     (Path(site) / "dependencies.pth").write_text("\n".join(ours) + "\n")
-    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-index",
-                    "--no-deps", str(wheel)], check=True, capture_output=True, timeout=300)
-    return bin_dir
+    return bin_dir, Path(site)
+
+
+@pytest.fixture(scope="module")
+def installs(wheel: Path, tmp_path_factory: pytest.TempPathFactory
+             ) -> dict[str, tuple[Path, set[str]]]:
+    """Two fresh venvs, the wheel installed in one and this checkout (editable) in the other:
+    for each, its ``bin`` folder and what the install added to its site-packages."""
+    out = {}
+    for kind, target in (("wheel", [str(wheel)]), ("editable", ["-e", str(ROOT)])):
+        bin_dir, site = _venv(tmp_path_factory.mktemp(kind) / "venv")
+        before = {p.name for p in site.iterdir()}
+        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps",
+                        *target], check=True, capture_output=True, timeout=300)
+        out[kind] = (bin_dir, {p.name for p in site.iterdir()} - before)
+    return out
+
+
+@pytest.fixture(scope="module")
+def installed(installs: dict[str, tuple[Path, set[str]]]) -> Path:
+    """The wheel's venv's ``bin`` folder."""
+    return installs["wheel"][0]
 
 
 def test_the_wheel_ships_the_page_and_the_migrations_and_no_tools(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"server/web/index.html", "server/web/js/app.js", "server/web/style.css",
-            "server/web/review.html", "server/web/js/review.js",
-            "server/web/js/boards/backgammon.js", "engine/search/bgnet.npz",
-            "engine/search/_c4kernel.c"} <= names
+    assert {"tablas/client/index.html", "tablas/client/js/app.js", "tablas/client/style.css",
+            "tablas/client/review.html", "tablas/client/js/review.js",
+            "tablas/client/js/boards/backgammon.js", "tablas/engine/search/bgnet.npz",
+            "tablas/engine/search/_c4kernel.c", "tablas/server/cli.py"} <= names
     # Every file of the page ships: one the package-data globs miss is a page that breaks
     # only once installed.
-    web = ROOT / "server" / "web"
-    assert {f"server/web/{p.relative_to(web).as_posix()}" for p in web.rglob("*")
+    client = ROOT / "client"
+    assert {f"tablas/client/{p.relative_to(client).as_posix()}" for p in client.rglob("*")
             if p.is_file()} <= names
-    for backend in ("migrations", "migrations_postgresql"):
-        folder = ROOT / "server" / "store" / backend
+    for backend in ("sqlite", "postgresql"):
+        folder = ROOT / "migrations" / backend
         assert {p.name for p in folder.glob("*.sql")} == {
             Path(n).name for n in names
-            if n.startswith(f"server/store/{backend}/") and n.endswith(".sql")}
-    assert "server/store/migrations_postgresql/README.md" in names
-    assert not any(n.startswith(("tools/", "tests/")) for n in names)
+            if n.startswith(f"tablas/migrations/{backend}/") and n.endswith(".sql")}
+    assert "tablas/migrations/README.md" in names
+    # One import package: nothing else at the top of the wheel but its metadata.
+    assert {n.split("/")[0] for n in names} == {"tablas", "tablas-0.1.0.dist-info"}
+
+
+@pytest.mark.parametrize("kind", ["wheel", "editable"])
+def test_an_install_adds_only_tablas_to_site_packages(
+        installs: dict[str, tuple[Path, set[str]]], tmp_path: Path, kind: str) -> None:
+    """``pip install`` (and ``pip install -e``) claims the one name ``tablas``: no ``server``
+    or ``engine`` of its own in everyone's site-packages, importable or not."""
+    bin_dir, added = installs[kind]
+    if kind == "wheel":
+        assert added == {"tablas", "tablas-0.1.0.dist-info"}
+    else:  # setuptools' editable install: its metadata, a .pth and the finder it names (and
+        # that finder's bytecode cache)
+        assert {n for n in added if not n.startswith("__editable__")} <= {
+            "tablas-0.1.0.dist-info", "__pycache__"}, added
+    where = subprocess.run(
+        [str(bin_dir / "python"), "-c",
+         "import importlib.util as u, tablas.server, tablas.engine; "
+         "print(tablas.server.__file__, tablas.engine.__file__, "
+         "u.find_spec('server'), u.find_spec('engine'))"],
+        cwd=tmp_path, capture_output=True, text=True, check=True, env=_without_path())
+    server_file, engine_file, server, engine = where.stdout.split()
+    # The wheel's code is its own copy in the venv; the editable install's is this checkout.
+    home = ROOT if kind == "editable" else bin_dir.parent
+    assert Path(server_file).is_relative_to(home) and Path(engine_file).is_relative_to(home)
+    assert Path(server_file).parent.name == "server"
+    assert (server, engine) == ("None", "None")
+
+
+def _without_path() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def _serve(bin_dir: Path, cwd: Path, port: int) -> subprocess.Popen[str]:
@@ -75,8 +124,7 @@ def _serve(bin_dir: Path, cwd: Path, port: int) -> subprocess.Popen[str]:
         [str(bin_dir / "tablas"), "serve", "--port", str(port), "--db", "t.sqlite3",
          "--bot-workers", "1"],
         cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-        start_new_session=True,
+        env=_without_path(), start_new_session=True,
     )
 
 
@@ -98,12 +146,10 @@ def _get(port: int, path: str) -> tuple[int, bytes]:
         return r.status, r.read()
 
 
+@pytest.mark.parametrize("kind", ["wheel", "editable"])
 def test_the_installed_server_serves_the_page_and_the_database_from_any_folder(
-        installed: Path, tmp_path: Path) -> None:
-    where = subprocess.run(
-        [str(installed / "python"), "-c", "import server, engine; print(server.__file__); "
-         "print(engine.__file__)"], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert str(ROOT) not in where.stdout and str(installed.parent) in where.stdout, where.stdout
+        installs: dict[str, tuple[Path, set[str]]], tmp_path: Path, kind: str) -> None:
+    installed = installs[kind][0]
     port = free_port()
     proc = _serve(installed, tmp_path, port)
     try:
@@ -120,7 +166,7 @@ def test_the_installed_server_serves_the_page_and_the_database_from_any_folder(
         versions = [v for (v,) in con.execute("SELECT version FROM schema_migrations")]
         con.close()
         assert versions == list(range(1, len(list(
-            (ROOT / "server" / "store" / "migrations").glob("*.sql"))) + 1))
+            (ROOT / "migrations" / "sqlite").glob("*.sql"))) + 1))
         os.killpg(proc.pid, signal.SIGTERM)
         assert proc.wait(20) == 0
     finally:
@@ -129,13 +175,14 @@ def test_the_installed_server_serves_the_page_and_the_database_from_any_folder(
             proc.wait()
 
 
-@pytest.mark.parametrize("missing", ["web/index.html", "store/migrations"])
+@pytest.mark.parametrize("missing", ["client/index.html", "migrations/sqlite"])
 def test_a_broken_install_says_what_is_missing_and_exits_at_once(
         installed: Path, tmp_path: Path, missing: str) -> None:
     """A file the package ships is gone: ``tablas serve`` names it and exits non-zero at once
     (it used to print a misleading "cannot serve" and hang on)."""
-    site = subprocess.run(  # from tmp_path: from the checkout, -c would find its server/
-        [str(installed / "python"), "-c", "import server; print(server.__path__[0])"],
+    site = subprocess.run(  # the installed package's folder, tablas/
+        [str(installed / "python"), "-c",
+         "import tablas.server as s, pathlib; print(pathlib.Path(s.__file__).parent.parent)"],
         capture_output=True, text=True, check=True, cwd=tmp_path).stdout.strip()
     assert str(installed.parent) in site, site
     target = Path(site) / missing
@@ -164,12 +211,12 @@ def test_the_installed_solver_builds_its_kernel_from_the_shipped_source(
     the source the wheel ships into the user's cache; the pure-Python search runs anyway."""
     from c4kernel_support import need_kernel
 
-    code = ("from engine.games import get_game; "
-            "from engine.search.connect4_solver import Connect4Solver; "
+    code = ("from tablas.engine.games import get_game; "
+            "from tablas.engine.search.connect4_solver import Connect4Solver; "
             "s = Connect4Solver(); "
             "print(s.path, s.solve(get_game('connect4').parse_position("
             "'2252576253462244111563365343671351441')))")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = _without_path()
     env["TABLAS_CACHE"] = str(tmp_path / "cache")
     for kernel in ("python", "c"):
         if kernel == "c":

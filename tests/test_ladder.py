@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tablas.engine.core import Outcome
 
-from engine.core import Outcome
 from tools.baselines import BASELINE
 from tools.ladder import (
     PairingResult,
@@ -86,7 +86,8 @@ def test_backgammon_luck_is_the_rolls_equity_against_the_average_roll() -> None:
     loses the game. So its equity before the roll is 6/36 - 30/36, and a winning roll's
     luck is 1 minus that, a losing roll's -1 minus that."""
     pytest.importorskip("gnubg")
-    from engine.games.backgammon import Backgammon, BGState
+    from tablas.engine.games.backgammon import Backgammon, BGState
+
     from tools.ladder import BackgammonLuck
 
     game = Backgammon()

@@ -13,7 +13,9 @@ PACKAGE = "engine"
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    """The import name of a file of the repository's ``engine/`` or ``server/``: under the
+    package ``tablas`` (``engine/core.py`` is ``tablas.engine.core``)."""
+    parts = ["tablas", *path.relative_to(ROOT).with_suffix("").parts]
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -98,12 +100,45 @@ def test_the_checker_sees_a_circle() -> None:
 
 def test_the_checker_reads_every_kind_of_import() -> None:
     graph = import_graph()
-    assert "engine.core" in graph["engine.games.tictactoe"]  # from engine.core import Game
-    assert "engine.search.evals" in graph["engine.search.profiles"]  # from engine.search import
-    assert "engine.games.boom" in graph["engine.games"]  # importlib.import_module, by name
+    # from tablas.engine.core import Game
+    assert "tablas.engine.core" in graph["tablas.engine.games.tictactoe"]
+    # from tablas.engine.search import evals
+    assert "tablas.engine.search.evals" in graph["tablas.engine.search.profiles"]
+    # importlib.import_module, by name
+    assert "tablas.engine.games.boom" in graph["tablas.engine.games"]
 
 
 def test_the_engine_has_no_import_circle() -> None:
     found = circles(import_graph())
     assert not found, "import circles in engine/: " + "; ".join(
         " <-> ".join(c) for c in found)
+
+
+def test_code_imports_the_package_by_its_one_name() -> None:
+    """Every import of the shipped code says ``tablas.server`` / ``tablas.engine``: a bare
+    ``server`` or ``engine`` would load the same files a second time, as other modules (the
+    repository's top level is on the tests' path), with classes that are not the same."""
+    bare = []
+    for folder in ("engine", "server", "tests", "tools"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom)
+                         and not node.level else [])
+                bare += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names
+                         if n.split(".")[0] in ("server", "engine")]
+    assert not bare, "bare imports: " + "; ".join(bare)
+
+
+def test_the_wheel_lists_every_package() -> None:
+    """pyproject's explicit package list (setuptools maps the top-level folders under
+    ``tablas``) names every folder of code: a new subpackage left out would be missing from
+    the wheel while the editable install still finds it."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = set(config["tool"]["setuptools"]["packages"])
+    folders = {module_name(p) for top in ("engine", "server")
+               for p in (ROOT / top).rglob("__init__.py")}
+    assert folders <= listed, f"not in pyproject's packages: {sorted(folders - listed)}"
+    assert listed - folders == {"tablas.client", "tablas.migrations"}

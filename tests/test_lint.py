@@ -20,7 +20,7 @@ def test_ruff_clean() -> None:
 
 def test_mypy_clean() -> None:
     pytest.importorskip("mypy")
-    r = subprocess.run(
-        [sys.executable, "-m", "mypy", "engine", "server"], cwd=ROOT, capture_output=True, text=True
-    )
+    # Through the tool: mypy cannot follow the editable install's mapping of tablas.server.
+    r = subprocess.run([sys.executable, "-m", "tools.typecheck"], cwd=ROOT, capture_output=True,
+                       text=True)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -17,18 +17,17 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from engine.core import Outcome
-from engine.games.backgammon import START, BGState, Match
-from engine.search import match_equity as me
-from engine.search.backgammon_bot import (
+from tablas.engine.core import Outcome
+from tablas.engine.games.backgammon import START, BGState, Match
+from tablas.engine.search import match_equity as me
+from tablas.engine.search.backgammon_bot import (
     cube_verdict,
     match_search,
     position_probabilities,
     rank_plays,
 )
-from engine.search.cubeful import best_action
-from engine.search.met_kazaross_xg2 import POST_CRAWFORD, PRE_CRAWFORD
+from tablas.engine.search.cubeful import best_action
+from tablas.engine.search.met_kazaross_xg2 import POST_CRAWFORD, PRE_CRAWFORD
 
 XML = Path("/usr/share/gnubg/met/Kazaross-XG2.xml")
 N = len(PRE_CRAWFORD)
@@ -168,7 +167,7 @@ def test_no_double_when_the_cube_already_wins_the_match() -> None:
 
 def random_positions(n: int, seed: int = 5) -> list[BGState]:
     """Positions of seeded random money games where the mover has several plays."""
-    from engine.games import get_game
+    from tablas.engine.games import get_game
 
     g = get_game("backgammon")
     rng = random.Random(seed)
@@ -211,7 +210,7 @@ def test_a_gammon_that_wins_the_match_is_worth_the_match() -> None:
 
 
 def test_the_two_double_match_points_rank_plays_alike() -> None:
-    from engine.games import get_game
+    from tablas.engine.games import get_game
 
     g = get_game("backgammon")
     for s in random_positions(2, seed=9):
@@ -222,7 +221,7 @@ def test_the_two_double_match_points_rank_plays_alike() -> None:
 
 
 def test_far_from_the_end_match_play_is_close_to_money_play() -> None:
-    from engine.games import get_game
+    from tablas.engine.games import get_game
 
     g = get_game("backgammon")
     for s in random_positions(3, seed=2):

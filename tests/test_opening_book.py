@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from engine.games.backgammon import START, Backgammon, BGState, generate_plays
-from engine.search.opening_book import ALTERNATIVES, BOOK, book_play, book_text, is_opening
+from tablas.engine.games.backgammon import START, Backgammon, BGState, generate_plays
+from tablas.engine.search.opening_book import ALTERNATIVES, BOOK, book_play, book_text, is_opening
 
 G = Backgammon()
 ROLLS = [(a, b) for a in range(2, 7) for b in range(1, a)]

@@ -10,17 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from server.bot_pool import BotPool
-from server.connections import Conn, Player, Presence
-from server.errors import LeaseLost
-from server.hub import Hub
-from server.live_room import RoomServices
-from server.lobby import RecentGames
-from server.ownership import Fence, Lost, Solo
-from server.protocol import RoomOptions
-from server.room import SeatState
-from server.store import open_store
+from tablas.server.bot_pool import BotPool
+from tablas.server.connections import Conn, Player, Presence
+from tablas.server.errors import LeaseLost
+from tablas.server.hub import Hub
+from tablas.server.live_room import RoomServices
+from tablas.server.lobby import RecentGames
+from tablas.server.ownership import Fence, Lost, Solo
+from tablas.server.protocol import RoomOptions
+from tablas.server.room import SeatState
+from tablas.server.store import open_store
 
 
 class ForeignFence:

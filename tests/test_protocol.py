@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from engine.core import Game, Outcome
-from engine.errors import GameOverError, IllegalMoveError, TablasError, UnknownGameError
-from engine.games import GAME_IDS, all_games, get_game
+from tablas.engine.core import Game, Outcome
+from tablas.engine.errors import GameOverError, IllegalMoveError, TablasError, UnknownGameError
+from tablas.engine.games import GAME_IDS, all_games, get_game
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 FORBIDDEN = {"asyncio", "websockets", "aiosqlite", "pydantic", "server", "sqlite3"}

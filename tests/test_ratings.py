@@ -7,8 +7,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from server.ratings import MAX_RD, NEW, SCALE, TAU, Rating, rate, rate_game, score_of
+from tablas.server.ratings import MAX_RD, NEW, SCALE, TAU, Rating, rate, rate_game, score_of
 
 # --- Glickman, "Example of the Glicko-2 system" (2013) ---------------------------------
 

@@ -16,18 +16,17 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from engine.core import JSON, Game
-from engine.errors import IllegalMoveError, InvalidInputError, UnknownGameError
-from engine.games import GAME_IDS, get_game
-from engine.games.backgammon import BGState
-from engine.games.tictactoe import TTTState
-from engine.review import VERDICTS, MoveReview, review_game
-from engine.search.backgammon_bot import EVALUATION, cube_verdict, cubeless, skip_cube
-from engine.search.bots import decide
-from engine.search.profiles import profile
-from engine.search.reviewers import SearchReviewer, Thresholds
-from engine.search.scores import PROVEN_MIN, WIN
+from tablas.engine.core import JSON, Game
+from tablas.engine.errors import IllegalMoveError, InvalidInputError, UnknownGameError
+from tablas.engine.games import GAME_IDS, get_game
+from tablas.engine.games.backgammon import BGState
+from tablas.engine.games.tictactoe import TTTState
+from tablas.engine.review import VERDICTS, MoveReview, review_game
+from tablas.engine.search.backgammon_bot import EVALUATION, cube_verdict, cubeless, skip_cube
+from tablas.engine.search.bots import decide
+from tablas.engine.search.profiles import profile
+from tablas.engine.search.reviewers import SearchReviewer, Thresholds
+from tablas.engine.search.scores import PROVEN_MIN, WIN
 
 TTT = get_game("tictactoe")
 RANK = {"loss": 0, "draw": 1, "win": 2}

@@ -9,16 +9,15 @@ from typing import Any
 import pytest
 from c4kernel_support import KERNELS, need_kernel
 from pons_support import pons_data
-
-from engine.games import get_game
-from engine.games.connect4 import C4State
-from engine.games.grundy import grundy_value, position_value
-from engine.games.tictactoe import TTTState
-from engine.search.alphabeta import AlphaBeta, Limits
-from engine.search.analysis import analyze
-from engine.search.bots import LEVELS, decide
-from engine.search.connect4_solver import Connect4Solver, proof_of, score_of
-from engine.search.profiles import engine_for
+from tablas.engine.games import get_game
+from tablas.engine.games.connect4 import C4State
+from tablas.engine.games.grundy import grundy_value, position_value
+from tablas.engine.games.tictactoe import TTTState
+from tablas.engine.search.alphabeta import AlphaBeta, Limits
+from tablas.engine.search.analysis import analyze
+from tablas.engine.search.bots import LEVELS, decide
+from tablas.engine.search.connect4_solver import Connect4Solver, proof_of, score_of
+from tablas.engine.search.profiles import engine_for
 
 TTT = get_game("tictactoe")
 C4 = get_game("connect4")
@@ -147,7 +146,7 @@ def test_connect4_solver_matches_pons_exact_scores(name: str, kernel: str) -> No
 def test_connect4_analysis_reports_pons_scores_as_proofs(
         kernel: str, monkeypatch: pytest.MonkeyPatch) -> None:
     need_kernel(kernel)
-    from engine.search import profiles
+    from tablas.engine.search import profiles
 
     monkeypatch.setattr(profiles._C4_SOLVER, "_solver", Connect4Solver(kernel=kernel))
     for moves, score in read_pons("Test_L2_R1", 40):
@@ -201,7 +200,7 @@ def test_connect4_mirror_folding_only_from_symmetric_roots() -> None:
 
 
 def _c4_eval_order() -> tuple[Any, Any]:
-    from engine.search.evals import connect4_eval, connect4_order
+    from tablas.engine.search.evals import connect4_eval, connect4_order
 
     return connect4_eval, connect4_order
 

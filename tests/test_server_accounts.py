@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from server_support import Client, FakeClock, connect_from, create, running
-
-from server.accounts import FAILURES_PER_ADDRESS, FAILURES_PER_NAME, WINDOW, name_key
+from tablas.server.accounts import FAILURES_PER_ADDRESS, FAILURES_PER_NAME, WINDOW, name_key
 
 PASSWORD = "correct horse battery"
 HUMAN = {"kind": "human"}
@@ -214,7 +213,7 @@ async def test_a_stranger_guessing_cannot_lock_the_owner_out(tmp_path: Path) -> 
     """docs/security.md "Login limits": an attacker's wrong guesses from one address refuse
     that address (the right password too) and never the owner's from another address, nor
     the owner's device that holds a token; many addresses guessing only slow the name."""
-    from server.accounts import SLOW_AFTER, SLOW_BASE
+    from tablas.server.accounts import SLOW_AFTER, SLOW_BASE
 
     clock = FakeClock()
     async with running(tmp_path / "t.db", clock=clock) as (_, url):
@@ -252,7 +251,7 @@ async def test_a_stranger_guessing_cannot_lock_the_owner_out(tmp_path: Path) -> 
 
 
 async def test_registrations_are_limited_per_address(tmp_path: Path) -> None:
-    from server.accounts import REGISTRATIONS_PER_ADDRESS
+    from tablas.server.accounts import REGISTRATIONS_PER_ADDRESS
 
     clock = FakeClock()
     async with running(tmp_path / "t.db", clock=clock) as (_, url):
@@ -330,7 +329,7 @@ async def test_no_token_hash_or_password_is_sent_or_logged(
 
 
 def test_serve_never_logs_the_databases_statements() -> None:
-    from server.logs import configure
+    from tablas.server.logs import configure
 
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
@@ -349,7 +348,7 @@ def test_serve_never_logs_the_databases_statements() -> None:
 async def test_password_hash_is_salted_scrypt(tmp_path: Path) -> None:
     """Two players with one password get different hashes (a salt each), and the stored
     parameters are what verify reads back."""
-    from server.accounts import hash_password, verify_password
+    from tablas.server.accounts import hash_password, verify_password
 
     one, two = await asyncio.gather(hash_password(PASSWORD), hash_password(PASSWORD))
     assert one != two and one.split("$")[:4] == ["scrypt", "16384", "8", "1"]

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 from server_support import Client, contract_roll, create, running
-
-from engine.games import GAME_IDS, all_games
-from engine.search.decision import LEVELS
-from server import views
-from server.dice import CommitRevealDice, FixedDice, dice_from_seed
-from server.protocol import (
+from tablas.engine.games import GAME_IDS, all_games
+from tablas.engine.search.decision import LEVELS
+from tablas.server import views
+from tablas.server.dice import CommitRevealDice, FixedDice, dice_from_seed
+from tablas.server.protocol import (
     SCHEMA_PATH,
     ChatMessage,
     RoomOptions,
@@ -26,7 +25,7 @@ from server.protocol import (
     schema_text,
     with_re,
 )
-from server.room import Room, SeatState
+from tablas.server.room import Room, SeatState
 
 
 def test_dice_recipe_is_uniform_and_matches() -> None:

@@ -16,11 +16,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from server_support import Client, contract_roll, create, running
-
-from engine.core import Outcome
-from server import views
-from server.room import Room, SeatState
-from server.store import Store
+from tablas.engine.core import Outcome
+from tablas.server import views
+from tablas.server.room import Room, SeatState
+from tablas.server.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SEAT_SEEDS = st.text(alphabet="0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",

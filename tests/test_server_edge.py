@@ -19,10 +19,9 @@ from server_support import (
     http_exchange,
     running,
 )
+from tablas.server.cli import build_parser, main
+from tablas.server.edge.websocket import TOO_MANY_MSGS
 from websockets.exceptions import InvalidStatus
-
-from server.cli import build_parser, main
-from server.edge.websocket import TOO_MANY_MSGS
 
 HUMAN = {"kind": "human"}
 ALLOWED = "https://games.example"

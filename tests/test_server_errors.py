@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 from server_support import Client, connected, create, running
-
-from server import views
+from tablas.server import views
 
 HUMAN = {"kind": "human"}
 

@@ -365,7 +365,8 @@ async def test_rooms_per_address(tmp_path: Path) -> None:
 def test_the_anchors_are_the_ladders(level: str) -> None:
     """The fixed ratings the project ships are the ones tools/anchors.py computes from the
     measured ladder (docs/ratings.md)."""
-    from engine.search.profiles import PROFILES
+    from tablas.engine.search.profiles import PROFILES
+
     from tools.anchors import LADDER, anchors
 
     for game, ladder in LADDER.items():

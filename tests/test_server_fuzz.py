@@ -27,11 +27,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from server_support import Client, running
+from tablas.server import views
+from tablas.server.app import TablasServer
+from tablas.server.edge.websocket import MAX_FRAME
 from websockets.exceptions import ConnectionClosed
-
-from server import views
-from server.app import TablasServer
-from server.edge.websocket import MAX_FRAME
 
 T = TypeVar("T")
 HUMAN = {"kind": "human"}

@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 from server_support import Subprocess, http_exchange, running
-
-from server.cli import main
-from server.edge import http
-from server.edge.http import EXPLAIN_PER_ADDRESS, EXPLAIN_TOTAL
+from tablas.server.cli import main
+from tablas.server.edge import http
+from tablas.server.edge.http import EXPLAIN_PER_ADDRESS, EXPLAIN_TOTAL
 
 HANDSHAKE = ("Upgrade: websocket\r\nConnection: Upgrade\r\n"
              "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n")

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from server_support import Client, FakeClock, connected, running
-
-from server.app import TablasServer
-from server.live_room import BUSY, INBOX, LiveRoom
+from tablas.server.app import TablasServer
+from tablas.server.live_room import BUSY, INBOX, LiveRoom
 
 HUMAN = {"kind": "human"}
 BOUND = 4  # a small inbox for the test (the server's is INBOX)

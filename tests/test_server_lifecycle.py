@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from server_support import Client, connected, create, running
-
-from server.room import SeatState
-from server.store import Store
+from tablas.server.room import SeatState
+from tablas.server.store import Store
 
 HUMAN = {"kind": "human"}
 BOT = {"kind": "bot", "level": "random"}

@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 from server_support import Client, FakeClock, connect_from, connected, create, running
+from tablas.server import views
+from tablas.server.app import TablasServer
+from tablas.server.cli import build_parser
+from tablas.server.edge.websocket import TOO_MANY_CONNS
+from tablas.server.hub import EVICT_IDLE_AFTER
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-
-from server import views
-from server.app import TablasServer
-from server.cli import build_parser
-from server.edge.websocket import TOO_MANY_CONNS
-from server.hub import EVICT_IDLE_AFTER
 
 HUMAN = {"kind": "human"}
 BOT = {"kind": "bot", "level": "random"}

@@ -12,8 +12,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from server_support import ROOT, free_port
-
-from server.client import ProtocolClient
+from tablas.server.client import ProtocolClient
 
 HUMAN = {"kind": "human"}
 BOT = {"kind": "bot", "level": "random"}
@@ -22,7 +21,7 @@ BOT = {"kind": "bot", "level": "random"}
 def _serve(tmp: Path, *args: str) -> tuple[subprocess.Popen[bytes], int, Path]:
     port, log = free_port(), tmp / "serve.log"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--db",
+        [sys.executable, "-m", "tablas.server.cli", "serve", "--port", str(port), "--db",
          str(tmp / "t.db"), "--bot-workers", "1", *args],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=open(log, "wb"))
     deadline = time.time() + 30
@@ -87,7 +86,7 @@ async def test_json_lines_and_debug_level(tmp_path: Path) -> None:
 
 
 def test_bad_log_level_is_refused(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "server.cli", "serve", "--log-level", "loud",
+    out = subprocess.run([sys.executable, "-m", "tablas.server.cli", "serve", "--log-level", "loud",
                           "--db", str(tmp_path / "t.db")], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 2 and "--log-level" in out.stderr and "Traceback" not in out.stderr

@@ -19,11 +19,11 @@ import pytest
 import test_server_security
 import websockets
 from server_support import ROOT, Client, Subprocess, create, running
+from tablas.server.connections import Conn
+from tablas.server.edge.websocket import _Connection
+from tablas.server.loop import loop_in_use, quiet_collector, run
 from websockets.server import ServerProtocol
 
-from server.connections import Conn
-from server.edge.websocket import _Connection
-from server.loop import loop_in_use, quiet_collector, run
 from tools.load import REFUSED_REQUEST, UPGRADE_REQUEST
 
 uvloop = pytest.importorskip("uvloop")
@@ -47,7 +47,7 @@ def test_auto_prefers_uvloop_and_each_choice_runs_its_loop() -> None:
 
 def test_serve_refuses_an_unknown_loop() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "server.cli", "serve", "--loop", "trio", "--port", "0"],
+        [sys.executable, "-m", "tablas.server.cli", "serve", "--loop", "trio", "--port", "0"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )
     assert out.returncode == 2
@@ -95,8 +95,8 @@ class _Node:
 
 def _old_cycle() -> weakref.ref[_Node]:
     """A reference cycle that outlived young collections (as a closed connection's protocol
-    did before ``server.edge.websocket._Connection`` broke it), then became garbage: only an older
-    generation's pass can free it."""
+    did before ``tablas.server.edge.websocket._Connection`` broke it), then became garbage: only an
+    older generation's pass can free it."""
     node = _Node()
     gc.collect(0)  # survivors move on to generation 1
     return weakref.ref(node)

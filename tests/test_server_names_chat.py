@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from server_support import Client, connected, create, running
-
-from server.protocol import INVISIBLE_FILLERS, MAX_NAME, clean_chat, clean_name
+from tablas.server.protocol import INVISIBLE_FILLERS, MAX_NAME, clean_chat, clean_name
 
 HUMAN = {"kind": "human"}
 NAME_REFUSED = ("Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp")

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 from pg_support import Backend
 from server_support import Client, running
-
-from server.accounts import name_key
-from server.names import reads_as_house_bot, skeleton_key
+from tablas.server.accounts import name_key
+from tablas.server.names import reads_as_house_bot, skeleton_key
 
 PASSWORD = "correct horse battery"
 
@@ -148,7 +147,7 @@ async def test_look_alikes_registered_before_are_kept_and_the_first_holds_the_sk
     for pid, name, when in (("p1", "victim", 1.0), ("p2", "v\u0456ctim", 2.0),
                             ("p3", "Ana", 3.0)):
         await store.create_player(pid, name, f"token-{pid}")
-        from server.accounts import hash_password
+        from tablas.server.accounts import hash_password
 
         assert await store.register_player(pid, name, name_key(name),
                                            await hash_password(PASSWORD), when) == "registered"

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from pg_support import Backend
 from server_support import Client, Subprocess, create, play_vs_bot, running
-
-from server.store import Store, migration_files, token_hash
+from tablas.server.store import Store, migration_files, token_hash
 
 HUMAN = {"kind": "human"}
 
@@ -209,7 +208,7 @@ def test_serve_bad_arguments_exit_2(tmp_path: Path) -> None:
     import sys
 
     def serve(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "server.cli", "serve", *args],
+        return subprocess.run([sys.executable, "-m", "tablas.server.cli", "serve", *args],
                               capture_output=True, text=True, timeout=60)
 
     r = serve("--bot-workers", "0")

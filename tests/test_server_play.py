@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 from server_support import Client, create, play_vs_bot, running
-
-from engine.games import GAME_IDS
+from tablas.engine.games import GAME_IDS
 
 HUMAN = {"kind": "human"}
 

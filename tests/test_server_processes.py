@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 from server_support import Client, Subprocess, create
-
-from server import bot_pool
+from tablas.server import bot_pool
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc")
 

@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 from server_support import Client, running
-
-from engine.core import Outcome
-from engine.search.profiles import PROFILES
-from server.ratings import Rating, RatingChange
+from tablas.engine.core import Outcome
+from tablas.engine.search.profiles import PROFILES
+from tablas.server.ratings import Rating, RatingChange
 
 PASSWORD = "correct horse battery"
 HUMAN = {"kind": "human"}

@@ -421,7 +421,7 @@ async def test_the_games_that_end_are_the_lobbys_recent_ones(tmp_path: Path) -> 
     """Each game that ends heads the lobby's ``recent`` (``list_rooms`` and ``/api/rooms``
     alike), as it was at its end, the last ``RECENT_SIZE`` of them; a game in play is not
     among them, a game resigned is."""
-    from server.lobby import RECENT_SIZE
+    from tablas.server.lobby import RECENT_SIZE
 
     async with running(tmp_path / "t.db") as (srv, url):
         srv.lobby.max_age = 0  # every answer built afresh

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from server import views
-from server.bot_pool import budget_ms
-from server.errors import RoomError
-from server.protocol import ClockSpec, RoomOptions
-from server.room import Action, BotJob, Flagged, Room, RoomRecord, SeatState
+from tablas.server import views
+from tablas.server.bot_pool import budget_ms
+from tablas.server.errors import RoomError
+from tablas.server.protocol import ClockSpec, RoomOptions
+from tablas.server.room import Action, BotJob, Flagged, Room, RoomRecord, SeatState
 
 
 class FakeClock:

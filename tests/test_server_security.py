@@ -15,12 +15,11 @@ from typing import Any
 import pytest
 import websockets
 from server_support import ROOT, Client, create, running
+from tablas.server import views
+from tablas.server.cli import build_parser
+from tablas.server.connections import OUT_BUFFER
+from tablas.server.edge.websocket import MAX_FRAME
 from websockets.exceptions import ConnectionClosed, InvalidStatus
-
-from server import views
-from server.cli import build_parser
-from server.connections import OUT_BUFFER
-from server.edge.websocket import MAX_FRAME
 
 HUMAN = {"kind": "human"}
 
@@ -238,9 +237,9 @@ def test_sql_is_parameterised_only() -> None:
     assert isinstance(write_rows, ast.Constant) and "json_each(?)" in write_rows.value
     assert '"SELECT store_write($1::jsonb)"' in _STORES[1].read_text(encoding="utf-8")
     migrations = "".join(p.read_text(encoding="utf-8") for p in
-                         sorted((ROOT / "server" / "store" / "migrations").glob("*.sql")))
+                         sorted((ROOT / "migrations" / "sqlite").glob("*.sql")))
     functions = "".join(p.read_text(encoding="utf-8") for p in sorted(
-        (ROOT / "server" / "store" / "migrations_postgresql").glob("*.sql")))
+        (ROOT / "migrations" / "postgresql").glob("*.sql")))
     kinds = []
     for name in ("base.py", "commit.py"):  # the writes, and the group commit's fence row
         tree = ast.parse((ROOT / "server" / "store" / name).read_text(encoding="utf-8"))

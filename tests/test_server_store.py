@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from pg_support import Backend
-
-from server.room import Action, SeatState
-from server.store import CommitStats, SqliteStore, Storage, Store
+from tablas.server.room import Action, SeatState
+from tablas.server.store import CommitStats, SqliteStore, Storage, Store
 
 HUMANS = [SeatState("human"), SeatState("human")]
 

@@ -11,12 +11,11 @@ from typing import Any
 import asyncpg
 import pytest
 from pg_support import Backend
-
-from engine.core import Outcome
-from server.protocol import RoomOptions
-from server.ratings import NEW, Rating, RatingChange
-from server.room import Action, SeatState
-from server.store import (
+from tablas.engine.core import Outcome
+from tablas.server.protocol import RoomOptions
+from tablas.server.ratings import NEW, Rating, RatingChange
+from tablas.server.room import Action, SeatState
+from tablas.server.store import (
     BadDatabase,
     Database,
     SqliteStore,
@@ -25,8 +24,8 @@ from server.store import (
     parse_database,
     token_hash,
 )
-from server.store.base import migrations_folder
-from server.store.postgres import PostgresStore, postgres_migrations, safe_url
+from tablas.server.store.base import migrations_folder
+from tablas.server.store.postgres import PostgresStore, postgres_migrations, safe_url
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -229,10 +228,10 @@ async def test_an_unknown_kind_of_write_is_refused_and_writes_nothing(
 
 def test_the_two_backends_migrations_are_in_step() -> None:
     """Migration N exists for both backends, under the same name: a database of either kind
-    at version N has the same logical schema (migrations_postgresql/README.md)."""
+    at version N has the same logical schema (migrations/README.md)."""
     assert [name for _, name, _ in migration_files()] == [
         name for _, name, _ in postgres_migrations()]
-    assert migrations_folder("migrations_postgresql").joinpath("README.md").is_file()
+    assert migrations_folder("postgresql").parent.joinpath("README.md").is_file()
 
 
 async def _sqlite_schema(store: SqliteStore) -> dict[str, Any]:
@@ -359,7 +358,7 @@ async def test_postgresql_without_asyncpg_says_which_extra_to_install(
     import sys
 
     monkeypatch.setitem(sys.modules, "asyncpg", None)  # as if it were not installed
-    monkeypatch.delitem(sys.modules, "server.store.postgres")
+    monkeypatch.delitem(sys.modules, "tablas.server.store.postgres")
     with pytest.raises(BadDatabase, match=r"asyncpg.*pip install 'tablas\[cluster\]'"):
         await open_store("postgresql://tablas@127.0.0.1:1/x")
 

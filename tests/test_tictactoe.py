@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
-from engine.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
-from engine.games.tictactoe import TicTacToe, TTTState, canonical_key
+from tablas.engine.errors import IllegalMoveError, InvalidMoveError, InvalidPositionError
+from tablas.engine.games.tictactoe import TicTacToe, TTTState, canonical_key
 
 G = TicTacToe()
 

@@ -13,7 +13,7 @@ They are not levels of the contract (whose level list the server validates); the
   doubler's (the racing rule of thumb that a trailer up to about 12% behind has a take),
   whatever the contact.
 * **BOOM, line-count alpha-beta.** The engine's alpha-beta at a fixed depth of
-  :data:`BOOM_DEPTH` plies with :func:`~engine.search.evals.boom_line_count_eval` as the
+  :data:`BOOM_DEPTH` plies with :func:`~tablas.engine.search.evals.boom_line_count_eval` as the
   evaluation and no move ordering of its own. No time or node guard: depth 8 costs 0.05-0.2 s
   a move on this machine class (measured on random middle games), and a fixed depth keeps the
   baseline independent of the machine's load.
@@ -23,14 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import InvalidInputError
-from engine.games import get_game
-from engine.games.backgammon import DICE_OUTCOMES, Backgammon, BGState, Board, generate_plays
-from engine.search.alphabeta import AlphaBeta, Limits
-from engine.search.alphabeta_bots import decision_of
-from engine.search.backgammon_eval import _POINT_VALUE, _shots_at, back_checker, pips
-from engine.search.decision import Decision
-from engine.search.evals import boom_line_count_eval
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.games import get_game
+from tablas.engine.games.backgammon import DICE_OUTCOMES, Backgammon, BGState, Board, generate_plays
+from tablas.engine.search.alphabeta import AlphaBeta, Limits
+from tablas.engine.search.alphabeta_bots import decision_of
+from tablas.engine.search.backgammon_eval import _POINT_VALUE, _shots_at, back_checker, pips
+from tablas.engine.search.decision import Decision
+from tablas.engine.search.evals import boom_line_count_eval
 
 BASELINE = "baseline"
 BASELINE_GAMES: tuple[str, ...] = ("backgammon", "boom")
@@ -140,7 +140,7 @@ def _boom_baseline(state: Any) -> Decision:
 def decide_baseline(
     game_id: str, state: Any, budget_ms: float | None = None, seed: int = 0
 ) -> Decision:
-    """The baseline bot's decision, with the signature of :func:`~engine.search.bots.decide`
+    """The baseline bot's decision, with the signature of :func:`~tablas.engine.search.bots.decide`
     minus the level. Both baselines are deterministic: ``seed`` and ``budget_ms`` are taken
     for a uniform call and not needed (ties go to the first play or move listed)."""
     del budget_ms, seed

@@ -7,7 +7,7 @@ Positions: before a roll, from the games ``tools.bg_judge`` takes its decisions 
 same ``--seed``, ``--games-by``, ``--random-plays``, by stage), the cube centred, a money game
 without the Jacoby rule or beavers, as the server plays it. Each position gives two
 decisions: the side on roll's (no double or double) and, doubled, the other side's (take or
-drop). Each level decides as the server's bot does (``engine.search.bots.decide``).
+drop). Each level decides as the server's bot does (``tablas.engine.search.bots.decide``).
 
 The judge is gnubg's own cube analysis (Debian's ``/usr/games/gnubg``, run once for all the
 positions), at ``--plies`` (2): its cubeful equities of no double (ND), double/take (DT) and
@@ -36,8 +36,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.games.backgammon import Backgammon, BGState, encode_position_id
-from engine.search.bots import decide
+from tablas.engine.games.backgammon import Backgammon, BGState, encode_position_id
+from tablas.engine.search.bots import decide
+
 from tools.bg_judge import STAGES, Judge, decisions, progress
 from tools.bgnet_train import Teacher
 

@@ -21,7 +21,7 @@ stages, and taken at random until each stage has its share:
 decision whose position or any of whose plays' results is in that training data, and says
 how many it dropped: the positions judged are never trained on.
 
-Each level decides as the server's bot does (``engine.search.bots.decide``, opening book
+Each level decides as the server's bot does (``tablas.engine.search.bots.decide``, opening book
 included, within the level's own cap on its thinking time, ``THINK_MS``, or ``--budget-ms``
 if shorter), timed on this process's clock. The judge is
 gnubg at 2 plies (cubeless): gnubg's 0-ply picks its 8 best candidate plays, each level's
@@ -52,10 +52,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tablas.engine.games.backgammon import Backgammon, BGState
+from tablas.engine.search import backgammon_bot, backgammon_eval, bgnet
+from tablas.engine.search.bots import decide
 
-from engine.games.backgammon import Backgammon, BGState
-from engine.search import backgammon_bot, backgammon_eval, bgnet
-from engine.search.bots import decide
 from tools.bgnet_train import Teacher, progress
 
 STAGES = ("opening", "middle", "race", "bearoff")

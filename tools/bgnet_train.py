@@ -1,4 +1,4 @@
-"""Fit :mod:`engine.search.bgnet` to GNU Backgammon's evaluations, and measure the result.
+"""Fit :mod:`tablas.engine.search.bgnet` to GNU Backgammon's evaluations, and measure the result.
 
     # the shipped bgnet.npz: the defaults (data and checkpoints stay out of git)
     python -m tools.bgnet_train --checkpoint bgdata/ck.npz
@@ -27,7 +27,7 @@ gammon, backgammon, for each side), the network's five outputs are fitted to the
 cross-entropy (Adam, minibatches), and a held-out tenth of each file's games measures the fit.
 
 The report compares the network and the hand-written evaluation of
-:mod:`engine.search.backgammon_eval` against gnubg on the held-out games: the mean absolute
+:mod:`tablas.engine.search.backgammon_eval` against gnubg on the held-out games: the mean absolute
 equity error, and the equity (by gnubg's judgement) a 1-ply player using each evaluation gives
 up per decision compared to gnubg's own choice.
 
@@ -52,9 +52,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from engine.games.backgammon import START, Board, generate_plays
-from engine.search import backgammon_eval, bgfeatures, bgnet
+from tablas.engine.games.backgammon import START, Board, generate_plays
+from tablas.engine.search import backgammon_eval, bgfeatures, bgnet
 
 Position = tuple[Board, Board]  # (the side about to roll, the other), each from its own side
 F32 = npt.NDArray[np.float32]
@@ -200,7 +199,7 @@ def encode(boards: npt.NDArray[np.int8], expert: F32 | None = None) -> F32:
 
 
 def expert_inputs(boards: npt.NDArray[np.int8], chunk: int = 20000) -> F32:
-    """:func:`engine.search.bgfeatures.features` of many stored boards, with a progress bar:
+    """:func:`tablas.engine.search.bgfeatures.features` of many stored boards, with a progress bar:
     computed once before training rather than for every minibatch of every epoch."""
     out = np.empty((len(boards), bgfeatures.N_FEATURES), dtype=np.float32)
     t0 = time.perf_counter()

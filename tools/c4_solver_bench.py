@@ -19,13 +19,13 @@ import json
 import statistics
 import sys
 
-from engine.bench import (
+from tablas.engine.bench import (
     PONS_CPP_MS,
     connect4_data_dir,
     read_connect4_set,
     time_connect4_solver,
 )
-from engine.search import c4kernel
+from tablas.engine.search import c4kernel
 
 
 def run(rounds: int, python_l2r2: int) -> list[dict[str, object]]:

@@ -40,8 +40,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the tests' PostgreSQL and Redis (not 
 from pg_support import Cluster, pg_bin  # noqa: E402
 from redis_support import RedisServer  # noqa: E402
 from server_support import Subprocess  # noqa: E402
-
-from server.server_bench import percentile, pvp_game  # noqa: E402
+from tablas.server.server_bench import percentile, pvp_game  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -15,8 +15,8 @@ import json
 import sys
 import time
 
-from engine.bench import Result, connect4_data_dir
-from engine.games import get_game
+from tablas.engine.bench import Result, connect4_data_dir
+from tablas.engine.games import get_game
 
 
 def bench_easyai_ratio(quick: bool) -> list[Result]:
@@ -26,7 +26,7 @@ def bench_easyai_ratio(quick: bool) -> list[Result]:
         board_cls = importlib.import_module("easyAI.games.ConnectFour").ConnectFour
     except ImportError:
         return []  # easyAI comes with the test extra: pip install -e '.[test]'
-    from engine.search.connect4_solver import Connect4Solver
+    from tablas.engine.search.connect4_solver import Connect4Solver
 
     data = connect4_data_dir()
     if data is None:

@@ -10,8 +10,8 @@ as in :mod:`tools.load`, the measuring clients all come from 127.0.0.1; the HTTP
 as they are) and, for ``--seconds``:
 
 * people's moves: :data:`PVP_GAMES` person-against-person games (tic-tac-toe and Connect-4,
-  :func:`server.server_bench.pvp_game`), a move every :data:`THINK_S` in each, each move's round
-  trip (move → own update);
+  :func:`tablas.server.server_bench.pvp_game`), a move every :data:`THINK_S` in each, each move's
+  round trip (move → own update);
 * the easy bot: one person playing Connect-4 against ``easy``, each reply's time (the
   person's move acknowledged → the bot's move arrives), a move every :data:`THINK_S`; the
   first reply, which starts the bot pool's processes, is left out;
@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import multiprocessing
+import os
 import random
 import statistics
 import subprocess
@@ -41,8 +42,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from server.client import ProtocolClient
-from server.server_bench import percentile, pvp_game
+from tablas.server.client import ProtocolClient
+from tablas.server.server_bench import percentile, pvp_game
+
+from tools.checkout import python_path, server_module
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOD_TARGET = "/api/explain?game=random&branching=70&depth=2"
@@ -67,11 +70,13 @@ class Server:
     def __init__(self, checkout: Path, tmp: str) -> None:
         self.port = _free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--port", str(self.port),
+            [sys.executable, "-m", f"{server_module(checkout)}.cli", "serve",
+             "--port", str(self.port),
              "--db", str(Path(tmp) / f"flood-{self.port}.db"), "--bot-workers", "2",
              "--max-msgs-per-address", "0", "--max-conns-per-address", "0",
              "--log-level", "warning"],
             cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": python_path(checkout)},
         )
         deadline = time.time() + 30
         while True:

@@ -44,11 +44,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.core import Outcome
-from engine.games import GAME_IDS, get_game
-from engine.games.backgammon import Backgammon, BGState
-from engine.search import cubeful
-from engine.search.bots import LEVELS, Decision, decide
+from tablas.engine.core import Outcome
+from tablas.engine.games import GAME_IDS, get_game
+from tablas.engine.games.backgammon import Backgammon, BGState
+from tablas.engine.search import cubeful
+from tablas.engine.search.bots import LEVELS, Decision, decide
+
 from tools.baselines import BASELINE, BASELINE_GAMES, decide_baseline
 
 Z95 = 1.959963984540054

@@ -24,10 +24,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from engine.core import Outcome
-from server.protocol import RoomStatus
-from server.room import Action, SeatState
-from server.store import Store
+from tablas.engine.core import Outcome
+from tablas.server.protocol import RoomStatus
+from tablas.server.room import Action, SeatState
+from tablas.server.store import Store
 
 MOVES = 12
 BATCH = 500  # rooms written concurrently: one group commit holds them
@@ -85,7 +85,7 @@ def _start(db: Path) -> tuple[float, float]:
     port = _free_port()
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "serve", "--port", str(port), "--db", str(db),
+        [sys.executable, "-m", "tablas.server.cli", "serve", "--port", str(port), "--db", str(db),
          "--bot-workers", "1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

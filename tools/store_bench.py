@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import os
 import subprocess
@@ -29,14 +30,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 async def _measure(db: str, writers: int, seconds: float) -> dict[str, Any]:
-    # Imported here: the child's PYTHONPATH says which checkout's store this is.
-    from server.room import Action, SeatState
-    from server.store import Store
+    # Imported here, by the name the checkout gives its server package (``tablas.server``,
+    # or ``server`` before the package): the child's PYTHONPATH says which checkout it is.
+    package = os.environ.get("TABLAS_SERVER_PACKAGE", "tablas.server")
+    room: Any = importlib.import_module(f"{package}.room")
+    stores: Any = importlib.import_module(f"{package}.store")
+    Action, SeatState, Store = room.Action, room.SeatState, stores.Store
 
     if "://" in db:  # a database that outlives the run: rooms of its own
-        from server.store import open_store
-
-        store: Any = await open_store(db)
+        store: Any = await stores.open_store(db)
         prefix = os.urandom(4).hex()
     else:
         store, prefix = await Store.open(db), ""
@@ -60,22 +62,25 @@ async def _measure(db: str, writers: int, seconds: float) -> dict[str, Any]:
     await asyncio.gather(*(writer(i) for i in range(writers)))
     elapsed = time.perf_counter() - started
     await store.close()
-    import server
-
-    return {"server": server.__path__[0], "moves": len(latencies),
+    return {"server": str(Path(stores.__file__).parent.parent), "moves": len(latencies),
             "moves_per_s": round(len(latencies) / elapsed, 1), "latencies_ms": latencies}
 
 
 def _run(src: Path, writers: int, seconds: float, db: str | None = None) -> dict[str, Any]:
+    # The parent's helpers, imported here: the child is this file run in another checkout,
+    # which may not have them.
+    from tools.checkout import python_path, server_module
+
     with tempfile.TemporaryDirectory(prefix="tablas-store-bench-") as tmp:
         # This file as a script, from ``src``: that checkout's ``server`` comes first.
         out = subprocess.run(
             [sys.executable, __file__, "--child", db or str(Path(tmp) / "s.db"),
              "--writers", str(writers), "--seconds", str(seconds)],
-            cwd=src, env={**os.environ, "PYTHONPATH": str(src)},
+            cwd=src, env={**os.environ, "PYTHONPATH": python_path(src),
+                 "TABLAS_SERVER_PACKAGE": server_module(src)},
             capture_output=True, text=True, check=True)
     # Summed up here, with this checkout's helper: the child may be another checkout's.
-    from server.server_bench import percentile
+    from tablas.server.server_bench import percentile
 
     result: dict[str, Any] = json.loads(out.stdout)
     latencies = result.pop("latencies_ms")

@@ -1,8 +1,8 @@
 """The registry: every game's rules by its contract id.
 
 A game is one rules module here (a line in ``_MODULES``) and one profile in
-:mod:`engine.search.profiles` (its bots, analysis and score scale), which
-:func:`engine.search.profiles.profile` hands out. The registry knows only the rules: it
+:mod:`tablas.engine.search.profiles` (its bots, analysis and score scale), which
+:func:`tablas.engine.search.profiles.profile` hands out. The registry knows only the rules: it
 imports nothing of search, so the layers stay one above the other (rules, then search).
 Modules are imported on first use, so a tool that needs one game does not load them all,
 and one that needs only the rules never loads the search.
@@ -13,15 +13,15 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from engine.core import Game
-from engine.errors import UnknownGameError
+from tablas.engine.core import Game
+from tablas.engine.errors import UnknownGameError
 
 _MODULES: dict[str, tuple[str, str]] = {
-    "tictactoe": ("engine.games.tictactoe", "TicTacToe"),
-    "grundy": ("engine.games.grundy", "Grundy"),
-    "connect4": ("engine.games.connect4", "Connect4"),
-    "boom": ("engine.games.boom", "Boom"),
-    "backgammon": ("engine.games.backgammon", "Backgammon"),
+    "tictactoe": ("tablas.engine.games.tictactoe", "TicTacToe"),
+    "grundy": ("tablas.engine.games.grundy", "Grundy"),
+    "connect4": ("tablas.engine.games.connect4", "Connect4"),
+    "boom": ("tablas.engine.games.boom", "Boom"),
+    "backgammon": ("tablas.engine.games.backgammon", "Backgammon"),
 }
 GAME_IDS: tuple[str, ...] = tuple(_MODULES)
 _loaded: dict[str, Game[Any, Any]] = {}

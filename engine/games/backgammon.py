@@ -54,7 +54,7 @@ counts, both from the mover's side), :func:`pip_count`, :func:`position_id`,
 :class:`BGState` attributes ``boards``, ``turn``, ``phase``, ``dice``, ``cube``, ``owner``,
 ``cube_enabled``, ``result`` and ``match`` (a :class:`Match`, or None in a money game);
 :func:`single_game` is a match's current game seen as a money game (what searches walk).
-The state's types and the Position ID's writer are :mod:`engine.games.backgammon_state`'s,
+The state's types and the Position ID's writer are :mod:`tablas.engine.games.backgammon_state`'s,
 below this module and the ``.mat`` writer, and handed out here too.
 """
 
@@ -66,8 +66,8 @@ import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from engine.core import JSON, Game, Outcome, RecordFormat, check_options
-from engine.errors import (
+from tablas.engine.core import JSON, Game, Outcome, RecordFormat, check_options
+from tablas.engine.errors import (
     GameOverError,
     IllegalMoveError,
     InvalidDiceError,
@@ -75,20 +75,20 @@ from engine.errors import (
     InvalidMoveError,
     InvalidPositionError,
 )
-from engine.games.backgammon_mat import MAT
+from tablas.engine.games.backgammon_mat import MAT
 
 # The state's types are a module below this one and the .mat writer, which builds on them
 # (engine.games.backgammon_state says why); this module hands them out as its own.
-from engine.games.backgammon_state import BAR as BAR
-from engine.games.backgammon_state import CHECKERS as CHECKERS
-from engine.games.backgammon_state import OFF as OFF
-from engine.games.backgammon_state import BGState as BGState
-from engine.games.backgammon_state import Board as Board
-from engine.games.backgammon_state import Match as Match
-from engine.games.backgammon_state import Play as Play
-from engine.games.backgammon_state import Step as Step
-from engine.games.backgammon_state import encode_position_id as encode_position_id
-from engine.games.backgammon_state import position_id as position_id
+from tablas.engine.games.backgammon_state import BAR as BAR
+from tablas.engine.games.backgammon_state import CHECKERS as CHECKERS
+from tablas.engine.games.backgammon_state import OFF as OFF
+from tablas.engine.games.backgammon_state import BGState as BGState
+from tablas.engine.games.backgammon_state import Board as Board
+from tablas.engine.games.backgammon_state import Match as Match
+from tablas.engine.games.backgammon_state import Play as Play
+from tablas.engine.games.backgammon_state import Step as Step
+from tablas.engine.games.backgammon_state import encode_position_id as encode_position_id
+from tablas.engine.games.backgammon_state import position_id as position_id
 
 Move = Play | str
 
@@ -601,7 +601,7 @@ class Backgammon(Game[BGState, Move]):
         return position_id(state)
 
     def record_formats(self) -> Sequence[RecordFormat]:
-        """``mat``: GNU Backgammon's match file (:mod:`engine.games.backgammon_mat`)."""
+        """``mat``: GNU Backgammon's match file (:mod:`tablas.engine.games.backgammon_mat`)."""
         return (MAT,)
 
     def key(self, state: BGState) -> Hashable:

@@ -38,12 +38,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.core import Game, GameRecord, Outcome, RecordFormat
+from tablas.engine.core import Game, GameRecord, Outcome, RecordFormat
 
 # The state's types, not the rules (engine.games.backgammon): the rules name this writer as
 # the game's format, so importing them here would close a circle.
-from engine.games.backgammon_state import BAR, BGState, Match, Play
-from engine.records import Step, start, steps
+from tablas.engine.games.backgammon_state import BAR, BGState, Match, Play
+from tablas.engine.records import Step, start, steps
 
 LEFT = 28  # the columns of seat 0's action, as gnubg writes them
 NAME_BYTES = 31  # gnubg keeps a name's first MAX_NAME_LEN - 1 bytes

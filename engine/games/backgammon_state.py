@@ -1,10 +1,10 @@
 """Backgammon's state as data: the board counts, a match's score (:class:`Match`), the state
 (:class:`BGState`) and its GNU Backgammon Position ID. The rules are
-:mod:`engine.games.backgammon`, which holds the meaning of every field (its docstring) and
+:mod:`tablas.engine.games.backgammon`, which holds the meaning of every field (its docstring) and
 hands out all these names too.
 
 Why a module of its own: both the rules and the ``.mat`` writer
-(:mod:`engine.games.backgammon_mat`) build on these types, and the rules name the writer as
+(:mod:`tablas.engine.games.backgammon_mat`) build on these types, and the rules name the writer as
 the game's record format. With the types here, below both, the rules import the writer and
 the writer imports only the types: no circle.
 """
@@ -15,7 +15,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import Outcome
+from tablas.engine.core import Outcome
 
 Board = tuple[int, ...]  # 26 counts from the owner's side: 0 off, 1..24 points, 25 bar
 Step = tuple[int, int]

@@ -25,10 +25,10 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from engine.core import JSON, Game, Outcome, RecordFormat, check_options
-from engine.errors import InvalidMoveError, InvalidPositionError
-from engine.games.bitboard import geometry
-from engine.records import MOVES
+from tablas.engine.core import JSON, Game, Outcome, RecordFormat, check_options
+from tablas.engine.errors import InvalidMoveError, InvalidPositionError
+from tablas.engine.games.bitboard import geometry
+from tablas.engine.records import MOVES
 
 GEOMETRY = geometry(7, 6)
 WIDTH = GEOMETRY.width

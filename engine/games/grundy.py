@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from engine.core import JSON, Game, Outcome, check_options, option_int
-from engine.errors import InvalidMoveError, InvalidPositionError
+from tablas.engine.core import JSON, Game, Outcome, check_options, option_int
+from tablas.engine.errors import InvalidMoveError, InvalidPositionError
 
 MAX_HEAP = 1000
 MAX_HEAPS = 1000

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.core import JSON, Game, Outcome, RecordFormat, check_options
-from engine.errors import InvalidMoveError, InvalidPositionError
-from engine.records import MOVES
+from tablas.engine.core import JSON, Game, Outcome, RecordFormat, check_options
+from tablas.engine.errors import InvalidMoveError, InvalidPositionError
+from tablas.engine.records import MOVES
 
 LINES: tuple[tuple[int, int, int], ...] = (
     (0, 1, 2),

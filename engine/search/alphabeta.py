@@ -24,8 +24,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from engine.core import Game
-from engine.search.scores import (
+from tablas.engine.core import Game
+from tablas.engine.search.scores import (
     HEURISTIC_MAX,
     INF,
     WIN,

@@ -4,7 +4,7 @@ game's profile has one.
 A profile describes a game's levels as :class:`LevelSpec`\\ s (depth in plies or a time
 budget; noise is a uniform random amount added to every root move's score before the best is
 taken, so a weak level still prefers good moves; a novice evaluation may replace the game's
-own). The levels of every game are in :mod:`engine.search.profiles`.
+own). The levels of every game are in :mod:`tablas.engine.search.profiles`.
 
 "solved" levels (``hard``, ``max``) try the exact solver with half the time budget before the
 alpha-beta search gets the rest.
@@ -18,12 +18,12 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import JSON, Game, Outcome
-from engine.errors import InvalidInputError
-from engine.search.alphabeta import AlphaBeta, Limits, SearchResult
-from engine.search.decision import Decision, Level, SearchInfo, check_level
-from engine.search.exact import ExactSolver, exact_pv, exact_scores
-from engine.search.scores import WIN, distance_of, proven_of
+from tablas.engine.core import JSON, Game, Outcome
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.search.alphabeta import AlphaBeta, Limits, SearchResult
+from tablas.engine.search.decision import Decision, Level, SearchInfo, check_level
+from tablas.engine.search.exact import ExactSolver, exact_pv, exact_scores
+from tablas.engine.search.scores import WIN, distance_of, proven_of
 
 Evaluation = Callable[[Any], int]
 MoveOrder = Callable[[Any, list[Any]], list[Any]]
@@ -134,8 +134,9 @@ class AlphaBetaBots:
         if depth is None and time_ms is None:
             time_ms = DEFAULT_ANALYSIS_MS
         if not game.legal_moves(state):
-            raise InvalidInputError(f"{game.id}: position {position!r} has no move to search; "
-                                    "engine.search.analysis.analyze answers finished positions")
+            raise InvalidInputError(
+                f"{game.id}: position {position!r} has no move to search; "
+                "tablas.engine.search.analysis.analyze answers finished positions")
         t0 = time.perf_counter()
         solved = None if depth is not None else self._solve(game, state, time_ms)
         if solved is not None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from engine.core import JSON, Game, Outcome
-from engine.errors import InvalidInputError
-from engine.search.decision import check_level
-from engine.search.profiles import profile
-from engine.search.scores import Proven
+from tablas.engine.core import JSON, Game, Outcome
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.search.decision import check_level
+from tablas.engine.search.profiles import profile
+from tablas.engine.search.scores import Proven
 
 
 def analyze(

@@ -21,34 +21,34 @@ Each level errs clearly less than the one below (docs/strength.md): hard is gnub
 search deeper: a 2-ply hard plays within a few ten-thousandths of a point per decision of
 max, a difference no match between them can show.
 
-The evaluations are :func:`engine.search.backgammon_eval.equity` (hand-written: pips, points,
+The evaluations are :func:`tablas.engine.search.backgammon_eval.equity` (hand-written: pips, points,
 primes, anchors, blots and shots, by stage) and
-:func:`engine.search.backgammon_eval.net_equity` (a network fitted to GNU Backgammon's
-evaluations, :mod:`engine.search.bgnet`); both use the bear-off database in the bear-off. The
+:func:`tablas.engine.search.backgammon_eval.net_equity` (a network fitted to GNU Backgammon's
+evaluations, :mod:`tablas.engine.search.bgnet`); both use the bear-off database in the bear-off. The
 two levels in the middle differ in what they know as well as in how far they look, which is
 what a player climbing the ladder should feel.
 
 Opening: every level from ``medium`` up plays the opening roll from the book
-(:mod:`engine.search.opening_book`).
+(:mod:`tablas.engine.search.opening_book`).
 
 Cube (every level but ``random``): before rolling, the five probabilities of how the game
 ends, 1-ply (:func:`roll_probabilities`: each of the 21 rolls' best play by the level's
 evaluation, then the learned network's probabilities of where it leads), turned into each
-cube action's cubeful equity by Janowski's model (:mod:`engine.search.cubeful`): the bot
+cube action's cubeful equity by Janowski's model (:mod:`tablas.engine.search.cubeful`): the bot
 doubles when double/take or double/drop, whichever is worse for it, beats no double, and
 takes when the take is worth at least the drop's -1. So gammons, cube ownership and the cube's
 efficiency (contact or race) all count, and a side too good to double plays on for its
 gammons.
 
-Match play: the current game alone is searched (:func:`~engine.games.backgammon.single_game`).
-The levels with the learned evaluation (``hard``, ``max``) choose their plays by match
-equity (:func:`match_search`: the network's probabilities of each way the game can end,
-weighed by the match equity table); the hand-written one gives no such probabilities, so
-``easy`` and ``medium`` play as in a money game. Cube actions go by match equity
-(:mod:`engine.search.match_equity`, the Kazaross XG2 table): the probabilities of each way the
-game can end, 1-ply as in a money game (each roll's best play by the level's evaluation,
-then the learned network's five probabilities of the position it leads to, the bear-off
-database's winning chance where it knows), turned into match-winning chances.
+Match play: the current game alone is searched
+(:func:`~tablas.engine.games.backgammon.single_game`). The levels with the learned evaluation
+(``hard``, ``max``) choose their plays by match equity (:func:`match_search`: the network's
+probabilities of each way the game can end, weighed by the match equity table); the hand-written
+one gives no such probabilities, so ``easy`` and ``medium`` play as in a money game. Cube actions
+go by match equity (:mod:`tablas.engine.search.match_equity`, the Kazaross XG2 table): the
+probabilities of each way the game can end, 1-ply as in a money game (each roll's best play by the
+level's evaluation, then the learned network's five probabilities of the position it leads to, the
+bear-off database's winning chance where it knows), turned into match-winning chances.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.core import JSON, Outcome
-from engine.games.backgammon import (
+from tablas.engine.core import JSON, Outcome
+from tablas.engine.games.backgammon import (
     CHECKERS,
     DICE_OUTCOMES,
     OFF,
@@ -70,16 +70,16 @@ from engine.games.backgammon import (
     generate_plays,
     single_game,
 )
-from engine.search import bearoff, bgnet, cubeful, match_equity
-from engine.search.backgammon_eval import (
+from tablas.engine.search import bearoff, bgnet, cubeful, match_equity
+from tablas.engine.search.backgammon_eval import (
     BULK_EQUITIES,
     EQUITIES,
     for_seat0,
     for_seat0_bulk,
 )
-from engine.search.decision import Decision, Level, SearchInfo
-from engine.search.expectimax import Expectimax, SearchTimeout, points_from_seat0
-from engine.search.opening_book import book_play
+from tablas.engine.search.decision import Decision, Level, SearchInfo
+from tablas.engine.search.expectimax import Expectimax, SearchTimeout, points_from_seat0
+from tablas.engine.search.opening_book import book_play
 
 NOISE = {"easy": 0.15}
 EVALUATION = {"random": "hand", "easy": "hand", "medium": "hand", "hard": "net", "max": "net"}
@@ -131,7 +131,7 @@ def cubeless(
     search scores its points divided by it, on the same per-unit scale as the evaluation
     of the positions that do not end (a bear-off won with the cube on 2 is worth 1, as the
     evaluation of a sure win is, not 2). ``evaluation`` names one of
-    :data:`~engine.search.backgammon_eval.EQUITIES`."""
+    :data:`~tablas.engine.search.backgammon_eval.EQUITIES`."""
 
     def terminal(outcome: Outcome) -> float:
         return points_from_seat0(outcome) / cube
@@ -215,7 +215,7 @@ def rank_plays(
 def _as_emg(ranked: list[tuple[Any, float]], match: Match | None, seat: int, cube: int
             ) -> list[tuple[Any, float]]:
     """A match search's values (the mover's 2 MWC - 1) on the money scale of the cube
-    (EMG, :func:`engine.search.match_equity.emg`), the order unchanged; a money search's
+    (EMG, :func:`tablas.engine.search.match_equity.emg`), the order unchanged; a money search's
     as they are."""
     if match is None:
         return ranked
@@ -230,7 +230,7 @@ def match_search(match: Match, cube: int, beam: int | None = None
     """A Star2 search of a match's current game (a single-game state, the cube skipped) by
     match equity: a position's value is seat 0's chance of winning the match, as 2 MWC - 1,
     from the network's probabilities of each way the game can end, each weighed by the
-    match equity table's chance after it (:mod:`engine.search.match_equity`)."""
+    match equity table's chance after it (:mod:`tablas.engine.search.match_equity`)."""
     ends = {k: 2 * match_equity.after_game(match, 0, k * cube) - 1 for k in _ENDS}
 
     def value(probs: Sequence[float], turn: int) -> float:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from engine.games.backgammon import BGState
-from engine.search import bearoff, bgnet
+from tablas.engine.games.backgammon import BGState
+from tablas.engine.search import bearoff, bgnet
 
 Board = tuple[int, ...]
 Equity = Callable[[Board, Board], float]
@@ -171,7 +171,7 @@ def equity(me: Board, opp: Board) -> float:
 
 def net_equity(me: Board, opp: Board, net: bgnet.BGNet | None = None) -> float:
     """Cubeless equity for ``me``, the side about to roll: the learned network
-    (:mod:`engine.search.bgnet`; the shipped one unless ``net`` is given) in contact and
+    (:mod:`tablas.engine.search.bgnet`; the shipped one unless ``net`` is given) in contact and
     races, the database in the bear-off."""
     settled = _settled(me, opp)
     if settled is not None:

@@ -32,7 +32,7 @@ just a sequence of single-die steps using every die (either order for a non-doub
 for a double), stopping when the last checker is off. The builder uses that: for a double ``d``
 it keeps ``G_k(pos)``, the best ``E`` reachable in ``k`` more steps of ``d``, so a roll costs a
 minimum over at most 6 successors instead of enumerating up to 126 four-step plays. The tests
-check this generator against :func:`engine.games.backgammon.generate_plays`.
+check this generator against :func:`tablas.engine.games.backgammon.generate_plays`.
 
 Cache: the full database is computed lazily on first use and written to
 ``$TABLAS_CACHE/bearoff-v1.bin`` (``$TABLAS_CACHE`` is a directory; default
@@ -55,7 +55,7 @@ from collections.abc import Sequence
 from math import comb
 from pathlib import Path
 
-from engine.games.backgammon import DICE_OUTCOMES
+from tablas.engine.games.backgammon import DICE_OUTCOMES
 
 MAX_CHECKERS = 15
 POINTS = 6

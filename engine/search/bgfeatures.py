@@ -1,6 +1,6 @@
 """What an expert sees in a backgammon position, as numbers a network can take.
 
-The network of :mod:`engine.search.bgnet` reads each point's checkers; some things a player
+The network of :mod:`tablas.engine.search.bgnet` reads each point's checkers; some things a player
 weighs at once are far from any one point: how many rolls hit a blot (the points in between
 may block the way), how much a hit would cost, whether a back checker can still get past a
 blockade, how hard the bar is to enter from. A small network learns those poorly from the

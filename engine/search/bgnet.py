@@ -8,7 +8,7 @@ lose a backgammon. :func:`equity` turns them into cubeless points per game.
 Encoding (``encode_batch``): for every slot of both boards, six units of the count ``c``,
 ``c>=1 .. c>=5`` and ``max(c-5, 0)/5`` (the TD-Gammon code, extended so that a stack is told
 apart up to five); each side's pip count / 100; whether the sides are still in contact; then
-the expert inputs of :mod:`engine.search.bgfeatures` (shots, what a hit costs, escapes, the
+the expert inputs of :mod:`tablas.engine.search.bgfeatures` (shots, what a hit costs, escapes, the
 bar, primes). One hidden layer of sigmoid units, five sigmoid outputs. A network of the
 earlier shape, without the expert inputs, still loads and runs (to compare the two).
 
@@ -33,8 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-
-from engine.search import bgfeatures
+from tablas.engine.search import bgfeatures
 
 Board = Sequence[int]
 F32 = npt.NDArray[np.float32]

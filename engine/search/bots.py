@@ -3,7 +3,7 @@
 Everything it takes and returns can cross a process boundary (the server computes decisions
 in a process pool), and the same inputs give the same decision: randomness comes only from
 ``seed``, and a time budget is the one thing that can make two runs differ. What each level
-does in each game is the game's profile (:mod:`engine.search.profiles`).
+does in each game is the game's profile (:mod:`tablas.engine.search.profiles`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.games import get_game
-from engine.search.decision import LEVELS, Decision, SearchInfo, check_level
-from engine.search.profiles import profile
+from tablas.engine.games import get_game
+from tablas.engine.search.decision import LEVELS, Decision, SearchInfo, check_level
+from tablas.engine.search.profiles import profile
 
 __all__ = ["LEVELS", "Decision", "SearchInfo", "decide"]
 

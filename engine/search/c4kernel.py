@@ -65,7 +65,7 @@ def compiler() -> str | None:
 
 
 def library_path(cc: str) -> Path:
-    from engine.search.bearoff import cache_dir
+    from tablas.engine.search.bearoff import cache_dir
 
     tag = hashlib.sha256(
         SOURCE.read_bytes() + repr((cc, FLAGS, platform.machine())).encode()

@@ -7,7 +7,7 @@ Scores use Pons' convention, from the side to move: 0 is a draw; a win scores
 ``22 - (stones the winner has played when the winning stone lands)``, so a faster win scores
 more; a loss is the negation of the opponent's score. What makes it fast enough for Python:
 
-* the bitboards of :mod:`engine.games.connect4`, worked on as bare integers (no state objects
+* the bitboards of :mod:`tablas.engine.games.connect4`, worked on as bare integers (no state objects
   in the inner loop);
 * only non-losing moves are searched (a move under an opponent's threat, or ignoring one, is
   never tried), and a position with no such move is scored at once;
@@ -19,8 +19,8 @@ more; a loss is the negation of the opponent's score. What makes it fast enough 
 
 :func:`proof_of` turns a score into this project's ``proven``/``distance``.
 
-Where a C compiler exists, the same search runs compiled (:mod:`engine.search.c4kernel`, about
-25 times faster, the same scores and node counts); this module's Python search is the
+Where a C compiler exists, the same search runs compiled (:mod:`tablas.engine.search.c4kernel`,
+about 25 times faster, the same scores and node counts); this module's Python search is the
 fallback, chosen by ``$TABLAS_C4_KERNEL`` or the solver's ``kernel`` argument.
 """
 
@@ -32,8 +32,8 @@ import time
 import weakref
 from collections.abc import Callable
 
-from engine.games.bitboard import threat_finder
-from engine.games.connect4 import (
+from tablas.engine.games.bitboard import threat_finder
+from tablas.engine.games.connect4 import (
     BOARD_MASK,
     BOTTOM_MASK,
     CELLS,
@@ -44,7 +44,7 @@ from engine.games.connect4 import (
     C4State,
     compute_winning_position,
 )
-from engine.search import c4kernel
+from tablas.engine.search import c4kernel
 
 MIN_SCORE = -(CELLS // 2) + 3  # -18: lose to the opponent's 4th stone
 MAX_SCORE = (CELLS + 1) // 2 - 3  # 18: win with your own 4th stone
@@ -206,7 +206,7 @@ class Connect4Solver:
     """Reuse one solver across positions: its table keeps what earlier solves learnt.
 
     ``kernel``: ``"c"``, ``"python"`` or ``"auto"`` (default: ``$TABLAS_C4_KERNEL``, else
-    ``auto``), the search that runs (:mod:`engine.search.c4kernel`); both find the same
+    ``auto``), the search that runs (:mod:`tablas.engine.search.c4kernel`); both find the same
     scores with the same node counts. The choice is made at the first solve; :attr:`path`
     then says which one it was."""
 

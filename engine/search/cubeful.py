@@ -30,7 +30,7 @@ and doubled from 50%, a perfectly live one (x = 1) taken from 20% and doubled on
 cash point of 80%.
 
 Left out: the Jacoby rule and beavers (the server plays without them), and match scores
-(:mod:`engine.search.match_equity` judges a match's cube by its table).
+(:mod:`tablas.engine.search.match_equity` judges a match's cube by its table).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.games.backgammon import Board
-from engine.search.backgammon_eval import pips
-from engine.search.bgnet import in_contact
+from tablas.engine.games.backgammon import Board
+from tablas.engine.search.backgammon_eval import pips
+from tablas.engine.search.bgnet import in_contact
 
 # Win, win a gammon, win a backgammon, lose a gammon, lose a backgammon (gnubg's order;
 # gammons include backgammons), for the side the probabilities are for.
@@ -120,7 +120,7 @@ def cubeful_equity(c: Cubeless, x: float, access: str) -> float:
 
 def efficiency(me: Board, opp: Board) -> float:
     """The cube's efficiency ``x`` for the side ``me`` about to roll (boards as
-    :mod:`engine.games.backgammon` keeps them, from each side's own view)."""
+    :mod:`tablas.engine.games.backgammon` keeps them, from each side's own view)."""
     if in_contact(me, opp):
         return CONTACT_EFFICIENCY
     lo, hi = RACE_EFFICIENCY

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from engine.core import JSON
-from engine.errors import InvalidInputError
-from engine.search.scores import Proven
+from tablas.engine.core import JSON
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.search.scores import Proven
 
 Level = Literal["random", "easy", "medium", "hard", "max"]
 LEVELS: tuple[Level, ...] = get_args(Level)
@@ -33,7 +33,8 @@ def check_level(level: str) -> Level:
 @dataclass(frozen=True, slots=True)
 class SearchInfo:
     """One report of a search in progress: ``score`` from the side to move, in the game's
-    units (its profile's :class:`~engine.search.profiles.ScoreScale`); ``pv`` as move texts."""
+    units (its profile's :class:`~tablas.engine.search.profiles.ScoreScale`); ``pv`` as move
+    texts."""
 
     depth: int
     score: float | None

@@ -1,4 +1,4 @@
-"""Per-game evaluations and move orders for :class:`~engine.search.alphabeta.AlphaBeta`.
+"""Per-game evaluations and move orders for :class:`~tablas.engine.search.alphabeta.AlphaBeta`.
 
 Each evaluation scores a non-terminal position from the side to move, in the integer
 heuristic range (well inside ``±HEURISTIC_MAX``), and must be cheap: it runs at every leaf.
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.games import boom as bm
-from engine.games import connect4 as c4
-from engine.games.grundy import GrundyState, position_value
-from engine.games.tictactoe import canonical_key
+from tablas.engine.games import boom as bm
+from tablas.engine.games import connect4 as c4
+from tablas.engine.games.grundy import GrundyState, position_value
+from tablas.engine.games.tictactoe import canonical_key
 
 # Connect-4 rows counted 1..6 from the bottom: the first player profits from threats on odd
 # rows, the second from threats on even rows (zugzwang decides who must fill under whom).

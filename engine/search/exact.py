@@ -1,6 +1,6 @@
 """Exact solvers, where a game is small enough: every root move with its proven score.
 
-A game's profile (:mod:`engine.search.profiles`) names its solver, if it has one. Scores come
+A game's profile (:mod:`tablas.engine.search.profiles`) names its solver, if it has one. Scores come
 back on the search's scale (``WIN - plies`` for a win, its negation for a loss, 0 for a draw),
 so callers need not know which solver ran.
 """
@@ -11,13 +11,13 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any, Protocol
 
-from engine.core import Game
-from engine.games.connect4 import C4State
-from engine.games.grundy import Grundy, GrundyState
-from engine.search.alphabeta import AlphaBeta, Limits
-from engine.search.connect4_solver import Connect4Solver, SolverTimeout, proof_of
-from engine.search.grundy_solver import best_moves
-from engine.search.scores import WIN
+from tablas.engine.core import Game
+from tablas.engine.games.connect4 import C4State
+from tablas.engine.games.grundy import Grundy, GrundyState
+from tablas.engine.search.alphabeta import AlphaBeta, Limits
+from tablas.engine.search.connect4_solver import Connect4Solver, SolverTimeout, proof_of
+from tablas.engine.search.grundy_solver import best_moves
+from tablas.engine.search.scores import WIN
 
 
 class ExactSolver(Protocol):
@@ -33,7 +33,7 @@ class ExactSolver(Protocol):
 
 
 class Connect4Exact:
-    """Pons' solver (:mod:`engine.search.connect4_solver`), one instance reused per process
+    """Pons' solver (:mod:`tablas.engine.search.connect4_solver`), one instance reused per process
     for the bounds its tables keep."""
 
     instant_pv = False

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from engine.core import Game, Outcome
+from tablas.engine.core import Game, Outcome
 
 S = TypeVar("S")
 M = TypeVar("M")

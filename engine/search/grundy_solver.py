@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from engine.games.grundy import Grundy, GrundyMove, GrundyState, grundy_value
+from tablas.engine.games.grundy import Grundy, GrundyMove, GrundyState, grundy_value
 
 
 def _children(key: tuple[int, ...]) -> set[tuple[int, ...]]:

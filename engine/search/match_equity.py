@@ -1,7 +1,7 @@
 """Match equity: a match score's winning chances, and the bots' cube decisions in a match.
 
 A money game's cube is judged in points; a match's in the chance of winning the match (MWC),
-read from a match equity table: :mod:`engine.search.met_kazaross_xg2` (Kazaross XG2, as GNU
+read from a match equity table: :mod:`tablas.engine.search.met_kazaross_xg2` (Kazaross XG2, as GNU
 Backgammon ships it). :func:`met` looks a score up; :func:`after_game` is a side's MWC once
 the current game ends with it winning or losing some points (the next game's Crawford status
 taken into account); :func:`cubeless_mwc` weighs the six ways a game can end by their
@@ -18,7 +18,7 @@ fixed window, :data:`DOUBLE_AT` below the doubling window and shrinking linearly
 :data:`TOO_GOOD` (above it the gammons are worth more than the point a double cashes), nil
 when the opponent is 1 away after the Crawford game (the cube can never come back to hurt: the
 trailer doubles at once). The taker takes when DT is worth at least DP. Recube vig and cube
-leverage are left out: unlike the money game's Janowski model (:mod:`engine.search.cubeful`),
+leverage are left out: unlike the money game's Janowski model (:mod:`tablas.engine.search.cubeful`),
 a match's live cube depends on the score at every cube level, which this model does not
 follow. At 1-away/1-away the cube changes nothing: ND equals DT, and nobody doubles.
 """
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.core import Outcome
-from engine.games.backgammon import BGState, Match
-from engine.search.met_kazaross_xg2 import POST_CRAWFORD, PRE_CRAWFORD
+from tablas.engine.core import Outcome
+from tablas.engine.games.backgammon import BGState, Match
+from tablas.engine.search.met_kazaross_xg2 import POST_CRAWFORD, PRE_CRAWFORD
 
 # Win, win a gammon, win a backgammon, lose a gammon, lose a backgammon (gnubg's order;
 # gammons include backgammons), for the side the probabilities are for.
@@ -100,7 +100,7 @@ def cube_values(state: BGState, probs: Probs) -> dict[str, float]:
     """Each cube action's value (EMG, the deciding side's) in ``state``'s ``roll`` or
     ``take`` phase of a match, from the probabilities of the side on roll (``state.turn``,
     the doubler) before its roll. The best action
-    (:func:`engine.search.cubeful.best_action`) is the bots'."""
+    (:func:`tablas.engine.search.cubeful.best_action`) is the bots'."""
     match = state.match
     assert match is not None, "a match's cube"
     doubler, c = state.turn, state.cube

@@ -1,6 +1,6 @@
 """The Kazaross XG2 match equity table (MET), as published: each side's chance of winning a
 match from a score, the data the bots' match cube decisions stand on
-(:mod:`engine.search.match_equity`).
+(:mod:`tablas.engine.search.match_equity`).
 
 Source: Neil Kazaross's "Kazaross XG2" 25-point table (2011): rolled out with eXtreme Gammon
 to 9 points, then GNU Backgammon rollouts to 15, extended to 25 by projecting take points.

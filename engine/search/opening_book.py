@@ -51,7 +51,7 @@ it returns is exactly one of the module's legal plays. Replies to the opening ar
 
 from __future__ import annotations
 
-from engine.games.backgammon import START, Backgammon, BGState, Play
+from tablas.engine.games.backgammon import START, Backgammon, BGState, Play
 
 BOOK: dict[tuple[int, int], str] = {
     (2, 1): "13/11 6/5",

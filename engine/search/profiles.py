@@ -1,5 +1,5 @@
 """Each game's profile: what search knows of it. A game is its rules module under
-``engine/games/`` (a line of the registry, :mod:`engine.games`) plus one entry of
+``engine/games/`` (a line of the registry, :mod:`tablas.engine.games`) plus one entry of
 :data:`PROFILES`, which :func:`profile` hands out. The lookup lives here, above the games,
 not in the registry: the registry knows only the rules, so nothing below search imports it.
 
@@ -24,13 +24,14 @@ max        solved         solved         solved, or 5 s 5 s
 =========  =============  =============  =============  ======================
 
 "parity": Grundy's lower levels judge a position by a novice's count
-(:func:`engine.search.evals.grundy_parity_eval`) instead of the Grundy values, which would make
-every level that searches at all play perfectly (the first bot ladder showed easy, medium and
+(:func:`tablas.engine.search.evals.grundy_parity_eval`) instead of the Grundy values, which would
+make every level that searches at all play perfectly (the first bot ladder showed easy, medium and
 hard all equal). They still see a won or lost end inside their depth. Tic-tac-toe is
 "solved" by a full-depth search, the others by their exact solvers
-(:mod:`engine.search.exact`). Backgammon's levels are in :mod:`engine.search.backgammon_bot`.
+(:mod:`tablas.engine.search.exact`). Backgammon's levels are in
+:mod:`tablas.engine.search.backgammon_bot`.
 
-Review (``review``, :mod:`engine.search.reviewers`; the verdicts per game in
+Review (``review``, :mod:`tablas.engine.search.reviewers`; the verdicts per game in
 ``docs/review.md``): tic-tac-toe and Grundy are solved at every move (Grundy up to
 :data:`GRUNDY_SOLVED_UP_TO`), Connect-4 from the move laying stone :data:`C4_EXACT_FROM` on
 (before that, the solver within the budget, else the search), BOOM by the strongest search
@@ -43,23 +44,23 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from engine.core import JSON, Game, Outcome
-from engine.errors import InvalidInputError
-from engine.games import get_game
-from engine.games.backgammon import BGState
-from engine.games.boom import Boom, seat_to_act
-from engine.games.connect4 import C4State, Connect4
-from engine.games.grundy import Grundy, GrundyState, position_value
-from engine.games.tictactoe import TicTacToe, TTTState, canonical_key
-from engine.search import evals
-from engine.search.alphabeta import AlphaBeta
-from engine.search.alphabeta_bots import AlphaBetaBots, LevelSpec
-from engine.search.backgammon_bot import BackgammonBots, skip_cube
-from engine.search.backgammon_eval import evaluate_for_seat0
-from engine.search.decision import Decision, Level, SearchInfo
-from engine.search.exact import Connect4Exact, GrundyExact, SearchExact
-from engine.search.reviewers import BackgammonReviewer, Reviewer, SearchReviewer, Thresholds
-from engine.search.scores import Proven
+from tablas.engine.core import JSON, Game, Outcome
+from tablas.engine.errors import InvalidInputError
+from tablas.engine.games import get_game
+from tablas.engine.games.backgammon import BGState
+from tablas.engine.games.boom import Boom, seat_to_act
+from tablas.engine.games.connect4 import C4State, Connect4
+from tablas.engine.games.grundy import Grundy, GrundyState, position_value
+from tablas.engine.games.tictactoe import TicTacToe, TTTState, canonical_key
+from tablas.engine.search import evals
+from tablas.engine.search.alphabeta import AlphaBeta
+from tablas.engine.search.alphabeta_bots import AlphaBetaBots, LevelSpec
+from tablas.engine.search.backgammon_bot import BackgammonBots, skip_cube
+from tablas.engine.search.backgammon_eval import evaluate_for_seat0
+from tablas.engine.search.decision import Decision, Level, SearchInfo
+from tablas.engine.search.exact import Connect4Exact, GrundyExact, SearchExact
+from tablas.engine.search.reviewers import BackgammonReviewer, Reviewer, SearchReviewer, Thresholds
+from tablas.engine.search.scores import Proven
 
 
 class Bots(Protocol):
@@ -87,7 +88,7 @@ class Bots(Protocol):
         level: str | None,
     ) -> JSON:
         """``tablas analyze``'s verdict in the contract's shape, for a position in play
-        (:func:`engine.search.analysis.analyze` answers finished ones itself)."""
+        (:func:`tablas.engine.search.analysis.analyze` answers finished ones itself)."""
         ...
 
     def end_score(self, state: Any, outcome: Outcome, seat: int) -> float:
@@ -283,7 +284,7 @@ PROFILES: dict[str, GameProfile] = {
 
 def profile(game_id: str) -> GameProfile:
     """What search knows of the game: its bots, analysis and score scale; an unknown id
-    raises :class:`~engine.errors.UnknownGameError` (the registry's)."""
+    raises :class:`~tablas.engine.errors.UnknownGameError` (the registry's)."""
     get_game(game_id)
     return PROFILES[game_id]
 

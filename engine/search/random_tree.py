@@ -1,7 +1,7 @@
 """The lesson's random tree: every node has ``branching`` children down to ``depth``, the root
 is MAX, and the leaves hold integers from 0 to 10.
 
-It is a tiny game (enough of the protocol for :mod:`engine.search.trace` to walk it like any
+It is a tiny game (enough of the protocol for :mod:`tablas.engine.search.trace` to walk it like any
 other): a state is ``(level, index)``, the node's depth and its position from the left among
 the nodes of that depth. Seat 0 (MAX) moves at even levels, seat 1 (MIN) at odd ones; a move is
 the child's number from 0, written 1-based. Leaf ``i`` (from the left) holds
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.core import Outcome
-from engine.errors import InvalidInputError
+from tablas.engine.core import Outcome
+from tablas.engine.errors import InvalidInputError
 
 State = tuple[int, int]  # (level, index from the left at that level)
 

@@ -1,6 +1,6 @@
 """How each game judges a move already played: the reviewers and thresholds its profile names.
 
-:func:`engine.review.review_game` replays a finished game and asks the game's
+:func:`tablas.engine.review.review_game` replays a finished game and asks the game's
 :class:`Reviewer` (``profile(game).review``) about every action: which action the engine
 prefers there, how much the played one loses against it (in the game's score units, from the
 mover's side), the proven results before and after it where a solver or a search has them,
@@ -28,14 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
-from engine.core import Game, Outcome
-from engine.games.backgammon import Backgammon
-from engine.search.alphabeta import Limits
-from engine.search.alphabeta_bots import AlphaBetaBots
-from engine.search.backgammon_bot import cube_verdict, rank_plays
-from engine.search.exact import ExactSolver, exact_scores
-from engine.search.opening_book import book_play
-from engine.search.scores import Proven, is_proven_loss, is_proven_win, proven_of
+from tablas.engine.core import Game, Outcome
+from tablas.engine.games.backgammon import Backgammon
+from tablas.engine.search.alphabeta import Limits
+from tablas.engine.search.alphabeta_bots import AlphaBetaBots
+from tablas.engine.search.backgammon_bot import cube_verdict, rank_plays
+from tablas.engine.search.exact import ExactSolver, exact_scores
+from tablas.engine.search.opening_book import book_play
+from tablas.engine.search.scores import Proven, is_proven_loss, is_proven_win, proven_of
 
 Verdict = Literal["best", "good", "inaccuracy", "mistake", "blunder"]
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from engine.core import Outcome
+from tablas.engine.core import Outcome
 
 Kind = Literal["max", "min", "chance", "leaf"]
 Order = Literal["left", "right", "best", "worst"]
@@ -40,7 +40,7 @@ ORDERS: tuple[Order, ...] = ("left", "right", "best", "worst")
 
 
 class TreeGame(Protocol):
-    """The part of the game protocol (:class:`engine.core.Game`) the tree is built from; any
+    """The part of the game protocol (:class:`tablas.engine.core.Game`) the tree is built from; any
     object with these methods can be drawn and searched, a random tree included."""
 
     def to_move(self, state: Any) -> int | None: ...

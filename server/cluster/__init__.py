@@ -1,15 +1,15 @@
 """A node of a cluster (contract section 9): several ``tablas serve`` share one PostgreSQL
 database and one Redis; every node serves every room, each room is owned by one node.
 
-Split by job, each part handed what it needs by the composition root (``server.app``):
+Split by job, each part handed what it needs by the composition root (``tablas.server.app``):
 
-- :mod:`~server.cluster.leases`: ownership (the :class:`~server.ownership.Ownership` port):
-  a lease per room in PostgreSQL, claimed before a room is loaded or opened, renewed in one
+- :mod:`~tablas.server.cluster.leases`: ownership (the :class:`~tablas.server.ownership.Ownership`
+  port): a lease per room in PostgreSQL, claimed before a room is loaded or opened, renewed in one
   statement, a fence on every write;
-- :mod:`~server.cluster.bus`: the nodes' messages over Redis, in order;
-- :mod:`~server.cluster.relay`: commands forwarded to a room's owner and answered, presence
+- :mod:`~tablas.server.cluster.bus`: the nodes' messages over Redis, in order;
+- :mod:`~tablas.server.cluster.relay`: commands forwarded to a room's owner and answered, presence
   across nodes, followers of a room that moved or was lost, rooms of dead nodes taken over;
-- :mod:`~server.cluster.listing`: the lobby's listing of every node's rooms.
+- :mod:`~tablas.server.cluster.listing`: the lobby's listing of every node's rooms.
 
 :class:`Cluster` runs them together: it starts and stops their work.
 """
@@ -19,11 +19,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from server.cluster.bus import Bus, _channel, _pack
-from server.cluster.leases import LEASE_S, Leases
-from server.cluster.listing import SharedListing
-from server.cluster.relay import Relay, RemoteConn
-from server.hub import Hub
+from tablas.server.cluster.bus import Bus, _channel, _pack
+from tablas.server.cluster.leases import LEASE_S, Leases
+from tablas.server.cluster.listing import SharedListing
+from tablas.server.cluster.relay import Relay, RemoteConn
+from tablas.server.hub import Hub
 
 __all__ = ["LEASE_S", "Bus", "Cluster", "Leases", "Relay", "RemoteConn", "SharedListing",
            "_channel", "_pack"]
@@ -42,7 +42,7 @@ class Cluster:
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def start(self) -> None:
-        """Connects to Redis (a :class:`~server.errors.StartupError` if it cannot) and
+        """Connects to Redis (a :class:`~tablas.server.errors.StartupError` if it cannot) and
         starts the node's work: the channel's reader, the publisher, renewals, takeovers,
         the lobby, the node's life."""
         await self.bus.connect()

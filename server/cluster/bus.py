@@ -20,8 +20,7 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
-
-from server.errors import StartupError
+from tablas.server.errors import StartupError
 
 log = logging.getLogger("tablas.server")
 

@@ -1,9 +1,10 @@
-"""A cluster's ownership port (:mod:`server.ownership`): a lease per live thing in PostgreSQL.
+"""A cluster's ownership port (:mod:`tablas.server.ownership`): a lease per live thing in
+PostgreSQL.
 
 A lease (``room_leases``: node, fence, expiry by the database's clock) is claimed before the
 thing is loaded or opened (:meth:`Leases.claim`), and all of a node's leases are renewed in
 one statement every ``lease_s / 3`` (:meth:`Leases.renewing`). Every write of a change
-carries the node's :class:`~server.ownership.Fence` and fails in the database once another
+carries the node's :class:`~tablas.server.ownership.Fence` and fails in the database once another
 node has claimed the thing; the node then lets go of it (:meth:`Leases.let_go`: every
 listener of :meth:`Leases.lost` hears it). A node that cannot renew lets go of everything
 once its leases would have expired (:meth:`Leases.check`).
@@ -17,9 +18,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from server.errors import LeaseLost
-from server.ownership import Fence, Lost
-from server.store.postgres import PostgresStore
+from tablas.server.errors import LeaseLost
+from tablas.server.ownership import Fence, Lost
+from tablas.server.store.postgres import PostgresStore
 
 log = logging.getLogger("tablas.server")
 
@@ -27,7 +28,7 @@ LEASE_S = 10.0  # --lease-s: seconds a lease lasts unless renewed
 
 
 class Leases:
-    """This node's leases: an :class:`~server.ownership.Ownership`."""
+    """This node's leases: an :class:`~tablas.server.ownership.Ownership`."""
 
     # A cluster's rooms live on every node: only their owners settle them, never a node
     # that merely finds them on disk.

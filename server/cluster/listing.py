@@ -1,4 +1,4 @@
-"""A cluster's lobby listing (a :class:`~server.lobby.Listing`): every node's live rooms,
+"""A cluster's lobby listing (a :class:`~tablas.server.lobby.Listing`): every node's live rooms,
 read from the database every ``MAX_AGE``, with the spectator counts their owners keep in a
 Redis hash."""
 
@@ -9,12 +9,11 @@ import logging
 from typing import Any
 
 import redis.asyncio as aioredis
-
-from server.hub import Hub
-from server.lobby import LOBBY_SIZE, MAX_AGE, Listing
-from server.room import LIVE
-from server.store.postgres import PostgresStore
-from server.views import summary
+from tablas.server.hub import Hub
+from tablas.server.lobby import LOBBY_SIZE, MAX_AGE, Listing
+from tablas.server.room import LIVE
+from tablas.server.store.postgres import PostgresStore
+from tablas.server.views import summary
 
 log = logging.getLogger("tablas.server")
 

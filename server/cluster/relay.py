@@ -1,5 +1,5 @@
 """A cluster's relay: commands for rooms another node owns, and their answers, over the
-:class:`~server.cluster.bus.Bus`; the presence of connections across nodes; followers of a
+:class:`~tablas.server.cluster.bus.Bus`; the presence of connections across nodes; followers of a
 room that moved.
 
 - **Forwarding**: a command for a room another node owns goes to that node's channel with
@@ -30,13 +30,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, cast
 
-from server.cluster.bus import Bus, ItemKind
-from server.cluster.leases import Leases
-from server.connections import Conn, Player, Presence
-from server.errors import LeaseLost, NotOwner, Refused, RoomError
-from server.hub import Hub
-from server.players import Players
-from server.protocol import (
+from tablas.server.cluster.bus import Bus, ItemKind
+from tablas.server.cluster.leases import Leases
+from tablas.server.connections import Conn, Player, Presence
+from tablas.server.errors import LeaseLost, NotOwner, Refused, RoomError
+from tablas.server.hub import Hub
+from tablas.server.players import Players
+from tablas.server.protocol import (
     AnyClientMessage,
     Error,
     Hello,
@@ -47,7 +47,7 @@ from server.protocol import (
     Spectate,
     parse_client,
 )
-from server.store.postgres import PostgresStore
+from tablas.server.store.postgres import PostgresStore
 
 log = logging.getLogger("tablas.server")
 
@@ -78,7 +78,7 @@ class RemoteConn(Conn):
 
 class Relay:
     """This node's part in serving every room from every node (a bus
-    :class:`~server.cluster.bus.Listener`)."""
+    :class:`~tablas.server.cluster.bus.Listener`)."""
 
     def __init__(self, bus: Bus, leases: Leases, store: PostgresStore, hub: Hub,
                  presence: Presence, players: Players) -> None:

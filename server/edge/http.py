@@ -1,10 +1,10 @@
 """HTTP on the WebSocket's port: the page, the lobby as JSON, the games and bot levels, the
 health check, the explain tree, and rooms' records (``/api/rooms/{id}``, its ``/export`` and
-``/review``: :mod:`server.room_records` answers, this module turns the answers into HTTP). A
+``/review``: :mod:`tablas.server.room_records` answers, this module turns the answers into HTTP). A
 finished game's review page, ``/review/{id}``, is the file ``review.html`` for any room id
 that could be one (the page asks ``/api/rooms/{id}/review`` itself and says what it finds).
 
-Static files are served from the package's own ``server/web/`` (found through
+Static files are served from the package's own ``client/`` (found through
 :mod:`importlib.resources`, so an installed wheel serves them from wherever it is installed):
 a path is URL-decoded, resolved and must stay inside that folder; anything else is 404.
 
@@ -15,7 +15,7 @@ whose percent-encoding is broken or not UTF-8 is 400. HEAD answers as GET would,
 body.
 
 Limits (contract section 10; docs/security.md, "Limits" and "Pages"): every ``/api/*`` request is
-charged to its client address's token bucket (:class:`~server.edge.limits.AddressBudget`,
+charged to its client address's token bucket (:class:`~tablas.server.edge.limits.AddressBudget`,
 ``--max-api-per-address``); past it the answer is 429 with ``Retry-After`` and a JSON
 ``{"error"}``, held :data:`HOLD_S` first. ``/api/explain`` is checked on the event loop
 (cheap: names, numbers of at most 12 digits, ranges), then built *and serialised* in a
@@ -39,23 +39,22 @@ import re
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
 from http import HTTPStatus
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from tablas.engine.errors import TablasError
+from tablas.engine.games import GAME_IDS, get_game
+from tablas.engine.search.decision import LEVELS
+from tablas.engine.search.profiles import profile
+from tablas.server.bot_pool import BotPool
+from tablas.server.edge.limits import AddressBudget, AddressSlots
+from tablas.server.errors import RecordError, RecordRefusal
+from tablas.server.room_records import Records, check_room_id
+from tablas.server.shipped import package_folder
+from tablas.server.standings import Standings
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
-
-from engine.errors import TablasError
-from engine.games import GAME_IDS, get_game
-from engine.search.decision import LEVELS
-from engine.search.profiles import profile
-from server.bot_pool import BotPool
-from server.edge.limits import AddressBudget, AddressSlots
-from server.errors import MissingFiles, RecordError, RecordRefusal
-from server.room_records import Records, check_room_id
-from server.standings import Standings
 
 log = logging.getLogger("tablas.server")
 
@@ -113,7 +112,7 @@ _REVIEW_ROUTE = re.compile(r"/review/([^/]*)")
 _METHODS = ("GET", "HEAD")
 # A ``%`` not followed by two hex digits: ``unquote`` would leave it as it is.
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-# A room's record and what hangs off it; the id is checked by :mod:`server.room_records`.
+# A room's record and what hangs off it; the id is checked by :mod:`tablas.server.room_records`.
 _ROOM_ROUTE = re.compile(r"/api/rooms/([^/]+)(?:/(export|review))?")
 REVIEW_RETRY = 2  # seconds after which to ask again for a review being computed
 _RECORD_STATUS: dict[RecordRefusal, HTTPStatus] = {
@@ -126,13 +125,9 @@ _RECORD_STATUS: dict[RecordRefusal, HTTPStatus] = {
 
 
 def web_folder() -> Path:
-    """The page's files as shipped in the package (``server/web/``); :class:`MissingFiles`
+    """The page's files as shipped in the package (``client/``); :class:`MissingFiles`
     if they are not there (the server cannot serve without them)."""
-    folder = resources.files("server") / "web"
-    if not isinstance(folder, Path) or not (folder / "index.html").is_file():
-        raise MissingFiles(f"the web page's files are missing: no {folder}/index.html "
-                           "(reinstall tablas: pip install --force-reinstall tablas)")
-    return folder
+    return package_folder("client", "index.html")
 
 
 def response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
@@ -219,7 +214,7 @@ def explain_answer(arguments: dict[str, Any]) -> tuple[HTTPStatus, bytes]:
     tree of thousands of nodes is CPU work, and so is writing its megabyte of JSON; bytes
     cross the process boundary at the cost of a copy, a tree of dicts would be unpickled on
     the event loop); a tree too large is a 400 with the engine's message."""
-    from engine.explain import explain, to_json
+    from tablas.engine.explain import explain, to_json
 
     try:
         return HTTPStatus.OK, json.dumps(to_json(explain(**arguments))).encode()
@@ -239,12 +234,12 @@ class Http:
         (``/healthz`` says it); ``max_api_per_address``: ``/api/*`` requests a second per
         client address (None or 0: no limit).
 
-        Trees are built in a pool of their own rather than the bots' (:mod:`server.bot_pool`):
-        a ``ProcessPoolExecutor`` takes jobs first come first served, so trees queued there
-        would make every bot's move wait behind them (measured: the easy bot's reply went
-        from 12 ms to 1 s under a flood of trees); a thread would not do either, building a
-        tree is pure Python and would hold the GIL the event loop needs. Its one process
-        runs below the bots' priority, and :data:`EXPLAIN_TOTAL` bounds its queue."""
+        Trees are built in a pool of their own rather than the bots'
+        (:mod:`tablas.server.bot_pool`): a ``ProcessPoolExecutor`` takes jobs first come first
+        served, so trees queued there would make every bot's move wait behind them (measured: the
+        easy bot's reply went from 12 ms to 1 s under a flood of trees); a thread would not do
+        either, building a tree is pure Python and would hold the GIL the event loop needs. Its one
+        process runs below the bots' priority, and :data:`EXPLAIN_TOTAL` bounds its queue."""
         self.web = web.resolve()
         self.node = node
         self.lobby_body = lobby_body
@@ -369,7 +364,7 @@ class Http:
     async def _explain(self, query: dict[str, str], address: str) -> Response:
         """The tree, or a refusal: bad parameters at once (400), a third tree of one address
         at a time (429) or more trees at a time than the server builds (503)."""
-        from engine.explain import query_arguments
+        from tablas.engine.explain import query_arguments
 
         try:
             arguments = query_arguments(query)

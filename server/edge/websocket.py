@@ -3,9 +3,9 @@
 What happens here and nowhere else: the handshake's checks (a well-formed request,
 ``--allow-origin``, connections per address), each address's message budget (handshakes
 included, :class:`AddressBudget`), parsing a frame into a message
-(:func:`server.protocol.parse_client`), the ``hello``-first rule, handing the message to its
+(:func:`tablas.server.protocol.parse_client`), the ``hello``-first rule, handing the message to its
 handler, and turning a refusal into the contract's ``error`` answer. What a message does is
-the handler's business (``server.app`` wires the table of handlers).
+the handler's business (``tablas.server.app`` wires the table of handlers).
 """
 
 from __future__ import annotations
@@ -19,22 +19,21 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
 
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed, InvalidMessage
-from websockets.http11 import Request, Response
-
-from server.connections import Conn, Presence
-from server.edge.http import Http, bad_request, malformed, response, split_target
-from server.edge.limits import AddressBudget
-from server.errors import ProtocolError, Refused
-from server.protocol import (
+from tablas.server.connections import Conn, Presence
+from tablas.server.edge.http import Http, bad_request, malformed, response, split_target
+from tablas.server.edge.limits import AddressBudget
+from tablas.server.errors import ProtocolError, Refused
+from tablas.server.protocol import (
     AnyClientMessage,
     Error,
     Hello,
     parse_client,
     peek_id,
 )
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
+from websockets.exceptions import ConnectionClosed, InvalidMessage
+from websockets.http11 import Request, Response
 
 log = logging.getLogger("tablas.server")
 
@@ -98,7 +97,7 @@ class _Connection(ServerConnection):
     the parser's frames: more cycles for every connection that ends badly (a reset, a
     handshake refused or broken off, a frame too large). Only a pass over the older
     generations frees a cycle that outlived a young collection, and ``tablas serve`` makes
-    one every hour, or once memory has grown by half (``server.loop.quiet_collector``):
+    one every hour, or once memory has grown by half (``tablas.server.loop.quiet_collector``):
     until then a client could pile them up by the hundred thousand (docs/server.md, "The
     garbage collector")."""
 

@@ -4,7 +4,7 @@ on ``timeout``. No I/O: every time is read from the room's injected clock.
 
 :class:`Clocks` keeps each seat's time left when its clock last stopped and when the running
 one started. It reads its room through :class:`Timed` (whose turn it is, the time, how a game
-ends), so it needs nothing of :mod:`server.room`.
+ends), so it needs nothing of :mod:`tablas.server.room`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from engine.core import Outcome
-from server.errors import RoomError
-from server.protocol import ClockSpec
+from tablas.engine.core import Outcome
+from tablas.server.errors import RoomError
+from tablas.server.protocol import ClockSpec
 
 
 class Timed(Protocol):
@@ -68,7 +68,7 @@ class Clocks:
 
     def flag_fall(self, now: float | None = None) -> tuple[Outcome, list[int]] | None:
         """The end of the game if the running clock's time is up (nothing changes): persist
-        it with these clocks, then :meth:`~server.room.Room.finish` the game."""
+        it with these clocks, then :meth:`~tablas.server.room.Room.finish` the game."""
         seat = self.running
         clocks = self.live(now)
         if seat is None or clocks is None or clocks[seat] > 0:

@@ -6,18 +6,18 @@ person may ``abort`` the game (no winner, ``aborted``), and a rated game that en
 other way before then ends ``aborted`` too (the room's ``conclude``); the present player may
 claim a game whose opponent has been away for the server's ``claim_after``.
 
-:class:`Endings` prepares each as an :class:`~engine.core.Outcome`, changing nothing, or
+:class:`Endings` prepares each as an :class:`~tablas.engine.core.Outcome`, changing nothing, or
 refuses it with the contract's error code; persist the outcome with the clocks, then
-:meth:`~server.room.Room.finish` the game. It reads its room through :class:`Endable`.
+:meth:`~tablas.server.room.Room.finish` the game. It reads its room through :class:`Endable`.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from engine.core import Outcome
-from server.errors import ErrorCode, RoomError
-from server.rules.presence import Presence
+from tablas.engine.core import Outcome
+from tablas.server.errors import ErrorCode, RoomError
+from tablas.server.rules.presence import Presence
 
 # A game ended before each seat made its first play (contract section 10): unrated.
 ABORTED = Outcome(winner=None, points=0, reason="aborted")

@@ -12,7 +12,7 @@ adjourned, and the present player may claim a game whose opponent has been away 
 server's ``claim_after`` (:meth:`Presence.check_claim`).
 
 :class:`Presence` reads its room through :class:`Attended`; who is online server-wide is
-:class:`server.connections.Presence`'s, which the owner asks and passes in as ``connected``.
+:class:`tablas.server.connections.Presence`'s, which the owner asks and passes in as ``connected``.
 """
 
 from __future__ import annotations
@@ -21,18 +21,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from engine.core import Outcome
-from server.errors import RoomError
-from server.protocol import RoomOptions, RoomStatus
-from server.rules.clock import Clocks
-from server.rules.seats import SeatState
+from tablas.engine.core import Outcome
+from tablas.server.errors import RoomError
+from tablas.server.protocol import RoomOptions, RoomStatus
+from tablas.server.rules.clock import Clocks
+from tablas.server.rules.seats import SeatState
 
 
 @dataclass(frozen=True, slots=True)
 class Lapse:
     """A change of status without a move: ``adjourned`` or ``playing`` again (a game), or
     ``closed`` (a waiting room), at ``at``. Persist it, then
-    :meth:`~server.room.Room.commit_lapse`."""
+    :meth:`~tablas.server.room.Room.commit_lapse`."""
 
     status: RoomStatus
     at: float
@@ -139,7 +139,7 @@ class Presence:
     def prepare_resume(self, player_id: str) -> Lapse | None:
         """The adjourned game played again, when ``player_id`` holds a seat in it; None when
         the room is not adjourned or they hold none (a join then goes on as usual). Persist
-        it, then :meth:`~server.room.Room.commit_lapse`."""
+        it, then :meth:`~tablas.server.room.Room.commit_lapse`."""
         if self.room.status != "adjourned" or not self.room.seats_of(player_id):
             return None
         return Lapse("playing", self.room.clock())
@@ -166,7 +166,7 @@ class Presence:
 
     def abandoned(self, now: float | None = None) -> list[int]:
         """The seats whose player has been away for ``abandon_to_bot_after_ms``: hand each to
-        a bot (:meth:`~server.rules.seats.Seating.prepare_hand_to_bot`, ``abandoned``)."""
+        a bot (:meth:`~tablas.server.rules.seats.Seating.prepare_hand_to_bot`, ``abandoned``)."""
         room = self.room
         after = room.room_options.abandon_to_bot_after_ms
         if after is None or room.status != "playing":

@@ -2,9 +2,9 @@
 
 :class:`Seating` prepares a seat verb (a join, a leave, a seed, a handover to a bot) as a
 :class:`SeatChange`, changing nothing, or refuses it with the contract's error code
-(:class:`~server.errors.RoomError`); the room adds the start of the game when the change fills
-the last seat (:class:`Seated`'s ``seat_change``). Persist the change, then
-:meth:`~server.room.Room.commit_seats` it. A rated room's seats are for registered players,
+(:class:`~tablas.server.errors.RoomError`); the room adds the start of the game when the change
+fills the last seat (:class:`Seated`'s ``seat_change``). Persist the change, then
+:meth:`~tablas.server.room.Room.commit_seats` it. A rated room's seats are for registered players,
 one seat each (contract section 10).
 """
 
@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from engine.search.decision import Level
-from server.dice import Seeds
-from server.errors import RoomError
-from server.protocol import RoomStatus
-from server.ratings import bot_rating_id
+from tablas.engine.search.decision import Level
+from tablas.server.dice import Seeds
+from tablas.server.errors import RoomError
+from tablas.server.protocol import RoomStatus
+from tablas.server.ratings import bot_rating_id
 
 
 @dataclass(slots=True)
@@ -49,7 +49,7 @@ class Handover:
 class SeatChange:
     """Seats taken, freed or handed to a bot, and the start of the game if that fills the
     last one: checked, not yet part of the room. Persist it, then
-    :meth:`~server.room.Room.commit_seats`."""
+    :meth:`~tablas.server.room.Room.commit_seats`."""
 
     seats: tuple[SeatState, ...]
     status: RoomStatus

@@ -1,12 +1,13 @@
 """Persistence: the store a server writes every change through before anyone hears of it.
 
-:class:`~server.store.base.Storage` is the interface the server types against; a backend is
+:class:`~tablas.server.store.base.Storage` is the interface the server types against; a backend is
 chosen by the ``--db`` text (:func:`open_store`): a file path or ``sqlite:///PATH`` opens the
-embedded SQLite backend (:mod:`server.store.sqlite`, aiosqlite: the default), a
-``postgresql://…`` (or ``postgres://…``) URL the PostgreSQL one (:mod:`server.store.postgres`,
-asyncpg: the ``cluster`` extra). Each backend's schema is its own folder of numbered SQL
-files shipped with the package, ``migrations/`` and ``migrations_postgresql/``, kept in step:
-the same numbers, the same logical schema (``migrations_postgresql/README.md``).
+embedded SQLite backend (:mod:`tablas.server.store.sqlite`, aiosqlite: the default), a
+``postgresql://…`` (or ``postgres://…``) URL the PostgreSQL one
+(:mod:`tablas.server.store.postgres`, asyncpg: the ``cluster`` extra). Each backend's schema is its
+own folder of numbered SQL files shipped with the package, ``migrations/sqlite/`` and
+``migrations/postgresql/``, kept in step: the same numbers, the same logical schema
+(``migrations/README.md``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from server.store.base import Storage, migration_files, token_hash
-from server.store.commit import CommitStats
-from server.store.sqlite import SqliteStore, Store
+from tablas.server.store.base import Storage, migration_files, token_hash
+from tablas.server.store.commit import CommitStats
+from tablas.server.store.sqlite import SqliteStore, Store
 
 __all__ = ["BadDatabase", "CommitStats", "Database", "SqliteStore", "Storage", "Store",
            "migration_files", "open_store", "parse_database", "token_hash"]
@@ -63,7 +64,7 @@ async def open_store(db: str | Database, *, upto: int | None = None) -> Storage:
     if where.kind == "sqlite":
         return await SqliteStore.open(where.target, upto=upto)
     try:
-        from server.store.postgres import PostgresStore
+        from tablas.server.store.postgres import PostgresStore
     except ImportError as e:
         raise BadDatabase(f"PostgreSQL needs asyncpg ({e.name} is missing): "
                           "pip install 'tablas[cluster]'") from None

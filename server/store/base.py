@@ -1,16 +1,16 @@
 """The store interface, :class:`Storage`: what the server asks of a database, whatever it is.
 
 The rest of the server types against :class:`Storage` and nothing else. A backend is a
-subclass (:mod:`server.store.sqlite`, :mod:`server.store.postgres`) that gives it a way to run
-a batch of writes as one transaction (:meth:`Storage._transaction`), the reads, and its
+subclass (:mod:`tablas.server.store.sqlite`, :mod:`tablas.server.store.postgres`) that gives it a
+way to run a batch of writes as one transaction (:meth:`Storage._transaction`), the reads, and its
 migrations. What every backend shares lives here, written once:
 
 - the write methods (``create_room``, ``record_move``, …): each builds a write, a few rows
   ``[kind, a, b, …]`` whose ``kind`` names what the database does with them (a trigger of
   the view ``store_write`` in SQLite, a function ``store_write_KIND`` in PostgreSQL), and
   returns once the transaction holding it is committed: the store hands it to its group
-  commit (:class:`~server.store.commit.GroupCommit`, :mod:`server.store.commit`), which joins
-  the writes of many rooms into one transaction;
+  commit (:class:`~tablas.server.store.commit.GroupCommit`, :mod:`tablas.server.store.commit`),
+  which joins the writes of many rooms into one transaction;
 - the migrations' files: ``NNNN_name.sql``, numbered 1..n, one folder per backend.
 """
 
@@ -24,19 +24,18 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any, Literal
 
-from engine.core import Outcome
-from engine.search.decision import check_level
-from server.dice import Seeds
-from server.errors import MissingFiles
-from server.ownership import Fence
-from server.protocol import RoomOptions, json_text
-from server.ratings import Rating, RatingChange, bot_level
-from server.room import Action, Dice, RoomRecord, SeatState, Status
-from server.store.commit import CommitStats, GroupCommit, Write, _row
+from tablas.engine.core import Outcome
+from tablas.engine.search.decision import check_level
+from tablas.server.dice import Seeds
+from tablas.server.ownership import Fence
+from tablas.server.protocol import RoomOptions, json_text
+from tablas.server.ratings import Rating, RatingChange, bot_level
+from tablas.server.room import Action, Dice, RoomRecord, SeatState, Status
+from tablas.server.shipped import package_folder
+from tablas.server.store.commit import CommitStats, GroupCommit, Write, _row
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -45,14 +44,10 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def migrations_folder(name: str = "migrations") -> Traversable:
-    """A backend's migrations shipped with the package (``server/store/NAME/``), wherever it
-    is installed; :class:`~server.errors.MissingFiles` if they are not there."""
-    folder = resources.files("server.store") / name
-    if not folder.is_dir():
-        raise MissingFiles(f"the database migrations are missing: no folder {folder} "
-                           "(reinstall tablas: pip install --force-reinstall tablas)")
-    return folder
+def migrations_folder(backend: str = "sqlite") -> Traversable:
+    """A backend's migrations shipped with the package (``migrations/BACKEND/``), wherever
+    it is installed; :class:`~tablas.server.errors.MissingFiles` if they are not there."""
+    return package_folder(f"migrations/{backend}", "0001_initial.sql")
 
 
 def migration_files(folder: Traversable | None = None) -> list[tuple[int, str, str]]:
@@ -199,7 +194,7 @@ def room_record(
 
 class Storage(ABC):
     """The store: every write and read of the server's database. Open a backend with
-    :func:`server.store.open_store` (which migrates), close it with :meth:`close`.
+    :func:`tablas.server.store.open_store` (which migrates), close it with :meth:`close`.
 
     The write methods return once their write is committed, durably (the group commit);
     the reads never see a transaction half done."""
@@ -251,7 +246,7 @@ class Storage(ABC):
     async def name_holders(self, name_key: str, name_skeleton: str
                            ) -> tuple[Account | None, Account | None]:
         """In one read (every new guest's ``hello`` asks): the registered player whose name
-        has this key, and the one who holds this name skeleton (:mod:`server.names`)."""
+        has this key, and the one who holds this name skeleton (:mod:`tablas.server.names`)."""
 
     @abstractmethod
     async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
@@ -266,7 +261,7 @@ class Storage(ABC):
     async def rated_games_between(self, game: str, players: tuple[str, str], since: float,
                                   *, playing: bool) -> int:
         """How many games of ``game`` between ``players`` (rated ids: a person's, or a bot
-        level's :func:`~server.ratings.bot_rating_id`) changed ratings and finished after
+        level's :func:`~tablas.server.ratings.bot_rating_id`) changed ratings and finished after
         ``since``; with ``playing``, also the rated ones being played (contract section
         10's pair cap)."""
 

@@ -1,13 +1,13 @@
 """The group commit, :class:`GroupCommit`: writes from many rooms joined into one transaction.
 
-The store (:class:`~server.store.base.Storage`) builds each write, a few rows
+The store (:class:`~tablas.server.store.base.Storage`) builds each write, a few rows
 ``[kind, a, b, …]``, and hands it here. The writes handed over while a transaction is in
 flight wait and go together into the next one, all or nothing (one statement, one trip to the
 database and one durable commit for all: those, not the SQL, are what a write costs); if it
 fails, its writes are retried one by one, so one bad write fails only its own caller. Each
 caller returns once the transaction holding its write is committed. A write carrying a
-:class:`~server.ownership.Fence` is written only while its owner's lease still carries it
-(:mod:`server.ownership`).
+:class:`~tablas.server.ownership.Fence` is written only while its owner's lease still carries it
+(:mod:`tablas.server.ownership`).
 
 This knows nothing of what the rows mean, nor of the database: the store gives it the one way
 to run a batch as a transaction (a backend's ``_transaction``) and the lock that transaction
@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
-
-from server.errors import LeaseLost
-from server.ownership import Fence
+from tablas.server.errors import LeaseLost
+from tablas.server.ownership import Fence
 
 # A write: its rows, each ``[kind, a, b, …]``, already written as JSON text (a batch is
 # these joined in a JSON array: the one parameter of the one statement a backend runs).
@@ -35,7 +34,8 @@ Write = str
 def _row(kind: str, *values: Any) -> list[Any]:
     """One row of a write: ``kind`` names what writes it (a trigger of SQLite's migration
     0004 and after, a PostgreSQL function ``store_write_KIND``; a literal: a test checks
-    every one, here and in :mod:`server.store.base`), ``values`` its a, b, … in that order."""
+    every one, here and in :mod:`tablas.server.store.base`), ``values`` its a, b, … in that
+    order."""
     return [kind, *values]
 
 
@@ -107,7 +107,7 @@ class GroupCommit:
         With a ``fence`` (a live thing's change, carrying its owner's fence; None: no
         fencing, a single server owns everything), a 'fence' row goes first, checked in the
         same transaction, so that the write fails unless the owner's lease still carries it;
-        then the fence is told (:attr:`Fence.refused`) and :class:`~server.errors.LeaseLost`
+        then the fence is told (:attr:`Fence.refused`) and :class:`~tablas.server.errors.LeaseLost`
         raised, with nothing written."""
         if fence is None:
             await self._join(_encode(rows))

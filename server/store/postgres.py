@@ -1,5 +1,5 @@
-"""The PostgreSQL backend of the store (:class:`~server.store.base.Storage`), for a node of a
-cluster (contract section 9): all of its SQL lives here and in ``migrations_postgresql/``.
+"""The PostgreSQL backend of the store (:class:`~tablas.server.store.base.Storage`), for a node of a
+cluster (contract section 9): all of its SQL lives here and in ``migrations/postgresql/``.
 
 Durability: every session runs with ``synchronous_commit = on`` (PostgreSQL's default, set
 here whatever the server's configuration says): a commit returns once its WAL record is
@@ -7,13 +7,13 @@ flushed to disk, and a write is acknowledged only after its COMMIT has returned,
 anyone has seen survives ``kill -9`` of the node and of the database server.
 
 Concurrency: a pool of connections (asyncpg). Writes go through the group commit of
-:mod:`server.store.base`, one batch at a time: a batch is one statement, ``SELECT
+:mod:`tablas.server.store.base`, one batch at a time: a batch is one statement, ``SELECT
 store_write($1)`` over a JSON array of its rows (migration 0004), which PostgreSQL runs as a
 transaction of its own: one round trip and one WAL flush for the whole batch. Reads take a
 connection of their own and never wait for the writer; a read of several statements (a
 room) runs in one read-only REPEATABLE READ transaction, so it sees one committed state.
 
-Migrations: the numbered files of ``server/store/migrations_postgresql/``, in step with
+Migrations: the numbered files of ``migrations/postgresql/``, in step with
 SQLite's (``README.md`` there), applied in order at start, each in one transaction recorded
 in ``schema_migrations``, under an advisory lock, so nodes starting together migrate once.
 """
@@ -27,11 +27,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
-
-from server.errors import StartupError
-from server.ratings import NEW, Rating
-from server.room import RoomRecord, Status
-from server.store.base import (
+from tablas.server.errors import StartupError
+from tablas.server.ratings import NEW, Rating
+from tablas.server.room import RoomRecord, Status
+from tablas.server.store.base import (
     Account,
     Storage,
     holders,
@@ -41,9 +40,9 @@ from server.store.base import (
     room_record,
     token_hash,
 )
-from server.store.commit import Write
+from tablas.server.store.commit import Write
 
-FOLDER = "migrations_postgresql"
+FOLDER = "postgresql"
 # pg_advisory_lock's key for migrations: any constant the application uses for nothing else.
 _MIGRATION_LOCK = 0x7461626C6173  # "tablas"
 CONNECT_TIMEOUT = 10.0
@@ -77,7 +76,7 @@ class PostgresStore(Storage):
     async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10
                    ) -> PostgresStore:
         """The store of the database at ``url`` (``postgresql://…``), migrated; a
-        :class:`~server.errors.StartupError` naming it (without its password) when it
+        :class:`~tablas.server.errors.StartupError` naming it (without its password) when it
         cannot be reached or used."""
         try:
             pool = await asyncpg.create_pool(

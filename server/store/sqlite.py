@@ -1,4 +1,4 @@
-"""The SQLite backend of the store (:class:`~server.store.base.Storage`), the embedded
+"""The SQLite backend of the store (:class:`~tablas.server.store.base.Storage`), the embedded
 default: all of its SQL lives here and in its migrations (aiosqlite, parameterised queries
 only).
 
@@ -9,14 +9,14 @@ survive a process crash too, since a commit is in the OS's page cache once ``wri
 but could lose the last commits on power loss; moves are rare enough that FULL costs nothing.)
 
 Concurrency: the server has one connection, shared by every room, used through aiosqlite's
-public API. Every write goes through the group commit of :mod:`server.store.base`. A write
+public API. Every write goes through the group commit of :mod:`tablas.server.store.base`. A write
 is a few rows for the view ``store_write`` (migration 0004), whose triggers put each row in
 its table; a whole batch is one ``INSERT … SELECT`` over a JSON array of those rows (one
 parameter), which SQLite runs as a transaction of its own, committed with one fsync: one trip
 to aiosqlite's thread for the whole batch, however many writes it holds. Reads hold the
 store's lock for their few trips, so they never see a transaction half done.
 
-Migrations are the numbered files of ``server/store/migrations/`` (``0001_initial.sql``, ...),
+Migrations are the numbered files of ``migrations/sqlite/`` (``0001_initial.sql``, ...),
 shipped with the package and applied in order at start, each inside one transaction and
 recorded in ``schema_migrations``.
 """
@@ -32,10 +32,9 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import aiosqlite
-
-from server.ratings import NEW, Rating
-from server.room import RoomRecord, Status
-from server.store.base import (
+from tablas.server.ratings import NEW, Rating
+from tablas.server.room import RoomRecord, Status
+from tablas.server.store.base import (
     Account,
     Storage,
     holders,
@@ -44,7 +43,7 @@ from server.store.base import (
     room_record,
     token_hash,
 )
-from server.store.commit import Write
+from tablas.server.store.commit import Write
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -8,7 +8,8 @@ import json
 import sys
 from pathlib import Path
 
-from server.loop import LOOPS
+from tablas.server.loop import LOOPS
+
 from tools.load.burst import run_burst
 from tools.load.churn import CHURN_MODES, run_churn
 from tools.load.compare import run_compare

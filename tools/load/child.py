@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tools.checkout import python_path
 from tools.load.machine import proc_memory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +38,7 @@ class Child:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", _module(root), kind, *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=root,
-            env={**os.environ, "PYTHONPATH": str(root)},
+            env={**os.environ, "PYTHONPATH": python_path(root)},
         )
         first = self._read()
         self.port = int(first["port"])

@@ -1,5 +1,5 @@
 """The game clients: a worker process's event loop holding whole games (both players and
-the spectators, each a :class:`server.client.ProtocolClient`), so that a latency is always
+the spectators, each a :class:`tablas.server.client.ProtocolClient`), so that a latency is always
 measured on one process's clock; or socket pairs driving the echo or the frames-only server
 the same way."""
 
@@ -12,9 +12,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 import websockets
+from tablas.server.client import ProtocolClient, Refused
+from tablas.server.server_bench import lag_probe
 
-from server.client import ProtocolClient, Refused
-from server.server_bench import lag_probe
 from tools.load.process import work
 from tools.load.sync import CONNECT_CONCURRENCY, STUCK_S, Sync
 

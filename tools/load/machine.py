@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from server.loop import loop_in_use
+from tablas.server.loop import loop_in_use
 
 
 def proc_memory(pid: int) -> dict[str, float]:

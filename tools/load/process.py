@@ -7,8 +7,8 @@ import contextlib
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from server.loop import quiet_collector
-from server.loop import run as run_on_loop
+from tablas.server.loop import quiet_collector
+from tablas.server.loop import run as run_on_loop
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ from tools.load.sync import CONNECT_CONCURRENCY, STUCK_S, Sync
 from tools.load.wire import LIGHT_ERRORS, LightClient
 
 BURST_KINDS = ("connect", "spectate")
-PAGE_POLL_S = 3.0  # how often the page asks for the lobby (server/web/js/app.js, poll())
+PAGE_POLL_S = 3.0  # how often the page asks for the lobby (client/js/app.js, poll())
 
 
 @dataclasses.dataclass(frozen=True)

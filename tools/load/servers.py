@@ -18,14 +18,14 @@ from typing import Any
 
 import websockets
 from pydantic_core import from_json
+from tablas.server import views
+from tablas.server.app import TablasServer
+from tablas.server.protocol import json_text, with_re
+from tablas.server.room import Room, SeatState
+from tablas.server.server_bench import lag_probe
+from tablas.server.store import Store
 from websockets.asyncio.connection import broadcast
 
-from server import views
-from server.app import TablasServer
-from server.protocol import json_text, with_re
-from server.room import Room, SeatState
-from server.server_bench import lag_probe
-from server.store import Store
 from tools.load.stats import lag_summary
 
 MAX_ECHO_FRAME = 2**20

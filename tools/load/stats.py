@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.server_bench import percentile
+from tablas.server.server_bench import percentile
 
 
 def spread(values: list[float]) -> dict[str, float | int | None]:
@@ -22,7 +22,7 @@ def latency(values: list[float]) -> dict[str, float | int | None]:
 
 
 def lag_summary(lags: list[float]) -> dict[str, float]:
-    """An event loop's lag (ms, from :func:`server.server_bench.lag_probe`): p50/p99/max."""
+    """An event loop's lag (ms, from :func:`tablas.server.server_bench.lag_probe`): p50/p99/max."""
     if not lags:
         return {"lag_samples": 0}
     return {"lag_p50_ms": round(percentile(lags, 50), 2),

@@ -9,8 +9,7 @@ import re
 from typing import Any
 
 from pydantic_core import from_json, to_json
-
-from server.client import Refused
+from tablas.server.client import Refused
 
 _WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # any 16 bytes in base64: the server only echoes a hash
 # A WebSocket handshake by hand, and the same URL asked for without it (the server: 426).
@@ -44,7 +43,7 @@ class LightClient:
     """A WebSocket client by hand: the handshake is one canned request, a request's answer is
     found by ``re`` (a frame without ``"re":`` is not even parsed, nor is a big answer past
     its head), pings are answered, and nothing else is kept. About a sixth of a
-    :class:`~server.client.ProtocolClient`'s CPU per connection."""
+    :class:`~tablas.server.client.ProtocolClient`'s CPU per connection."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
