@@ -29,9 +29,9 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tablas.server.bot_pool import BotPool
 from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
@@ -53,13 +53,25 @@ from tablas.server.hub import (
 from tablas.server.live_room import RoomServices
 from tablas.server.lobby import Listing, Lobby, LocalRooms, RecentGames
 from tablas.server.loop import quiet_collector
+from tablas.server.meet.challenges import EXPIRE_AFTER as CHALLENGE_EXPIRY
+from tablas.server.meet.challenges import Challenges
+from tablas.server.meet.reach import LocalReach, Reach
+from tablas.server.meet.seeks import Seeks
+from tablas.server.meet.stats import Stats
+from tablas.server.meet.tables import Tables
 from tablas.server.ownership import Ownership, Solo
 from tablas.server.players import Players
 from tablas.server.protocol import (
     Abort,
+    AcceptChallenge,
+    AcceptSeek,
+    CancelChallenge,
+    CancelSeek,
+    ChallengeRequest,
     Chat,
     ClaimWin,
     CreateRoom,
+    DeclineChallenge,
     HandToBot,
     Hello,
     Join,
@@ -70,6 +82,7 @@ from tablas.server.protocol import (
     Rematch,
     Resign,
     Seed,
+    SeekRequest,
     Spectate,
 )
 from tablas.server.rated import RatedGames
@@ -79,7 +92,16 @@ from tablas.server.store import Database, Storage, open_store
 from tablas.server.sweeps import KEEP_ADJOURNED, Sweeps
 
 if TYPE_CHECKING:
-    from tablas.server.cluster import Cluster, Leases
+    from tablas.server.cluster import Cluster, Leases, SharedReach
+
+def in_turn(*steps: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """One handler that runs ``steps`` one after the other with the same arguments."""
+
+    async def run(*args: Any) -> None:
+        for step in steps:
+            await step(*args)
+
+    return run
 
 log = logging.getLogger("tablas.server")
 
@@ -117,6 +139,7 @@ class TablasServer:
         node: str | None = None,
         redis: str | None = None,
         lease_s: float | None = None,
+        challenge_expiry: float = CHALLENGE_EXPIRY,
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
         makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
@@ -127,7 +150,8 @@ class TablasServer:
         requests per address, or rooms per address); ``abandon_after`` and
         ``keep_adjourned`` (seconds; None: never) say when rooms end (contract section 6),
         ``claim_after`` (seconds) when a player may claim the game of an opponent who left
-        (section 10)."""
+        (section 10), ``challenge_expiry`` (seconds) when an unanswered challenge ends
+        (section 11)."""
         self.node = node or default_node()
         self.cluster: Cluster | None = None
         # Chosen once, here: a single server owns every room; a cluster's node holds leases.
@@ -158,32 +182,58 @@ class TablasServer:
         goodbye = self.players.goodbye
         command: Handler = self.hub.command
         rematch: Handler = self.hub.rematch
+        bus = None
+        reach: Reach = LocalReach(self.node, self.presence)
         if leases is not None and redis is not None:
-            from tablas.server.cluster import Bus, Cluster, Relay, SharedListing
+            from tablas.server.cluster import Bus, SharedReach
 
             bus = Bus(self.node, redis, leases.lease_s)
+            reach = SharedReach(bus, self.presence)
+        tables = Tables(self.hub, reach)
+        self.seeks = Seeks(store, tables, reach, clock, max_per_address=max_rooms_per_address)
+        self.challenges = Challenges(store, tables, reach, self.presence,
+                                     max_per_address=max_rooms_per_address,
+                                     expire_after=challenge_expiry)
+        if leases is not None and bus is not None:
+            from tablas.server.cluster import Cluster, MeetListener, Relay, SharedListing
+
             shared = SharedListing(leases.store, bus.redis, self.hub, listing)
             relay = Relay(bus, leases, leases.store, self.hub, self.presence, self.players)
-            self.cluster = Cluster(leases, bus, relay, shared, self.hub)
+            meet = MeetListener(bus, cast("SharedReach", reach), relay, self.challenges,
+                                store.seeks)
+            self.cluster = Cluster(leases, bus, relay, shared, self.hub, meet)
             listing = shared
             hello, goodbye = relay.hello, relay.goodbye
             command = rematch = relay.command
+        self.reach = reach
         self.lobby = Lobby(listing, recent)
         handlers: dict[type[Any], Handler] = {
-            Hello: hello,
+            Hello: in_turn(hello, reach.arrived),
             Register: self.players.register,
             ListRooms: self.lobby.list_rooms,
             CreateRoom: self.hub.create_room,
             Rematch: rematch,
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed,
                              Abort, ClaimWin), command),
+            SeekRequest: self.seeks.seek,
+            CancelSeek: self.seeks.cancel,
+            AcceptSeek: self.seeks.accept,
+            ChallengeRequest: self.challenges.challenge,
+            AcceptChallenge: self.challenges.accept,
+            DeclineChallenge: self.challenges.decline,
+            CancelChallenge: self.challenges.cancel,
         }
         self.records = Records(self.hub)
         http = Http(web if web is not None else web_folder(), self.lobby.http_body,
                     self.explainer, self.records, Standings(store), self.node,
-                    max_api_per_address=max_api_per_address)
-        self.edge = Edge(handlers, self.presence, goodbye, http,
-                         allow_origins=allow_origins,
+                    max_api_per_address=max_api_per_address,
+                    feeds={"/api/seeks": self.seeks.http_body,
+                           "/api/stats": Stats(store, reach).http_body})
+        # A connection that closes takes its seeks and challenges with it first, so that
+        # nobody is paired with a player already gone.
+        self.edge = Edge(handlers, self.presence,
+                         in_turn(self.seeks.gone, self.challenges.gone, goodbye, reach.left),
+                         http, allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
                          max_msgs_per_address=max_msgs_per_address)
 
@@ -208,6 +258,9 @@ class TablasServer:
         if self.cluster is not None:
             await self.cluster.start()
         await self.players.backfill_skeletons()  # before anyone may take a name
+        # The seeks a previous run left (their connections are gone): a cluster's node
+        # withdraws its own, a single server every one.
+        await self.seeks.start(self.node if self.cluster is not None else None)
         self.port = await self.edge.start(host, port)
         self.hub.start()
         self.sweeps.start()
@@ -217,6 +270,7 @@ class TablasServer:
         """Graceful shutdown: stop bots and timers, close sockets with a reason, finish the
         writes."""
         self.services.closing = True
+        self.challenges.stop()
         self.sweeps.stop()
         self.hub.stop()
         self.records.stop()

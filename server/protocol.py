@@ -3,7 +3,7 @@
 Client messages form one discriminated union on ``type``; they forbid unknown fields and are
 validated strictly (a string where an integer belongs is a ``bad_request``, never coerced).
 Server messages are models too, so ``docs/protocol.schema.json`` describes both directions;
-``python -m server.protocol`` rewrites that file and a test checks it is current.
+``python -m tablas.server.protocol`` rewrites that file and a test checks it is current.
 
 :func:`parse_client` turns one raw frame into a message or a :class:`ProtocolError` carrying the
 contract's error code and the ``id`` to echo.
@@ -330,11 +330,98 @@ class HandToBot(ClientMessage):
     level: Level = "medium"
 
 
+# --- meeting an opponent (contract section 11) ---
+
+GameId = Annotated[str, Field(max_length=64)]
+RatingBound = Annotated[float, Field(ge=0, le=10_000)]
+# A seek's or challenge's id: what the server gave (``seeking``, ``challenge_sent``).
+MeetId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class _Terms(ClientMessage):
+    """What a seek and a challenge both ask for: the game, its options, the clock, rated."""
+
+    game: GameId
+    options: JSONObject = Field(default_factory=dict)
+    clock: ClockSpec | None = None
+    rated: bool = False
+
+    @model_validator(mode="after")
+    def _rated_has_clock(self) -> _Terms:
+        if self.rated and self.clock is None:
+            raise ValueError("a rated game has a clock: give clock {base_ms, increment_ms}"
+                             " (contract section 10)")
+        return self
+
+    @field_validator("clock")
+    @classmethod
+    def _clock(cls, v: ClockSpec | None) -> ClockSpec | None:
+        if v is not None and v.base_ms < MIN_CLOCK_MS:
+            raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
+        return v
+
+    def room_options(self) -> RoomOptions:
+        return RoomOptions(clock=self.clock, rated=self.rated)
+
+
+class SeekRequest(_Terms):
+    """Asks for an opponent: paired at once with the oldest compatible seek, else open
+    until paired, canceled or its connection closes."""
+
+    type: Literal["seek"]
+    rating_range: tuple[RatingBound, RatingBound] | None = None
+
+    @field_validator("rating_range")
+    @classmethod
+    def _range(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+        if v is not None and v[0] > v[1]:
+            raise ValueError("a rating range is [LO, HI] with LO <= HI")
+        return v
+
+
+class CancelSeek(ClientMessage):
+    type: Literal["cancel_seek"]
+    seek_id: MeetId
+
+
+class AcceptSeek(ClientMessage):
+    type: Literal["accept_seek"]
+    seek_id: MeetId
+
+
+class ChallengeRequest(_Terms):
+    """Challenges the registered player ``to`` (or a house bot, by its shown name)."""
+
+    type: Literal["challenge"]
+    to: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class AcceptChallenge(ClientMessage):
+    type: Literal["accept_challenge"]
+    challenge_id: MeetId
+
+
+class DeclineChallenge(ClientMessage):
+    type: Literal["decline_challenge"]
+    challenge_id: MeetId
+
+
+class CancelChallenge(ClientMessage):
+    type: Literal["cancel_challenge"]
+    challenge_id: MeetId
+
+
+MeetCommand = (SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
+               | DeclineChallenge | CancelChallenge)
+
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
-                  Rematch, HandToBot, Seed, Register, Abort, ClaimWin)
+                  Rematch, HandToBot, Seed, Register, Abort, ClaimWin, SeekRequest, CancelSeek,
+                  AcceptSeek, ChallengeRequest, AcceptChallenge, DeclineChallenge,
+                  CancelChallenge)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
-    | HandToBot | Seed | Register | Abort | ClaimWin,
+    | HandToBot | Seed | Register | Abort | ClaimWin | SeekRequest | CancelSeek | AcceptSeek
+    | ChallengeRequest | AcceptChallenge | DeclineChallenge | CancelChallenge,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -704,9 +791,81 @@ class Analysis(ServerMessage):
         default=150.0, description="additive: a clear advantage, in `score_unit`")
 
 
+class Seeking(ServerMessage):
+    """The answer to ``seek``: it is open (or paired at once: ``paired`` follows)."""
+
+    type: Literal["seeking"] = "seeking"
+    seek_id: str
+
+
+class SeekCanceled(ServerMessage):
+    """The answer to ``cancel_seek``: the seek is withdrawn."""
+
+    type: Literal["seek_canceled"] = "seek_canceled"
+    seek_id: str
+
+
+class Paired(ServerMessage):
+    """A seek or a challenge met its opponent: the room, started, and the seat that is the
+    receiver's; its ``room`` snapshot follows."""
+
+    type: Literal["paired"] = "paired"
+    seek_id: str | None = Field(default=None, description="the receiver's seek, if a seek")
+    challenge_id: str | None = Field(default=None,
+                                     description="additive: the challenge, if a challenge")
+    room_id: str
+    seat: int
+
+
+class MeetPlayer(BaseModel):
+    """Who made a seek or a challenge, as others see them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    player_id: str
+    name: str
+    rating: float
+    bot: bool = False
+
+
+class ChallengeSent(ServerMessage):
+    type: Literal["challenge_sent"] = "challenge_sent"
+    challenge_id: str
+
+
+class ChallengeOffer(ServerMessage):
+    """To every connection of the challenged player."""
+
+    type: Literal["challenge"] = "challenge"
+    challenge_id: str
+    from_: MeetPlayer = Field(alias="from", serialization_alias="from")
+    game: str
+    options: JSONObject
+    clock: ClockSpec | None
+    rated: bool
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True, exclude=_NO_RE if self.re is None else None)
+
+
+class ChallengeDeclined(ServerMessage):
+    type: Literal["challenge_declined"] = "challenge_declined"
+    challenge_id: str
+
+
+class ChallengeCanceled(ServerMessage):
+    """To both: canceled by the challenger, unanswered in 60 s, or the challenger gone."""
+
+    type: Literal["challenge_canceled"] = "challenge_canceled"
+    challenge_id: str
+
+
 AnyServerMessage = Annotated[
     Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
-    | RematchOffer | Analysis | Registered,
+    | RematchOffer | Analysis | Registered | Seeking | SeekCanceled | Paired | ChallengeSent
+    | ChallengeOffer | ChallengeDeclined | ChallengeCanceled,
     Field(discriminator="type"),
 ]
 
@@ -718,7 +877,7 @@ def json_schema() -> JSONObject:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Tablas WebSocket protocol",
-        "description": "Generated by `python -m server.protocol` from server/protocol.py.",
+        "description": "Generated by `python -m tablas.server.protocol` from server/protocol.py.",
         "client_to_server": CLIENT_ADAPTER.json_schema(),
         "server_to_client": TypeAdapter(AnyServerMessage).json_schema(),
     }
@@ -729,13 +888,14 @@ def schema_text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m server.protocol [--check]``: writes (or checks) the schema file."""
+    """``python -m tablas.server.protocol [--check]``: writes (or checks) the schema file."""
     args = sys.argv[1:] if argv is None else argv
     text = schema_text()
     if "--check" in args:
         current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
         if current != text:
-            print(f"{SCHEMA_PATH} is out of date: run python -m server.protocol", file=sys.stderr)
+            print(f"{SCHEMA_PATH} is out of date: run python -m tablas.server.protocol",
+                  file=sys.stderr)
             return 1
         return 0
     SCHEMA_PATH.parent.mkdir(parents=True, exist_ok=True)

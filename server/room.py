@@ -124,6 +124,17 @@ def game_for(game_id: str) -> Game[Any, Any]:
         raise RoomError("unknown_game", str(e)) from None
 
 
+def initial_state(game: Game[Any, Any], options: JSON) -> Any:
+    """The game's first position with ``options``; ``bad_request`` if it refuses them (or
+    they are not plain JSON)."""
+    try:
+        state = game.initial(options)
+        json.dumps(options)
+    except (InvalidInputError, TypeError, ValueError) as e:
+        raise RoomError("bad_request", f"bad options: {e}") from None
+    return state
+
+
 def resolve_chance(
     game: Game[Any, Any], state: Any, dice: DiceSource | None, ply: int
 ) -> tuple[Any, tuple[Dice, ...]]:
@@ -172,11 +183,7 @@ class Room:
         self.room_id = room_id
         self.game = game_for(game_id)
         self.options: JSON = dict(options or {})
-        try:
-            self.state: Any = self.game.initial(self.options)
-            json.dumps(self.options)
-        except (InvalidInputError, TypeError, ValueError) as e:
-            raise RoomError("bad_request", f"bad options: {e}") from None
+        self.state: Any = initial_state(self.game, self.options)
         # Each seat's dice seed (docs/dice.md), in games with chance only; None there too for
         # a room stored before seat seeds, whose rolls keep the message without them.
         self.seating = Seating(room_id, seats, (seeds[0], seeds[1]) if seeds is not None

@@ -48,6 +48,15 @@ class ItemKind(enum.StrEnum):
     PRESENCE = "p"
     # ["g", cid]: the sender's connection ``cid`` closed (its player is gone from it).
     GONE = "g"
+    # ["s", cid, text, room_id]: the receiver's connection ``cid`` is seated in ``room_id``
+    # (the sender owns it): send it ``text`` (``paired``), then have it follow the room.
+    SEAT = "s"
+    # ["n", cid, text]: a message for the receiver's connection ``cid``, if still open.
+    NOTE = "n"
+    # ["a", challenge_id, player_id, name, registered, cid, accept, re]: the sender's
+    # connection ``cid`` answered the receiver's challenge (accept: true or false) in its
+    # message ``re`` (which a refusal answers).
+    ANSWER = "a"
 
 
 def _redis_failed(what: str, e: Exception) -> None:
@@ -62,7 +71,7 @@ def _redis_failed(what: str, e: Exception) -> None:
     log.warning("%s: %s", what, e, exc_info=not isinstance(e, RedisError | OSError))
 
 
-def _alive(node: str) -> str:
+def alive_key(node: str) -> str:
     """The key a living node keeps in Redis (it expires ``lease_s`` after the last renewal)."""
     return f"tablas:alive:{node}"
 
@@ -101,6 +110,28 @@ class Listener(Protocol):
 
     def node_died(self, node: str) -> None:
         """``node`` has not said it is alive for ``lease_s``."""
+
+
+class Listeners:
+    """Several listeners heard as one: each hears every message and every event."""
+
+    def __init__(self, *listeners: Listener) -> None:
+        self.listeners = listeners
+
+    def on_message(self, msg: dict[str, Any]) -> None:
+        for listener in self.listeners:
+            listener.on_message(msg)
+
+    def resubscribed(self) -> None:
+        for listener in self.listeners:
+            listener.resubscribed()
+
+    def remote_nodes(self) -> set[str]:
+        return set().union(*(listener.remote_nodes() for listener in self.listeners))
+
+    def node_died(self, node: str) -> None:
+        for listener in self.listeners:
+            listener.node_died(node)
 
 
 class Bus:
@@ -212,7 +243,7 @@ class Bus:
         ``lease_s`` (a node that died never says goodbye for its connections)."""
         while True:
             try:
-                await self.redis.set(_alive(self.node), 1, px=int(self.lease_s * 1000))
+                await self.redis.set(alive_key(self.node), 1, px=int(self.lease_s * 1000))
                 run_id = str((await self.redis.info("server"))["run_id"])
                 if self._run_id is not None and run_id != self._run_id:
                     self._rebuild.set()  # Redis restarted: messages may have been lost
@@ -222,11 +253,11 @@ class Bus:
                         _channel(self.node).encode()):
                     self._rebuild.set()
                 nodes = sorted(listener.remote_nodes())
-                alive = await self.redis.exists(*map(_alive, nodes)) if nodes else 0
+                alive = await self.redis.exists(*map(alive_key, nodes)) if nodes else 0
                 if nodes and alive < len(nodes):
                     now = time.monotonic()
                     for node in nodes:
-                        if await self.redis.exists(_alive(node)):
+                        if await self.redis.exists(alive_key(node)):
                             self._missing.pop(node, None)
                         elif now - self._missing.setdefault(node, now) > self.lease_s:
                             self._missing.pop(node, None)

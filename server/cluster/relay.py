@@ -347,6 +347,8 @@ class Relay:
             if msg["node"] != self.node:
                 self._resync(msg["node"])
             return
+        if "items" not in msg:  # another listener's (meeting an opponent: cluster/reach.py)
+            return
         sender = msg["from"]
         for item in msg["items"]:
             kind = item[0]

@@ -36,7 +36,7 @@ import json
 import logging
 import mimetypes
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from http import HTTPStatus
 from pathlib import Path
@@ -222,13 +222,19 @@ def explain_answer(arguments: dict[str, Any]) -> tuple[HTTPStatus, bytes]:
         return HTTPStatus.BAD_REQUEST, json.dumps({"error": str(e)}).encode()
 
 
+# A JSON body read when asked (GET /api/seeks, /api/stats).
+Feed = Callable[[], Awaitable[bytes]]
+
+
 class Http:
     """Answers every HTTP request but the WebSocket's upgrade."""
 
     def __init__(self, web: Path, lobby_body: Callable[[], bytes], explainer: BotPool,
                  records: Records, standings: Standings, node: str = "",
-                 max_api_per_address: float | None = API_RATE) -> None:
-        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``explainer``: the
+                 max_api_per_address: float | None = API_RATE,
+                 feeds: Mapping[str, Feed] | None = None) -> None:
+        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``feeds``: more
+        JSON bodies by their path (``/api/seeks``, ``/api/stats``); ``explainer``: the
         processes explain trees are built in; ``records``: the answers about one room;
         ``standings``: the leaderboards and players; ``node``: this node's name
         (``/healthz`` says it); ``max_api_per_address``: ``/api/*`` requests a second per
@@ -243,6 +249,7 @@ class Http:
         self.web = web.resolve()
         self.node = node
         self.lobby_body = lobby_body
+        self.feeds = dict(feeds or {})
         self.explainer = explainer
         self.records = records
         self.standings = standings
@@ -286,6 +293,8 @@ class Http:
             return response(HTTPStatus.OK, self.lobby_body(), "application/json")
         if path == "/api/games":
             return json_response(HTTPStatus.OK, games_info())
+        if (feed := self.feeds.get(path)) is not None:
+            return response(HTTPStatus.OK, await feed(), "application/json")
         if path == "/api/explain":
             return await self._explain(dict(parse_qsl(query)), address)
         if path.startswith("/api/rooms/"):

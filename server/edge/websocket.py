@@ -198,7 +198,7 @@ class Edge:
             self.server.close(close_connections=False)
         # All at once: one by one, every client that does not answer the close frame
         # would add its own timeout to the shutdown (4 of them took 16 s).
-        await asyncio.gather(*(self._say_goodbye(c) for c in list(self.presence.conns)))
+        await asyncio.gather(*(self._say_goodbye(c) for c in list(self.presence.conns.values())))
         if self.server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.server.wait_closed(), 5)
@@ -292,7 +292,7 @@ class Edge:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         conn = Conn(ws, address=address)
         budget = self.budget
-        self.presence.conns.add(conn)
+        self.presence.opened(conn)
         try:
             async for raw in ws:
                 if budget is None or budget.take(address):

@@ -36,6 +36,7 @@ from tablas.server.ratings import Rating, RatingChange, bot_level
 from tablas.server.room import Action, Dice, RoomRecord, SeatState, Status
 from tablas.server.shipped import package_folder
 from tablas.server.store.commit import CommitStats, GroupCommit, Write, _row
+from tablas.server.store.seeks import SeekStore
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -199,6 +200,9 @@ class Storage(ABC):
     The write methods return once their write is committed, durably (the group commit);
     the reads never see a transaction half done."""
 
+    # The open seeks of every node (contract section 11): a backend's own table.
+    seeks: SeekStore
+
     def __init__(self) -> None:
         # The group commit holds it while a batch is written; SQLite's reads take it too.
         self._lock = asyncio.Lock()
@@ -252,6 +256,10 @@ class Storage(ABC):
     async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
         """Registered players with no name skeleton yet (registered before migration 11):
         (player id, name), the earliest registered first."""
+
+    @abstractmethod
+    async def count_playing(self) -> int:
+        """How many rooms have a game in play (``GET /api/stats``' ``playing``)."""
 
     @abstractmethod
     async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:

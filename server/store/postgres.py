@@ -41,6 +41,7 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.postgres_seeks import PostgresSeeks
 
 FOLDER = "postgresql"
 # pg_advisory_lock's key for migrations: any constant the application uses for nothing else.
@@ -71,6 +72,7 @@ class PostgresStore(Storage):
     def __init__(self, pool: asyncpg.Pool) -> None:
         super().__init__()
         self.pool = pool
+        self.seeks = PostgresSeeks(pool)
 
     @classmethod
     async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10
@@ -155,6 +157,9 @@ class PostgresStore(Storage):
             " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL FROM player_tokens t"
             " JOIN players p ON p.id = t.player_id WHERE t.token_hash = $1 LIMIT 1", h)
         return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]))
+
+    async def count_playing(self) -> int:
+        return int(await self.pool.fetchval("SELECT COUNT(*) FROM rooms WHERE status = 'playing'"))
 
     async def account_by_key(self, name_key: str) -> Account | None:
         row = await self.pool.fetchrow(

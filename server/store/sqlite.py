@@ -44,6 +44,7 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.sqlite_seeks import SqliteSeeks
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -77,6 +78,7 @@ class SqliteStore(Storage):
     def __init__(self, db: aiosqlite.Connection) -> None:
         super().__init__()
         self.db = db
+        self.seeks = SqliteSeeks(db, self._lock)
 
     @classmethod
     async def open(
@@ -295,6 +297,12 @@ class SqliteStore(Storage):
         """Every row of ``writes`` in one statement, which SQLite runs as a transaction of
         its own (committed and fsynced before it returns, or not written at all)."""
         await self.db.execute(_WRITE_ROWS, ("[" + ",".join(writes) + "]",))
+
+    @_serialised
+    async def count_playing(self) -> int:
+        async with self.db.execute("SELECT COUNT(*) FROM rooms WHERE status = 'playing'") as cur:
+            row = await cur.fetchone()
+        return 0 if row is None else int(row[0])
 
     @_serialised
     async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
