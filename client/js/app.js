@@ -4,6 +4,7 @@ import { h, clear } from "./dom.js";
 import { randomSeatSeed } from "./dice.js";
 import { Connection } from "./net.js";
 import { renderLobby, renderRooms, renderRecent, renderAccount } from "./lobby.js";
+import { Meeting, renderMeet } from "./meet.js";
 import { mountRoom, renderRoom, appendChat, boardKey, tickClocks, canMove } from "./room.js";
 import { play, setupSoundToggle } from "./sound.js";
 
@@ -39,6 +40,7 @@ class App {
       onWelcome: (m) => this.onWelcome(m),
     });
     this.setupHeader(name);
+    this.meeting = new Meeting(this);
     window.addEventListener("hashchange", () => this.route());
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     setInterval(() => this.poll(), 3000);
@@ -178,6 +180,7 @@ class App {
     document.getElementById("name-input").value = m.name;
     localStorage.setItem(NAME_KEY, m.name);
     renderAccount(this);
+    renderMeet(this);  // rated seeks and challenges are for registered players
     for (const s of m.seats || []) this.rememberRoom(s.room_id);
     // Adjourned games are not in the lobby: the player finds them here, and opening one
     // (a join) resumes it.
@@ -195,7 +198,20 @@ class App {
     localStorage.setItem(MYROOMS_KEY, JSON.stringify(list));
   }
 
+  /** A room this page now plays in (a room it created, or one a seek or challenge seated it
+   * in): shown at once, its snapshot follows. */
+  openRoom(id) {
+    this.leaveCurrent();
+    this.current = { id, mode: "join" };
+    this.room = null;
+    this.analysis = null;
+    this.rememberRoom(id);
+    mountRoom(this, this.main, id);
+    location.hash = `#/room/${id}`;
+  }
+
   onMessage(m) {
+    if (this.meeting.onMessage(m)) return;
     switch (m.type) {
       case "rooms":
         this.rooms = m.rooms;
@@ -212,13 +228,7 @@ class App {
         }
         break;
       case "room_created":
-        this.leaveCurrent();
-        this.current = { id: m.room_id, mode: "join" };
-        this.room = null;
-        this.analysis = null;
-        this.rememberRoom(m.room_id);
-        mountRoom(this, this.main, m.room_id);
-        location.hash = `#/room/${m.room_id}`;
+        this.openRoom(m.room_id);
         break;
       case "room":
         if (!this.current || m.room_id !== this.current.id) break;

@@ -3,6 +3,7 @@ import { h, s, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { serverGames } from "./net.js";
 import { resultText, reviewHref, seedField } from "./room.js";
+import { renderMeet } from "./meet.js";
 
 
 /** Small SVG pictures of the games (no emoji: not every system has an emoji font). */
@@ -134,7 +135,10 @@ export function renderLobby(app, root) {
       h("h1", {}, "Play a game"),
       h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch."),
       h("a", { href: "explain", id: "explain-link", class: "small" }, "How does a bot think? See minimax and alpha-beta search a tree, step by step →")),
-    h("div", { class: "lobby-grid" }, form, h("div", { class: "lobby-lists" }, list, recent))));
+    h("div", { class: "lobby-grid" }, form, h("div", { class: "lobby-lists" },
+      h("div", { class: "panel meet", id: "meet", "aria-label": "play someone now" }), list, recent))));
+  renderMeet(app);
+  app.pollSeeks();
   renderRooms(app, app.rooms, true);
   renderRecent(app, app.recent, true);
   renderAccount(app);
