@@ -71,11 +71,14 @@ from tablas.server.protocol import (
     Chat,
     ClaimWin,
     CreateRoom,
+    CreateTournament,
     DeclineChallenge,
     HandToBot,
     Hello,
     Join,
+    JoinTournament,
     Leave,
+    LeaveTournament,
     ListRooms,
     Move,
     Register,
@@ -84,12 +87,15 @@ from tablas.server.protocol import (
     Seed,
     SeekRequest,
     Spectate,
+    StartTournament,
 )
 from tablas.server.rated import RatedGames
 from tablas.server.room_records import Records
 from tablas.server.standings import Standings
 from tablas.server.store import Database, Storage, open_store
 from tablas.server.sweeps import KEEP_ADJOURNED, Sweeps
+from tablas.server.tournaments.keeper import Tournaments
+from tablas.server.tournaments.views import TournamentViews
 
 if TYPE_CHECKING:
     from tablas.server.cluster import Cluster, Leases, SharedReach
@@ -194,6 +200,7 @@ class TablasServer:
         self.challenges = Challenges(store, tables, reach, self.presence,
                                      max_per_address=max_rooms_per_address,
                                      expire_after=challenge_expiry)
+        self.tournaments = Tournaments(store, self.hub, reach, ownership, clock)
         if leases is not None and bus is not None:
             from tablas.server.cluster import Cluster, MeetListener, Relay, SharedListing
 
@@ -201,14 +208,14 @@ class TablasServer:
             relay = Relay(bus, leases, leases.store, self.hub, self.presence, self.players)
             meet = MeetListener(bus, cast("SharedReach", reach), relay, self.challenges,
                                 store.seeks)
-            self.cluster = Cluster(leases, bus, relay, shared, self.hub, meet)
+            self.cluster = Cluster(leases, bus, relay, shared, meet, in_use=self._in_use)
             listing = shared
             hello, goodbye = relay.hello, relay.goodbye
             command = rematch = relay.command
         self.reach = reach
         self.lobby = Lobby(listing, recent)
         handlers: dict[type[Any], Handler] = {
-            Hello: in_turn(hello, reach.arrived),
+            Hello: in_turn(hello, reach.arrived, self.tournaments.arrived),
             Register: self.players.register,
             ListRooms: self.lobby.list_rooms,
             CreateRoom: self.hub.create_room,
@@ -222,13 +229,20 @@ class TablasServer:
             AcceptChallenge: self.challenges.accept,
             DeclineChallenge: self.challenges.decline,
             CancelChallenge: self.challenges.cancel,
+            CreateTournament: self.tournaments.create,
+            JoinTournament: self.tournaments.join,
+            LeaveTournament: self.tournaments.leave,
+            StartTournament: self.tournaments.start,
         }
         self.records = Records(self.hub)
+        tournament_views = TournamentViews(store)
         http = Http(web if web is not None else web_folder(), self.lobby.http_body,
                     self.explainer, self.records, Standings(store), self.node,
                     max_api_per_address=max_api_per_address,
                     feeds={"/api/seeks": self.seeks.http_body,
-                           "/api/stats": Stats(store, reach).http_body})
+                           "/api/stats": Stats(store, reach).http_body,
+                           "/api/tournaments": tournament_views.listing},
+                    lookups={"/api/tournaments/": tournament_views.detail})
         # A connection that closes takes its seeks and challenges with it first, so that
         # nobody is paired with a player already gone.
         self.edge = Edge(handlers, self.presence,
@@ -236,6 +250,11 @@ class TablasServer:
                          http, allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
                          max_msgs_per_address=max_msgs_per_address)
+
+    def _in_use(self, key: str) -> bool:
+        """Whether this process holds ``key`` in memory: a room or a tournament (their
+        leases are renewed while it does)."""
+        return self.hub.in_use(key) or self.tournaments.in_use(key)
 
     def _leases(self, store: Storage, redis: str, lease_s: float | None) -> Leases:
         """A cluster's node's ownership: the leases (``--redis``; PostgreSQL's store)."""
@@ -264,6 +283,7 @@ class TablasServer:
         self.port = await self.edge.start(host, port)
         self.hub.start()
         self.sweeps.start()
+        self.tournaments.start_owning()
         return self.port
 
     async def close(self) -> None:
@@ -271,6 +291,7 @@ class TablasServer:
         writes."""
         self.services.closing = True
         self.challenges.stop()
+        self.tournaments.stop()
         self.sweeps.stop()
         self.hub.stop()
         self.records.stop()

@@ -258,15 +258,17 @@ class Hub:
         return room.room_id
 
     async def open_paired(self, game_id: str, options: dict[str, Any],
-                          room_options: RoomOptions, players: Sequence[Player | Level]
-                          ) -> LiveRoom:
+                          room_options: RoomOptions, players: Sequence[Player | Level],
+                          room_id: str | None = None) -> LiveRoom:
         """A new room whose seats are taken already, in the order given (a person, or a
-        house bot's level): a seek or a challenge met its opponent. The game has started;
-        nobody follows the room yet (the caller subscribes the players' connections)."""
+        house bot's level): a seek or a challenge met its opponent, or a tournament paired
+        them (``room_id``: the id it chose). The game has started; nobody follows the room
+        yet (the caller subscribes the players' connections)."""
         seats = [SeatState("bot", p) if isinstance(p, str) else SeatState("human")
                  for p in players]
         people = [p for p in players if not isinstance(p, str)]
-        room = self._new_room(game_id, options, seats, room_options, people[0].id)
+        room = self._new_room(game_id, options, seats, room_options,
+                              people[0].id if people else None, room_id)
         for seat, p in enumerate(players):
             if not isinstance(p, str):
                 room.join(p.id, p.name, seat, registered=p.registered)
@@ -277,9 +279,11 @@ class Hub:
         return live
 
     def _new_room(self, game_id: str, options: dict[str, Any], seats: list[SeatState],
-                  room_options: RoomOptions, created_by: str) -> Room:
+                  room_options: RoomOptions, created_by: str | None,
+                  room_id: str | None = None) -> Room:
         game_for(game_id)  # unknown_game before anything else
-        return Room(self._new_room_id(), game_id, options, seats, clock=self.services.clock,
+        return Room(room_id or self._new_room_id(), game_id, options, seats,
+                    clock=self.services.clock,
                     seed=self.seed_factory() if self.seed_factory is not None else None,
                     room_options=room_options, created_by=created_by)
 

@@ -411,17 +411,71 @@ class CancelChallenge(ClientMessage):
     challenge_id: MeetId
 
 
+# --- tournaments (contract section 13) ---
+
+TournamentId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class CreateTournament(ClientMessage):
+    """A tournament, waiting for its entrants (registered players only)."""
+
+    type: Literal["create_tournament"]
+    game: GameId
+    options: JSONObject = Field(default_factory=dict)
+    clock: ClockSpec
+    format: Literal["round_robin", "swiss"]
+    rounds: Annotated[int, Field(ge=1, le=30)] | None = None
+    games_per_pairing: Literal[1, 2] = 1
+    rated: bool = False
+    max_players: Annotated[int, Field(ge=2, le=64)] = 64
+    house_bots: Annotated[list[Level], Field(max_length=5)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _shape(self) -> CreateTournament:
+        if self.format == "swiss" and self.rounds is None:
+            raise ValueError("a Swiss tournament says how many rounds it has: give rounds")
+        if len(set(self.house_bots)) != len(self.house_bots):
+            raise ValueError("a house bot level enters once")
+        if len(self.house_bots) > self.max_players:
+            raise ValueError("more house bots than max_players")
+        return self
+
+    @field_validator("clock")
+    @classmethod
+    def _clock(cls, v: ClockSpec) -> ClockSpec:
+        if v.base_ms < MIN_CLOCK_MS:
+            raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
+        return v
+
+
+class JoinTournament(ClientMessage):
+    type: Literal["join_tournament"]
+    tournament_id: TournamentId
+
+
+class LeaveTournament(ClientMessage):
+    type: Literal["leave_tournament"]
+    tournament_id: TournamentId
+
+
+class StartTournament(ClientMessage):
+    type: Literal["start_tournament"]
+    tournament_id: TournamentId
+
+
 MeetCommand = (SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
                | DeclineChallenge | CancelChallenge)
 
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
                   Rematch, HandToBot, Seed, Register, Abort, ClaimWin, SeekRequest, CancelSeek,
                   AcceptSeek, ChallengeRequest, AcceptChallenge, DeclineChallenge,
-                  CancelChallenge)
+                  CancelChallenge, CreateTournament, JoinTournament, LeaveTournament,
+                  StartTournament)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
     | HandToBot | Seed | Register | Abort | ClaimWin | SeekRequest | CancelSeek | AcceptSeek
-    | ChallengeRequest | AcceptChallenge | DeclineChallenge | CancelChallenge,
+    | ChallengeRequest | AcceptChallenge | DeclineChallenge | CancelChallenge
+    | CreateTournament | JoinTournament | LeaveTournament | StartTournament,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -862,10 +916,34 @@ class ChallengeCanceled(ServerMessage):
     challenge_id: str
 
 
+class TournamentCreated(ServerMessage):
+    type: Literal["tournament_created"] = "tournament_created"
+    tournament_id: str
+
+
+class TournamentChanged(ServerMessage):
+    """Additive: the answer to ``join_tournament``, ``leave_tournament`` and
+    ``start_tournament`` (``joined``, ``left``, ``started``)."""
+
+    type: Literal["tournament_joined", "tournament_left", "tournament_started"]
+    tournament_id: str
+
+
+class TournamentGame(ServerMessage):
+    """A tournament game of the receiver's: its room (seats filled, the game started)."""
+
+    type: Literal["tournament_game"] = "tournament_game"
+    tournament_id: str
+    round: int
+    room_id: str
+    seat: int
+
+
 AnyServerMessage = Annotated[
     Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
     | RematchOffer | Analysis | Registered | Seeking | SeekCanceled | Paired | ChallengeSent
-    | ChallengeOffer | ChallengeDeclined | ChallengeCanceled,
+    | ChallengeOffer | ChallengeDeclined | ChallengeCanceled | TournamentCreated
+    | TournamentChanged | TournamentGame,
     Field(discriminator="type"),
 ]
 

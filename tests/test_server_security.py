@@ -210,7 +210,8 @@ _SQL_EXCEPTIONS = {"f'PRAGMA synchronous={synchronous}'", "'BEGIN IMMEDIATE;\\n'
 _STORES = [ROOT / "server" / "store" / name for name in ("sqlite.py", "postgres.py")]
 # The seeks' table's statements, one module per backend beside them.
 _SEEK_STORES = [ROOT / "server" / "store" / name
-                for name in ("sqlite_seeks.py", "postgres_seeks.py")]
+                for name in ("sqlite_seeks.py", "postgres_seeks.py", "sqlite_tournaments.py",
+                             "postgres_tournaments.py")]
 # The methods that run SQL: aiosqlite's execute*, asyncpg's execute/fetch*.
 _RUNS_SQL = ("execute", "fetch")
 

@@ -19,6 +19,7 @@ Split by job, each part handed what it needs by the composition root (``tablas.s
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from tablas.server.cluster.bus import Bus, Listeners, _channel, _pack
@@ -26,7 +27,6 @@ from tablas.server.cluster.leases import LEASE_S, Leases
 from tablas.server.cluster.listing import SharedListing
 from tablas.server.cluster.reach import MeetListener, SharedReach
 from tablas.server.cluster.relay import Relay, RemoteConn
-from tablas.server.hub import Hub
 
 __all__ = ["LEASE_S", "Bus", "Cluster", "Leases", "MeetListener", "Relay", "RemoteConn",
            "SharedListing", "SharedReach", "_channel", "_pack"]
@@ -36,13 +36,15 @@ class Cluster:
     """This node's cluster parts, started and stopped together."""
 
     def __init__(self, leases: Leases, bus: Bus, relay: Relay, listing: SharedListing,
-                 hub: Hub, meet: MeetListener) -> None:
+                 meet: MeetListener, *, in_use: Callable[[str], bool]) -> None:
+        """``in_use(key)``: whether this node holds the room or tournament ``key`` in
+        memory (its lease is renewed while it does)."""
         self.leases = leases
         self.bus = bus
         self.relay = relay
         self.meet = meet
         self.listing = listing
-        self.hub = hub
+        self.in_use = in_use
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def start(self) -> None:
@@ -55,7 +57,7 @@ class Cluster:
         hears = Listeners(self.relay, self.meet)
         self._tasks = [loop.create_task(job) for job in (
             self.bus.reader(hears), self.bus.writer(),
-            self.leases.renewing(self.hub.in_use), self.relay.takeover(),
+            self.leases.renewing(self.in_use), self.relay.takeover(),
             self.listing.run(), self.bus.alive(hears), self.meet.watch(self.bus.lease_s))]
         await asyncio.wait_for(self.bus.subscribed.wait(), 10)
 

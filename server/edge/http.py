@@ -105,6 +105,10 @@ _TYPES = {
 _PAGES = {"/explain": "/explain.html", "/leaderboard": "/leaderboard.html"}
 # A player's page: the same file whatever the id (the page asks /api/players/{id}).
 _PLAYER_PAGE = re.compile(r"/players/[^/]+")
+# A tournament's page: one file whatever the id (the page asks /api/tournaments/{id}).
+_TOURNAMENT_PAGE = re.compile(r"/tournaments/[^/]+")
+# A JSON body looked up by the rest of the path (GET /api/tournaments/{id}).
+_LOOKUP = re.compile(r"(/api/[a-z]+/)([^/]+)")
 _PLAYER_ROUTE = re.compile(r"/api/players/([^/]+)")
 # The review page of one room: the same file whatever the id (the page reads the id from its
 # address).
@@ -224,6 +228,8 @@ def explain_answer(arguments: dict[str, Any]) -> tuple[HTTPStatus, bytes]:
 
 # A JSON body read when asked (GET /api/seeks, /api/stats).
 Feed = Callable[[], Awaitable[bytes]]
+# A JSON body found by an id (GET /api/tournaments/{id}); None: no such thing (404).
+Lookup = Callable[[str], Awaitable[bytes | None]]
 
 
 class Http:
@@ -232,9 +238,11 @@ class Http:
     def __init__(self, web: Path, lobby_body: Callable[[], bytes], explainer: BotPool,
                  records: Records, standings: Standings, node: str = "",
                  max_api_per_address: float | None = API_RATE,
-                 feeds: Mapping[str, Feed] | None = None) -> None:
+                 feeds: Mapping[str, Feed] | None = None,
+                 lookups: Mapping[str, Lookup] | None = None) -> None:
         """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``feeds``: more
-        JSON bodies by their path (``/api/seeks``, ``/api/stats``); ``explainer``: the
+        JSON bodies by their path (``/api/seeks``, ``/api/stats``); ``lookups``: JSON bodies
+        by a path's prefix and an id after it (``/api/tournaments/``); ``explainer``: the
         processes explain trees are built in; ``records``: the answers about one room;
         ``standings``: the leaderboards and players; ``node``: this node's name
         (``/healthz`` says it); ``max_api_per_address``: ``/api/*`` requests a second per
@@ -250,6 +258,7 @@ class Http:
         self.node = node
         self.lobby_body = lobby_body
         self.feeds = dict(feeds or {})
+        self.lookups = dict(lookups or {})
         self.explainer = explainer
         self.records = records
         self.standings = standings
@@ -295,6 +304,11 @@ class Http:
             return json_response(HTTPStatus.OK, games_info())
         if (feed := self.feeds.get(path)) is not None:
             return response(HTTPStatus.OK, await feed(), "application/json")
+        if (m := _LOOKUP.fullmatch(path)) is not None and m.group(1) in self.lookups:
+            found = await self.lookups[m.group(1)](unquote(m.group(2)))
+            if found is None:
+                return refusal(HTTPStatus.NOT_FOUND, f"nothing at {path}")
+            return response(HTTPStatus.OK, found, "application/json")
         if path == "/api/explain":
             return await self._explain(dict(parse_qsl(query)), address)
         if path.startswith("/api/rooms/"):
@@ -305,6 +319,8 @@ class Http:
             return await self._standings(path, query)
         if _PLAYER_PAGE.fullmatch(path):
             return await self._static("/player.html")
+        if _TOURNAMENT_PAGE.fullmatch(path):
+            return await self._static("/tournament.html")
         return await self._static(_PAGES.get(path, path))
 
     async def _standings(self, path: str, query: str) -> Response:

@@ -37,6 +37,7 @@ from tablas.server.room import Action, Dice, RoomRecord, SeatState, Status
 from tablas.server.shipped import package_folder
 from tablas.server.store.commit import CommitStats, GroupCommit, Write, _row
 from tablas.server.store.seeks import SeekStore
+from tablas.server.store.tournaments import TournamentStore
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -202,6 +203,8 @@ class Storage(ABC):
 
     # The open seeks of every node (contract section 11): a backend's own table.
     seeks: SeekStore
+    # Tournaments, their entrants and pairings (contract section 13).
+    tournaments: TournamentStore
 
     def __init__(self) -> None:
         # The group commit holds it while a batch is written; SQLite's reads take it too.

@@ -42,6 +42,7 @@ from tablas.server.store.base import (
 )
 from tablas.server.store.commit import Write
 from tablas.server.store.postgres_seeks import PostgresSeeks
+from tablas.server.store.postgres_tournaments import PostgresTournaments
 
 FOLDER = "postgresql"
 # pg_advisory_lock's key for migrations: any constant the application uses for nothing else.
@@ -73,6 +74,7 @@ class PostgresStore(Storage):
         super().__init__()
         self.pool = pool
         self.seeks = PostgresSeeks(pool)
+        self.tournaments = PostgresTournaments(pool)
 
     @classmethod
     async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10

@@ -45,6 +45,7 @@ from tablas.server.store.base import (
 )
 from tablas.server.store.commit import Write
 from tablas.server.store.sqlite_seeks import SqliteSeeks
+from tablas.server.store.sqlite_tournaments import SqliteTournaments
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -79,6 +80,7 @@ class SqliteStore(Storage):
         super().__init__()
         self.db = db
         self.seeks = SqliteSeeks(db, self._lock)
+        self.tournaments = SqliteTournaments(db, self._lock)
 
     @classmethod
     async def open(
