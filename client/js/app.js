@@ -5,6 +5,7 @@ import { randomSeatSeed } from "./dice.js";
 import { Connection } from "./net.js";
 import { renderLobby, renderRooms, renderRecent, renderAccount } from "./lobby.js";
 import { Meeting, renderMeet } from "./meet.js";
+import { Tourneys } from "./tourneys.js";
 import { mountRoom, renderRoom, appendChat, boardKey, tickClocks, canMove } from "./room.js";
 import { play, setupSoundToggle } from "./sound.js";
 
@@ -41,6 +42,7 @@ class App {
     });
     this.setupHeader(name);
     this.meeting = new Meeting(this);
+    this.tourneys = new Tourneys(this);
     window.addEventListener("hashchange", () => this.route());
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     setInterval(() => this.poll(), 3000);
@@ -181,6 +183,7 @@ class App {
     localStorage.setItem(NAME_KEY, m.name);
     renderAccount(this);
     renderMeet(this);  // rated seeks and challenges are for registered players
+    this.tourneys.render();
     for (const s of m.seats || []) this.rememberRoom(s.room_id);
     // Adjourned games are not in the lobby: the player finds them here, and opening one
     // (a join) resumes it.
@@ -211,7 +214,7 @@ class App {
   }
 
   onMessage(m) {
-    if (this.meeting.onMessage(m)) return;
+    if (this.meeting.onMessage(m) || this.tourneys.onMessage(m)) return;
     switch (m.type) {
       case "rooms":
         this.rooms = m.rooms;

@@ -136,8 +136,10 @@ export function renderLobby(app, root) {
       h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch."),
       h("a", { href: "explain", id: "explain-link", class: "small" }, "How does a bot think? See minimax and alpha-beta search a tree, step by step →")),
     h("div", { class: "lobby-grid" }, form, h("div", { class: "lobby-lists" },
-      h("div", { class: "panel meet", id: "meet", "aria-label": "play someone now" }), list, recent))));
+      h("div", { class: "panel meet", id: "meet", "aria-label": "play someone now" }), list,
+      h("div", { class: "panel tourneys", id: "tourneys", "aria-label": "tournaments" }), recent))));
   renderMeet(app);
+  app.tourneys.render();
   app.pollSeeks();
   renderRooms(app, app.rooms, true);
   renderRecent(app, app.recent, true);

@@ -29,7 +29,8 @@ class TournamentViews:
         return json.dumps({"tournaments": [
             {"tournament_id": t.tournament_id, "game": t.game, "format": t.format,
              "status": t.status, "round": t.round, "rounds": t.rounds, "players": n,
-             "rated": t.rated, "clock": json.loads(t.clock)}
+             "rated": t.rated, "clock": json.loads(t.clock), "created_by": t.created_by,
+             "max_players": t.max_players}
             for t, n in rows]}, separators=(",", ":")).encode()
 
     async def detail(self, tournament_id: str) -> bytes | None:
