@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from contextlib import ExitStack
 from pathlib import Path
-
 from typing import Any
 
 from browser_support import chromium, new_page, served
@@ -50,8 +49,9 @@ def test_join_in_the_lobby_and_follow_the_tournament_live(tmp_path: Path) -> Non
             room = page.evaluate("window.tablas.room.room_id")
             page.click("#resign-btn")
             page.click("#resign-btn")
-            page.wait_for_function(f"!window.tablas.room || window.tablas.room.room_id !== "
-                                   f"{json.dumps(room)} || window.tablas.room.status === 'finished'")
+            page.wait_for_function(
+                f"!window.tablas.room || window.tablas.room.room_id !== {json.dumps(room)}"
+                " || window.tablas.room.status === 'finished'")
         view.wait_for_selector("#to-status[data-status=playing]", timeout=15000)
         view.wait_for_selector("#to-status[data-status=finished]", timeout=30000)
         assert view.locator(".to-round").count() == 3
