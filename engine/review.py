@@ -98,8 +98,8 @@ def review_game(
         state = game.apply_chance(state, tuple(roll))
     out: list[MoveReview] = []
     for ply, (move_json, rolls) in enumerate(actions):
-        move = game.check_move(state, game.move_from_json(state, move_json))
-        seat = game.to_move(state)
+        move = game.check_action(state, game.move_from_json(state, move_json))
+        seat = game.actor(state, move)
         assert seat is not None, "a legal move has a mover"
         j = reviewer.judge(game, state, move, budget_ms)
         # A forced move is its own best (the reviewer says so too); there was no choice to name.

@@ -57,9 +57,11 @@ from tablas.server.ownership import Ownership, Solo
 from tablas.server.players import Players
 from tablas.server.protocol import (
     Abort,
+    AcceptResign,
     Chat,
     ClaimWin,
     CreateRoom,
+    DeclineResign,
     HandToBot,
     Hello,
     Join,
@@ -176,7 +178,7 @@ class TablasServer:
             CreateRoom: self.hub.create_room,
             Rematch: rematch,
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed,
-                             Abort, ClaimWin), command),
+                             Abort, ClaimWin, AcceptResign, DeclineResign), command),
         }
         self.records = Records(self.hub)
         http = Http(web if web is not None else web_folder(), self.lobby.http_body,

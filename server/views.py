@@ -107,7 +107,14 @@ def snapshot_data(
         "rated": room.rated,
         "abortable": room.abortable,
         "away_since_ms": room.presence.away_since_ms(),
+        "resign_offer": offer_data(room),
     }
+
+
+def offer_data(room: Room) -> dict[str, int] | None:
+    """The resignation waiting for its answer, as the snapshot carries it."""
+    offer = room.endings.offer
+    return None if offer is None else {"seat": offer.seat, "points": offer.points}
 
 
 def snapshot(
