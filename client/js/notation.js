@@ -58,11 +58,26 @@ export function moveText(game, move) {
     case "boom":
       return move.boom ? "BOOM!" : `column ${move.column + 1}`;
     case "backgammon":
+      if (move.action === "resign") return `resigns a ${RESIGN_KINDS[move.points] || "game"}`;
       if (move.action) return move.action;
       return bgPlayText(move.play || []);
     default:
       return JSON.stringify(move);
   }
+}
+
+// A backgammon resignation's value, times the cube (contract section 8).
+export const RESIGN_KINDS = { 1: "single", 2: "gammon", 3: "backgammon" };
+
+/** A backgammon match's score as it stands: the state's, or once the match was given away
+ * (resigned whole, lost on time or abandoned) the final one, the winner at its points. */
+export function matchScore(room) {
+  const st = room.state || {};
+  const score = (st.score || [0, 0]).slice();
+  const r = room.result;
+  if (st.match_to && room.status === "finished" && r && r.winner !== null && r.winner !== undefined
+      && r.reason !== "match") score[r.winner] = r.points;
+  return score;
 }
 
 const REASONS = {
@@ -100,8 +115,9 @@ function bgWalk(history, rolls) {
   let off = [0, 0];
   return history.map((mv, i) => {
     const a = mv.action;
-    const seat = a === "take" || a === "drop" ? 1 - turn : turn;
-    let ended = a === "drop";
+    // A resignation is its resigner's, whoever was on roll, and ends the game.
+    const seat = a === "resign" ? mv.seat : a === "take" || a === "drop" ? 1 - turn : turn;
+    let ended = a === "drop" || a === "resign";
     if (!a) {
       off[seat] += (mv.play || []).filter((step) => step[1] === 0).length;
       ended = off[seat] >= 15;
@@ -147,6 +163,10 @@ export function cubeNotes(history, rolls) {
     if (mv.action === "double") notes.set(i, `double to ${cube * 2}`);
     else if (mv.action === "take") { cube *= 2; notes.set(i, `take: cube at ${cube}`); }
     else if (mv.action === "drop") notes.set(i, `drop: loses ${cube}`);
+    else if (mv.action === "resign") {
+      const pts = cube * mv.points;
+      notes.set(i, `resigns a ${RESIGN_KINDS[mv.points]}: loses ${pts} point${pts === 1 ? "" : "s"}`);
+    }
     if (walk[i].ended) cube = 1;
   });
   return notes;
