@@ -110,6 +110,7 @@ async function loadReview() {
     if (res.status === 200 && res.body) {
       view.moves = res.body.moves || [];
       say("");
+      renderSummary(res.body.players || []);
       $("rv-body").hidden = false;
       renderMoves();
       go(0);
@@ -176,6 +177,43 @@ function renderHead() {
       title: `export the game as ${f}`, href: roomApi(`/export?format=${encodeURIComponent(f)}`) },
     `Export ${names[f] || f}`));
   }
+}
+
+// --- the summary -----------------------------------------------------------------------------
+
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+/** Each side's play summed up (the review's players): its decisions, inaccuracies, mistakes
+ * and blunders, and its average loss per decision (backgammon: the error rate, as gnubg and
+ * Backgammon Galaxy show it, also in thousandths of a point). */
+function renderSummary(players) {
+  const el = $("rv-summary");
+  clear(el);
+  el.hidden = !players.length;
+  if (!players.length) return;
+  const rec = view.record;
+  const equity = view.game.score_unit === "equity";
+  el.append(h("h2", { class: "rv-summary-title" }, "Summary"));
+  const row = h("div", { class: "rv-summary-row" });
+  for (const p of players) {
+    const avg = Number(p.average_loss) || 0;
+    const rate = equity
+      ? h("span", { class: "rv-rate", title: "equity given away per decision (gnubg's error rate)" },
+        `error rate ${avg.toFixed(3)} (${(avg * 1000).toFixed(1)} mpts)`)
+      : h("span", { class: "rv-rate", title: "the engine's points given away per decision" },
+        `average loss ${avg.toFixed(1)} per move`);
+    row.append(h("div", { class: "rv-summary-side", "data-seat": p.seat },
+      h("div", { class: "rv-summary-name" },
+        h("span", { class: `swatch tiny g-${rec.game} s${p.seat}`, "aria-hidden": "true" }), " ",
+        seatName(rec, p.seat), h("span", { class: "muted small" }, ` (${pieceName(rec.game, p.seat)})`)),
+      h("div", { class: "rv-summary-stats small" },
+        h("span", {}, plural(p.moves, "decision", "decisions")),
+        h("span", { class: "v-inaccuracy" }, plural(p.inaccuracies, "inaccuracy", "inaccuracies")),
+        h("span", { class: "v-mistake" }, plural(p.mistakes, "mistake", "mistakes")),
+        h("span", { class: "v-blunder" }, plural(p.blunders, "blunder", "blunders")),
+        rate)));
+  }
+  el.append(row);
 }
 
 // --- stepping --------------------------------------------------------------------------------
