@@ -1,6 +1,7 @@
 // Human-readable text for moves, results and games.
 
 // Each game's rules in a sentence or two: what wins, and what loses when that is the point.
+// A game's title is the engine's (GET /api/games' "title"): one name per game on every page.
 export const GAMES = {
   tictactoe: { title: "Tic-tac-toe", pieces: ["X", "O"],
     rules: "Take turns marking a square: three of your marks in a row, column or diagonal wins. A full board with no line is a draw." },
@@ -8,7 +9,7 @@ export const GAMES = {
     rules: "On your turn, split one heap into two unequal heaps (a heap of 1 or 2 cannot be split). The player who cannot move loses." },
   connect4: { title: "Connect-4", pieces: ["Red", "Yellow"],
     rules: "Drop a piece into a column; it falls to the lowest free cell. The first with four of their own in a row, column or diagonal wins." },
-  boom: { title: "BOOM (Desconecta-4)", pieces: ["Red", "Yellow"],
+  boom: { title: "Desconecta-4 BOOM", pieces: ["Red", "Yellow"],
     rules: "Drop pieces as in Connect-4, but four of your own in a line LOSES. Every 5th piece is a bomb; BOOM! removes your bomb and your pieces in its row, and the pieces above fall." },
   backgammon: { title: "Backgammon", pieces: ["White", "Black"],
     rules: "Bring your 15 checkers round into your home board and bear them off: the first to bear off all wins. Before rolling you may double the stake; your opponent takes it, or drops and loses." },
@@ -95,6 +96,9 @@ const REASONS = {
   timeout: "time ran out",
   move_limit: "the move limit",
   time: "time ran out",
+  abandoned: "the opponent left",
+  aborted: "aborted",
+  expired: "adjourned too long",
 };
 
 export function reasonText(reason) {

@@ -172,10 +172,13 @@ function renderHead() {
   const id = encodeURIComponent(roomId);
   links.append(h("a", { class: "btn small", id: "rv-room-link", href: `../#/watch/${id}` }, "Open the room"));
   const names = { json: "JSON", moves: "Position (.txt)", mat: "gnubg (.mat)" };
+  const extensions = { json: "json", moves: "txt", mat: "mat" };
   for (const f of view.game.formats || ["json"]) {
-    links.append(h("a", { class: "btn small ghost rv-export", "data-format": f, target: "_blank",
-      title: `export the game as ${f}`, href: roomApi(`/export?format=${encodeURIComponent(f)}`) },
-    `Export ${names[f] || f}`));
+    // A file to keep (the server says so too: Content-Disposition attachment), not a page.
+    links.append(h("a", { class: "btn small ghost rv-export", "data-format": f,
+      download: `tablas-${roomId}.${extensions[f] || f}`,
+      title: `download the game as ${f}`, href: roomApi(`/export?format=${encodeURIComponent(f)}`) },
+    `Download ${names[f] || f}`));
   }
 }
 

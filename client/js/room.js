@@ -324,6 +324,12 @@ function renderActions(app, room) {
   share.append(h("label", { class: "muted small" }, room.status === "waiting" ? "Invite a friend:" : "Link to this room:"),
     h("div", { class: "row nowrap" }, input,
       h("button", { class: "btn small", on: { click: () => copy(url) } }, "Copy")));
+  // The link is the address this browser used; a loopback one reaches this computer alone.
+  if (/^(127\.|localhost$|\[::1\]$)/.test(location.hostname)) {
+    share.append(h("p", { class: "muted small", id: "share-local" },
+      "This address works only on this computer. To invite someone on another, start the server with ",
+      h("code", {}, "tablas serve --host 0.0.0.0"), " and open the page by this machine's address (its name or IP)."));
+  }
 }
 
 // Rooms whose "Resign this game" choices are open: a redraw (an update) keeps them open.
