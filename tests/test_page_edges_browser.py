@@ -230,3 +230,75 @@ def test_the_readme_says_how_others_reach_the_server_and_where_the_database_is()
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     assert "--host 0.0.0.0" in readme
     assert "tablas.sqlite3" in readme and "--db" in readme
+
+
+# --- backgammon's seat, the roll's line ----------------------------------------------------------
+
+@pytest.mark.parametrize("size", SIZES)
+def test_backgammon_seats_are_colours_not_first_moves(browser: Any, base: str,
+                                                      size: str) -> None:
+    w, h = SIZES[size]
+    ctx, page = new_page(browser, base, "Ana", width=w, height=h)
+    page.click("label[for=g-backgammon]")
+    seats = page.eval_on_selector_all("#seat option", "els => els.map(e => e.textContent)")
+    assert seats == ["White", "Black", "Random"]
+    assert "opening roll" in (page.get_attribute("#seat", "title") or "")
+    page.click("label[for=g-connect4]")
+    assert page.eval_on_selector_all("#seat option", "els => els.map(e => e.textContent)") \
+        == ["I move first", "I move second", "Random"]
+    fits(page, w)
+    ctx.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_roll_is_no_line_of_its_own(browser: Any, base: str, size: str) -> None:
+    """With the cube, each turn starts with a "roll" (no double): the room's move list heads
+    the play with its dice instead of giving the roll a numbered line, and the review calls
+    it "no double", graded only when it was wrong."""
+    w, h = SIZES[size]
+    match = backgammon_match(base)
+    with urllib.request.urlopen(f"{base}/api/rooms/{match}") as r:
+        history = json.load(r)["history"]
+    rolls = [i for i, m in enumerate(history) if m == {"action": "roll"}]
+    assert rolls  # the script rolled
+    ctx, page = new_page(browser, base, "Eve", width=w, height=h, path=f"/#/watch/{match}")
+    page.wait_for_selector("#movelist li.mv")
+    texts = page.locator("#movelist li.mv .mv-text").all_inner_texts()
+    assert len(texts) == len(history) - len(rolls)
+    assert "roll" not in texts
+    nums = page.locator("#movelist li.mv .num").all_inner_texts()
+    assert nums == [f"{k}." for k in range(1, len(nums) + 1)]
+    page.goto(f"{base}/review/{match}")
+    page.wait_for_selector("#rv-moves li.rv-move", timeout=60_000)
+    with urllib.request.urlopen(f"{base}/api/rooms/{match}/review") as r:
+        moves = json.load(r)["moves"]
+    for i in rolls:
+        item = page.locator(f"#rv-moves li[data-ply='{i}']")
+        assert item.locator(".rv-move-btn").inner_text() == "no double"
+        graded = item.locator(".verdict-tag").count() == 1
+        assert graded == (moves[i]["verdict"] not in ("best", "good"))
+    ctx.close()
+
+
+# --- "Let a bot finish" -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", SIZES)
+def test_let_a_bot_finish_keeps_the_name_and_a_pace_to_follow(browser: Any, base: str,
+                                                              size: str) -> None:
+    w, h = SIZES[size]
+    ctx, page = new_page(browser, base, "Ana", width=w, height=h)
+    create_room(page, "connect4", "random")
+    me = page.evaluate("window.tablas.room.your_seats[0]")
+    page.evaluate("window.plies = []; setInterval(() => { const r = window.tablas.room;"
+                  " if (r && !window.plies.some((p) => p[0] === r.ply))"
+                  " window.plies.push([r.ply, performance.now()]); }, 20);")
+    page.click("#hand-to-bot-btn")
+    page.click("#hand-to-bot-btn")  # confirm
+    page.wait_for_function("window.tablas.room.seats.every((s) => s.kind === 'bot')")
+    name = page.locator(f".seat-card[data-seat='{me}'] .name").inner_text()
+    assert name == "bot (medium) for Ana"
+    page.wait_for_function("window.plies.length >= 5", timeout=30_000)
+    plies = page.evaluate("window.plies")[1:]  # from the first move the bots played
+    gaps = [b[1] - a[1] for a, b in zip(plies, plies[1:])]
+    assert min(gaps) > 600, gaps  # ms: a pace one can follow
+    ctx.close()

@@ -88,6 +88,7 @@ export function renderLobby(app, root) {
   const sync = () => {
     const g = form.querySelector("input[name=game]:checked").value;
     for (const el of opts.querySelectorAll(".opt")) el.hidden = !el.classList.contains(`opt-${g}`);
+    seatLabels(seat, g);
   };
   form.addEventListener("change", sync);
   sync();
@@ -282,4 +283,16 @@ export function renderRooms(app, rooms, force = false) {
       actions));
   }
   box.append(ul);
+}
+
+// Backgammon's seats are colours: the opening roll, not the seat, decides who moves first.
+const SEAT_LABELS = {
+  backgammon: ["White", "Black", "Random"],
+  other: ["I move first", "I move second", "Random"],
+};
+
+function seatLabels(select, game) {
+  const labels = SEAT_LABELS[game === "backgammon" ? "backgammon" : "other"];
+  [...select.options].forEach((o, i) => { o.textContent = labels[i]; });
+  select.title = game === "backgammon" ? "your colour: the opening roll decides who moves first" : "";
 }

@@ -406,10 +406,14 @@ function renderMoves(app, room) {
   // stake it names.
   const cube = room.game === "backgammon" ? cubeNotes(room.history, room.rolls) : new Map();
   const ends = room.game === "backgammon" ? gameEnds(room.history, room.rolls) : new Set();
+  let line = 0;
   room.history.forEach((mv, i) => {
     const seat = seats[i];
+    // A backgammon "roll" (no double) is no line of its own: its dice head the play after it.
+    if (room.game === "backgammon" && mv.action === "roll") return;
+    line += 1;
     const li = h("li", { class: `mv s${seat}${i === room.history.length - 1 ? " last" : ""}`, "data-ply": i + 1 },
-      h("span", { class: "num" }, `${i + 1}.`),
+      h("span", { class: "num" }, `${line}.`),
       h("span", { class: `swatch tiny g-${room.game} s${seat}`, "aria-hidden": "true" }));
     const dice = room.game === "backgammon" && mv.play ? playDice(room.rolls, i) : null;
     if (dice) li.append(h("span", { class: "mv-dice" }, `${dice.join("-")}: `));
