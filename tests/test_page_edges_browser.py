@@ -10,6 +10,7 @@ step and phone fit; one name box in the lobby."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import re
 import urllib.request
@@ -299,6 +300,56 @@ def test_let_a_bot_finish_keeps_the_name_and_a_pace_to_follow(browser: Any, base
     assert name == "bot (medium) for Ana"
     page.wait_for_function("window.plies.length >= 5", timeout=30_000)
     plies = page.evaluate("window.plies")[1:]  # from the first move the bots played
-    gaps = [b[1] - a[1] for a, b in zip(plies, plies[1:])]
+    gaps = [b[1] - a[1] for a, b in itertools.pairwise(plies)]
     assert min(gaps) > 600, gaps  # ms: a pace one can follow
+    ctx.close()
+
+
+# --- /explain, and one name box ------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", SIZES)
+def test_explain_speaks_the_games_notation_and_opens_at_the_root(browser: Any, base: str,
+                                                                 size: str) -> None:
+    w, h = SIZES[size]
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    page.goto(f"{base}/explain?game=tictactoe&position=.........&depth=2")
+    page.wait_for_selector("#ex-view [data-node-id='0']")
+    page.wait_for_function("document.body.dataset.state === 'ready'")
+    # The moves are the board's squares, as the room and the review write them.
+    labels = set(page.eval_on_selector_all("#ex-view .ex-move",
+                                           "els => els.map(e => e.textContent)"))
+    assert {"a3", "b2", "c1"} <= labels, labels
+    assert not labels & {str(i) for i in range(9)}
+    # W3 / L3 are explained on the page.
+    legend = page.inner_text(".ex-legend")
+    assert "W3" in legend and "win" in legend and "plies" in legend
+    # It opens at the start of the search, the root in view (no "Fit" needed on a phone).
+    assert page.get_attribute("#ex-step", "data-step") == "0"
+    root = page.locator("#ex-view [data-node-id='0']").bounding_box()
+    box = page.locator("#ex-view").bounding_box()
+    assert box["x"] <= root["x"] and root["x"] + root["width"] <= box["x"] + box["width"]
+    assert box["y"] <= root["y"] and root["y"] + root["height"] <= box["y"] + box["height"]
+    fits(page, w)
+    ctx.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_lobby_has_one_name_box(browser: Any, base: str, size: str) -> None:
+    w, h = SIZES[size]
+    ctx, page = new_page(browser, base, "Ana", width=w, height=h)
+    visible = page.eval_on_selector_all(
+        "input:not([type=password]):not([type=checkbox]):not([type=number])",
+        "els => els.filter(e => e.offsetParent !== null && /name/i.test("
+        "(e.id || '') + (e.getAttribute('aria-label') || '') + (e.autocomplete || '')))"
+        ".map(e => e.id)")
+    assert visible == ["login-name"], visible
+    # It renames the guest too.
+    page.fill("#login-name", "Ana Lima")
+    page.click("#rename-btn")
+    page.wait_for_function("window.tablas.me && window.tablas.me.name === 'Ana Lima'")
+    # In a room the header's box is back (the account panel is the lobby's).
+    create_room(page, "tictactoe", "random")
+    assert page.locator("#name-input").is_visible()
+    assert page.errors == []
     ctx.close()

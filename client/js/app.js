@@ -103,6 +103,7 @@ class App {
     const m = /^#\/(room|watch)\/([0-9A-Za-z_-]{1,64})$/.exec(hash);
     if (m) {
       const id = m[2], mode = m[1] === "watch" ? "watch" : "join";
+      document.body.classList.remove("in-lobby");
       if (this.current && this.current.id === id && document.getElementById("room-view")) return;
       this.leaveCurrent();
       this.current = { id, mode };
@@ -117,6 +118,8 @@ class App {
     this.current = null;
     this.room = null;
     document.title = "Tablas";
+    // The lobby's account panel holds the one name box there: the header's steps aside.
+    document.body.classList.add("in-lobby");
     renderLobby(this, this.main);
     this.poll();
   }
@@ -335,6 +338,14 @@ class App {
   /** `hello` with a name and password: this page becomes that registered player. */
   login(name, password) {
     return this.conn.login(name, password).then(() => this.toast(`Logged in as ${this.me.name}`));
+  }
+
+  /** A guest plays on under another name (the header's Save does the same). */
+  rename(name) {
+    const v = Array.from(name.trim()).slice(0, 24).join("");
+    if (!v || v === this.conn.name) return;
+    localStorage.setItem(NAME_KEY, v);
+    this.conn.restart(v);
   }
 
   createRoom(msg) {
