@@ -281,7 +281,29 @@ class Move(ClientMessage):
 
 
 class Resign(ClientMessage):
+    """Gives up the game (a backgammon match: the whole match) at once; with ``points``
+    (backgammon, contract section 8), offers to give up the current game for 1 (single), 2
+    (gammon) or 3 (backgammon) times the cube, which the other side accepts or declines."""
+
     type: Literal["resign"]
+    room_id: RoomId
+    points: Annotated[int, Field(strict=True, ge=1, le=3)] | None = Field(
+        default=None, description="additive: backgammon: the value of the game given up (times"
+        " the cube: 1 single, 2 gammon, 3 backgammon), offered to the other side")
+
+
+class AcceptResign(ClientMessage):
+    """The other side's resignation offer accepted: the current game ends for its points
+    (contract section 8)."""
+
+    type: Literal["accept_resign"]
+    room_id: RoomId
+
+
+class DeclineResign(ClientMessage):
+    """The other side's resignation offer declined: play goes on."""
+
+    type: Literal["decline_resign"]
     room_id: RoomId
 
 
@@ -467,15 +489,16 @@ MeetCommand = (SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | Accept
                | DeclineChallenge | CancelChallenge)
 
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
-                  Rematch, HandToBot, Seed, Register, Abort, ClaimWin, SeekRequest, CancelSeek,
-                  AcceptSeek, ChallengeRequest, AcceptChallenge, DeclineChallenge,
-                  CancelChallenge, CreateTournament, JoinTournament, LeaveTournament,
-                  StartTournament)
+                  Rematch, HandToBot, Seed, Register, Abort, ClaimWin, AcceptResign,
+                  DeclineResign, SeekRequest, CancelSeek, AcceptSeek, ChallengeRequest,
+                  AcceptChallenge, DeclineChallenge, CancelChallenge, CreateTournament,
+                  JoinTournament, LeaveTournament, StartTournament)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
-    | HandToBot | Seed | Register | Abort | ClaimWin | SeekRequest | CancelSeek | AcceptSeek
-    | ChallengeRequest | AcceptChallenge | DeclineChallenge | CancelChallenge
-    | CreateTournament | JoinTournament | LeaveTournament | StartTournament,
+    | HandToBot | Seed | Register | Abort | ClaimWin | AcceptResign | DeclineResign
+    | SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
+    | DeclineChallenge | CancelChallenge | CreateTournament | JoinTournament | LeaveTournament
+    | StartTournament,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -715,6 +738,14 @@ class RoomCreated(ServerMessage):
     room_id: str
 
 
+class ResignOfferView(BaseModel):
+    """A resignation waiting for its answer: ``seat`` gives up the current game for
+    ``points`` times the cube."""
+
+    seat: Seat
+    points: int
+
+
 class RoomSnapshot(ServerMessage):
     type: Literal["room"] = "room"
     room_id: str
@@ -749,6 +780,9 @@ class RoomSnapshot(ServerMessage):
         default_factory=_nobody_away,
         description="since when each seat's player has been away (the server's epoch ms;"
                     " null: present, a bot, or not playing)")
+    resign_offer: ResignOfferView | None = Field(
+        default=None, description="additive: a backgammon resignation waiting for the other"
+        " seat's answer")
 
 
 class Update(ServerMessage):
@@ -816,6 +850,25 @@ class RematchOffer(ServerMessage):
     new_room_id: str
     player_id: str
     name: str
+
+
+class ResignOffer(ServerMessage):
+    """Additive (contract section 8): ``seat`` offers to give up the current backgammon game
+    for ``points`` times the cube; sent to everyone following the room. The other seat
+    answers with ``accept_resign`` (then the ``update`` of the resignation) or
+    ``decline_resign`` (then ``resign_declined``)."""
+
+    type: Literal["resign_offer"] = "resign_offer"
+    room_id: str
+    seat: Seat
+    points: int
+
+
+class ResignDeclined(ServerMessage):
+    """Additive: the resignation offered in ``room_id`` was declined; play goes on."""
+
+    type: Literal["resign_declined"] = "resign_declined"
+    room_id: str
 
 
 class Analysis(ServerMessage):
@@ -941,9 +994,9 @@ class TournamentGame(ServerMessage):
 
 AnyServerMessage = Annotated[
     Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
-    | RematchOffer | Analysis | Registered | Seeking | SeekCanceled | Paired | ChallengeSent
-    | ChallengeOffer | ChallengeDeclined | ChallengeCanceled | TournamentCreated
-    | TournamentChanged | TournamentGame,
+    | RematchOffer | Analysis | Registered | ResignOffer | ResignDeclined | Seeking
+    | SeekCanceled | Paired | ChallengeSent | ChallengeOffer | ChallengeDeclined
+    | ChallengeCanceled | TournamentCreated | TournamentChanged | TournamentGame,
     Field(discriminator="type"),
 ]
 

@@ -49,7 +49,7 @@ from tablas.server.errors import ErrorCode, RoomError
 from tablas.server.protocol import RoomOptions, RoomStatus
 from tablas.server.ratings import RatingChange
 from tablas.server.rules.clock import Clocks, Flagged
-from tablas.server.rules.endings import ABORTED, Endings
+from tablas.server.rules.endings import ABORTED, Endings, ResignOffer
 from tablas.server.rules.presence import Lapse, Presence
 from tablas.server.rules.seats import Handover, SeatChange, Seating, SeatState, rating_id
 
@@ -329,6 +329,7 @@ class Room:
             self.dice.seeds = change.seeds
         if change.handover is not None:
             self.presence.back(change.handover.seat)
+            self.endings.offer = None  # a bot now holds a seat the offer was between
         if change.started_at is not None:
             self.state, self.opening_rolls = change.state, change.opening_rolls
             self.status = change.status
@@ -381,6 +382,7 @@ class Room:
             self.presence.back()
         elif self.status == "playing":
             self.clocks.stop(at=lapse.at)
+            self.endings.offer = None
         self.status = lapse.status
         self.status_at = lapse.at
 
@@ -427,6 +429,7 @@ class Room:
         """Checks a move by a player (or by the bot on ``bot_seat``); the room is unchanged.
         Persist it, then :meth:`commit` it; on :class:`Flagged`, end the game on time."""
         seat = self._check_turn(player_id, bot_seat, ply)
+        self.endings.check_no_offer()
         game = self.game
         try:
             listed = game.check_move(self.state, game.move_from_json(self.state, move))
@@ -435,7 +438,24 @@ class Room:
         except IllegalMoveError as e:
             raise RoomError("illegal_move", str(e)) from None
         now = self.clock()
-        clocks = self.clocks.after(seat, now)
+        return self._pending(seat, listed, now, self.clocks.after(seat, now))
+
+    def prepare_resignation(self, offer: ResignOffer) -> Pending:
+        """The resignation ``offer`` accepted, as an action of the game (backgammon's: the
+        game ends for its points and a match goes on to its next game); the clock that runs
+        is charged, without increment. Persist it, then :meth:`commit` it."""
+        self.check_not_over()
+        try:
+            listed = self.game.resignation(self.state, offer.seat, offer.points)
+        except IllegalMoveError as e:
+            raise RoomError("bad_request", str(e)) from None
+        now = self.clock()
+        return self._pending(offer.seat, listed, now, self.clocks.charged(now))
+
+    def _pending(self, seat: int, listed: Any, now: float,
+                 clocks: tuple[int, int] | None) -> Pending:
+        """The checked action ``listed`` of ``seat`` at ``now``, leaving ``clocks``."""
+        game = self.game
         state = game.apply(self.state, listed)
         state, rolls = resolve_chance(game, state, self.dice, self.ply + 1)
         action = Action(self.ply, seat, game.move_to_json(listed), rolls, now, clocks)
@@ -454,6 +474,7 @@ class Room:
         if pending.play:
             self.played[pending.action.seat] = True
         self.history.append(pending.action)
+        self.endings.offer = None
         self.state = pending.state
         self.clocks.commit(pending.action.clocks, pending.action.time)
         if pending.outcome is not None:
@@ -476,6 +497,14 @@ class Room:
             if not self.played[a.seat]:
                 self.played[a.seat] = self.game.is_play(
                     self.game.move_from_json(self.state, a.move))
+
+    def offers_resignation(self, seat: int, points: int) -> None:
+        """Refuses (``bad_request``) ``seat``'s offer to give up the current game for
+        ``points`` where the game or the moment does not allow one."""
+        try:
+            self.game.resignation(self.state, seat, points)
+        except IllegalMoveError as e:
+            raise RoomError("bad_request", str(e)) from None
 
     def stake(self) -> int:
         """What a game ended by resignation, timeout or abandonment is worth (the game's
@@ -504,6 +533,7 @@ class Room:
     def finish(self, outcome: Outcome, clocks: Sequence[int] | None = None) -> None:
         """Ends the game without a move; the clocks stop at ``clocks`` (default: now)."""
         self.clocks.stop(clocks)
+        self.endings.offer = None
         self.result = outcome
         self.status = "finished"
 

@@ -26,8 +26,13 @@ def bot_name(level: str | None) -> str:
 
 
 def seat_name(seat: SeatState) -> str | None:
-    """The name a seat shows: its person's (None: an open seat), or the bot's."""
-    return seat.name if seat.kind == "human" else bot_name(seat.level)
+    """The name a seat shows: its person's (None: an open seat), or the bot's, with the name
+    of the person it plays for when one handed it the seat ("Let a bot finish")."""
+    if seat.kind == "human":
+        return seat.name
+    if seat.stands_for:
+        return f"{bot_name(seat.level)} for {seat.stands_for}"
+    return bot_name(seat.level)
 
 
 def result_data(result: Outcome | None) -> dict[str, Any] | None:
@@ -107,7 +112,14 @@ def snapshot_data(
         "rated": room.rated,
         "abortable": room.abortable,
         "away_since_ms": room.presence.away_since_ms(),
+        "resign_offer": offer_data(room),
     }
+
+
+def offer_data(room: Room) -> dict[str, int] | None:
+    """The resignation waiting for its answer, as the snapshot carries it."""
+    offer = room.endings.offer
+    return None if offer is None else {"seat": offer.seat, "points": offer.points}
 
 
 def snapshot(

@@ -89,6 +89,7 @@ export function renderLobby(app, root) {
   const sync = () => {
     const g = form.querySelector("input[name=game]:checked").value;
     for (const el of opts.querySelectorAll(".opt")) el.hidden = !el.classList.contains(`opt-${g}`);
+    seatLabels(seat, g);
   };
   form.addEventListener("change", sync);
   sync();
@@ -170,8 +171,12 @@ export function renderAccount(app) {
   const register = h("button", { class: "btn small", type: "button", id: "register-btn",
     title: "make the name typed here yours, with this password" }, "Register this name");
   const login = h("button", { class: "btn primary small", type: "submit", id: "login-btn" }, "Log in");
+  // The lobby's one name box: play under it as a guest, register it, or log in with it.
+  const rename = h("button", { class: "btn small", type: "button", id: "rename-btn",
+    title: "play on as a guest under the name typed here" }, "Play as this name");
+  rename.addEventListener("click", () => { app.accountDraft = null; app.rename(name.value); });
   const form = h("form", { class: "row account-form", id: "account-form", "aria-label": "account" },
-    name, password, login, register, links);
+    name, password, login, register, rename, links);
   const error = h("p", { id: "account-error", class: "account-error", role: "alert" }, app.accountError || "");
   error.hidden = !app.accountError;
   name.addEventListener("input", () => { app.accountDraft = name.value; });
@@ -288,4 +293,16 @@ export function renderRooms(app, rooms, force = false) {
       actions));
   }
   box.append(ul);
+}
+
+// Backgammon's seats are colours: the opening roll, not the seat, decides who moves first.
+const SEAT_LABELS = {
+  backgammon: ["White", "Black", "Random"],
+  other: ["I move first", "I move second", "Random"],
+};
+
+function seatLabels(select, game) {
+  const labels = SEAT_LABELS[game === "backgammon" ? "backgammon" : "other"];
+  [...select.options].forEach((o, i) => { o.textContent = labels[i]; });
+  select.title = game === "backgammon" ? "your colour: the opening roll decides who moves first" : "";
 }

@@ -383,7 +383,7 @@ class Http:
                 refused.headers["Retry-After"] = "60"
             return refused
         answer = response(HTTPStatus.OK, export.body.encode(), export.media_type)
-        answer.headers["Content-Disposition"] = f'inline; filename="{export.filename}"'
+        answer.headers["Content-Disposition"] = f'attachment; filename="{export.filename}"'
         return answer
 
     async def _explain(self, query: dict[str, str], address: str) -> Response:

@@ -27,6 +27,9 @@ class SeatState:
     level: Level | None = None
     player_id: str | None = None
     name: str | None = None
+    # A bot's seat handed over by a person: that person's name, which the seat goes on
+    # showing ("bot (medium) for Ana"). Kept in memory: a room reloaded shows the bot alone.
+    stands_for: str | None = None
 
     @property
     def filled(self) -> bool:
@@ -103,7 +106,7 @@ class Seating:
         return [i for i, s in enumerate(self.seats) if s.player_id == player_id]
 
     def copy(self) -> list[SeatState]:
-        return [SeatState(s.kind, s.level, s.player_id, s.name) for s in self.seats]
+        return [SeatState(s.kind, s.level, s.player_id, s.name, s.stands_for) for s in self.seats]
 
     @property
     def full(self) -> bool:
@@ -214,7 +217,9 @@ class Seating:
         """Seat ``seat`` becoming a bot's (a waiting room whose seats are all filled then
         starts); the caller has checked who may (:meth:`check_hand_to_bot`)."""
         seats = self.copy()
-        seats[seat] = SeatState("bot", level)
+        old = self.seats[seat]
+        seats[seat] = SeatState("bot", level, stands_for=old.name if old.kind == "human"
+                                else old.stands_for)
         handover = Handover(seat, level, self.seats[seat].player_id, reason, self.room.ply,
                             self.room.clock())
         return self.room.seat_change(seats, self.seeds, handover)
