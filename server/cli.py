@@ -475,8 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-games", type=int, default=8, metavar="K",
                    help="games played at once, 1-8 (default 8)")
     p.add_argument("--challenge", default=None, metavar="NAME",
-                   help="keeps a rated game of each of its games going against NAME: a "
-                   "registered player or a house level, \"bot (easy)\" (additive)")
+                   help="challenges NAME (a registered player, or a house level: \"bot "
+                   "(easy)\") to rated games of each of its games until it has played both "
+                   "seats of each (additive)")
     p.set_defaults(run=cmd_bot)
 
     p = sub.add_parser("migrate", help="apply the database's migrations and exit")

@@ -388,13 +388,18 @@ async def test_the_python_example_plays_the_house_easy_bot_in_both_seats(
     while seats != {"0", "1"}:  # a new game after each one, seats drawn at random
         line = await bot.line(lambda w: w[:1] == ["started"] and w[4] not in seats)
         seats.add(line.split()[4])
-        room = line.split()[2]
+    # Every game it started is played to its end; then, both seats played, it stops.
+    rooms = [line.split()[2] for line in bot.lines if line.startswith("started")]
+    for room in rooms:
         words = await bot.finished(room)
         assert words[-3:] == ["against", "bot", "(easy)"] and words[4] != "resign", words
         record = await get(server.url, f"/api/rooms/{room}")
         assert record["rated"] is True and record["status"] == "finished"
         kinds = {(s["kind"], s["level"], s["bot"]) for s in record["seats"]}
         assert kinds == {("bot", "easy", False), ("human", None, True)}
+    await asyncio.sleep(1.5)
+    assert [line.split()[2] for line in bot.lines if line.startswith("started")] == rooms
+    assert "both seats" in bot.err_text()
     assert await bot.stop() == 0
 
 

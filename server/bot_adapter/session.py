@@ -13,6 +13,9 @@ and the challenges it has accepted or sent, as the server counts a bot account's
 oldest first, and is accepted when a game ends, unless it is withdrawn or expires (60 s)
 first. Places free up for waiting challenges before they do for seeks.
 
+``--challenge NAME`` (additive): :mod:`.challenger` keeps its books; its challenges out take
+places too.
+
 Reconnecting: after the connection closes, it tries again after 0.5 s, then twice as long each
 time up to 15 s (with some jitter, so that many bots do not come back at once). The games go
 on meanwhile: their engines keep their processes, and each room is joined again (``welcome``
@@ -27,6 +30,7 @@ import logging
 import random
 from typing import Any, TextIO
 
+from tablas.server.bot_adapter.challenger import RETRY_S, Challenger
 from tablas.server.bot_adapter.game import GameLoop, Message
 from tablas.server.bot_adapter.options import BotOptions
 from tablas.server.client import ProtocolClient, Refused
@@ -35,7 +39,6 @@ log = logging.getLogger("tablas.bot")
 
 BACKOFF_MIN = 0.5  # seconds before the first reconnection
 BACKOFF_MAX = 15.0
-RETRY_CHALLENGE_S = 30.0  # before challenging again after a refusal or an expiry
 
 
 class Fatal(Exception):
@@ -58,9 +61,8 @@ class Session:
         self.waiting: dict[str, Message] = {}
         self.accepting: set[str] = set()
         self.full = False  # the server said every place is taken: wait for a game's end
-        self.out_for: dict[str, str | None] = {}  # game -> --challenge id out (None: asked)
-        self.vs_target: dict[str, str] = {}  # game -> room of the --challenge game
-        self.hold_until: dict[str, float] = {}  # game -> no --challenge before this time
+        self.challenger = None if opts.challenge is None else \
+            Challenger(opts.challenge, opts.games, opts.clock_json)
 
     # --- running ----------------------------------------------------------------------------
 
@@ -181,9 +183,8 @@ class Session:
         for cid in self.accepting:
             self.waiting[cid] = {}
         self.accepting.clear()
-        for game, out in list(self.out_for.items()):
-            if out is None:
-                del self.out_for[game]
+        if self.challenger is not None:
+            self.challenger.lost_connection()
 
     # --- sending ----------------------------------------------------------------------------
 
@@ -199,9 +200,8 @@ class Session:
     def ended(self, loop: GameLoop) -> None:
         if self.loops.get(loop.room_id) is loop:
             del self.loops[loop.room_id]
-        for game, room in list(self.vs_target.items()):
-            if room == loop.room_id:
-                del self.vs_target[game]
+        if self.challenger is not None:
+            self.challenger.ended(loop.room_id)
         self.full = False
         self._fill()
 
@@ -233,8 +233,8 @@ class Session:
             self._challenge_over(str(m["challenge_id"]), declined=True)
         elif kind == "challenge_sent" and re in self.sent_for:
             game = self.sent_for.pop(re)
-            if game in self.out_for:
-                self.out_for[game] = str(m["challenge_id"])
+            if self.challenger is not None:
+                self.challenger.sent(game, str(m["challenge_id"]))
         elif kind == "seeking" and re in self.sent_for:
             game = self.sent_for.pop(re)
             self.seeking[game] -= 1
@@ -248,10 +248,11 @@ class Session:
         if cid is not None:
             self.accepting.discard(cid)
             self.waiting.pop(cid, None)
-            for game, out in list(self.out_for.items()):
-                if out == cid:
-                    del self.out_for[game]
-                    self.vs_target[game] = room_id
+            if self.challenger is not None and self.challenger.paired(cid, room_id, seat):
+                game = next(g for g, r in self.challenger.playing.items() if r == room_id)
+                if self.challenger.seats[game] == {0, 1}:
+                    log.info("%s: played %s from both seats: this is the last challenge",
+                             game, self.opts.challenge)
         if room_id not in self.loops:
             self._new_loop(room_id, seat)
         self._fill()
@@ -282,22 +283,21 @@ class Session:
     def _challenge_over(self, cid: str, declined: bool) -> None:
         self.waiting.pop(cid, None)
         self.accepting.discard(cid)
-        for game, out in list(self.out_for.items()):
-            if out == cid:
-                del self.out_for[game]
-                if declined:
-                    log.warning("%s declined the challenge to %s: not challenging again",
-                                self.opts.challenge, game)
-                    self.hold_until[game] = float("inf")
-                else:
-                    self._hold(game)
+        if self.challenger is not None:
+            loop = asyncio.get_running_loop()
+            game = self.challenger.over(cid, declined, loop.time())
+            if game is not None and declined:
+                log.warning("%s declined the challenge to %s: not challenging again",
+                            self.opts.challenge, game)
+            elif game is not None:
+                loop.call_later(RETRY_S + 0.1, self._fill)
         self._fill()
 
     # --- places -------------------------------------------------------------------------------
 
     def _free(self) -> int:
         used = len(self.loops) + len(self.seeks) + sum(self.seeking.values()) + \
-            len(self.accepting) + len(self.out_for)
+            len(self.accepting) + (0 if self.challenger is None else self.challenger.places)
         return self.opts.max_games - used
 
     def _fill(self) -> None:
@@ -310,16 +310,11 @@ class Session:
             self.accepting.add(cid)
             self.send({"type": "accept_challenge", "challenge_id": cid},
                       lambda e, cid=cid: self._accept_refused(cid, e))
-        target = self.opts.challenge
-        if target is not None:
-            now = asyncio.get_running_loop().time()
-            for game in self.opts.games:
-                if game in self.out_for or game in self.vs_target or self._free() <= 0 \
-                        or self.hold_until.get(game, 0.0) > now:
-                    continue
-                self.out_for[game] = None
-                self._sent(game, {"type": "challenge", "to": target, "game": game,
-                                  "options": {}, "clock": self.opts.clock_json, "rated": True},
+        if self.challenger is not None:
+            for game in self.challenger.due(asyncio.get_running_loop().time()):
+                if self._free() <= 0:
+                    break
+                self._sent(game, self.challenger.message(game),
                            lambda e, game=game: self._challenge_refused(game, e))
         for game in self.opts.games:
             open_now = sum(1 for g in self.seeks.values() if g == game) + self.seeking[game]
@@ -348,22 +343,18 @@ class Session:
         self._fill()
 
     def _challenge_refused(self, game: str, e: Message) -> None:
-        self.out_for.pop(game, None)
-        log.warning("cannot challenge %s to %s: %s", self.opts.challenge, game,
-                    e.get("message"))
-        self._hold(game)
+        log.warning("cannot challenge %s to %s: %s; trying again in %g s",
+                    self.opts.challenge, game, e.get("message"), RETRY_S)
+        assert self.challenger is not None
+        loop = asyncio.get_running_loop()
+        self.challenger.refused(game, loop.time())
+        loop.call_later(RETRY_S + 0.1, self._fill)
 
     def _seek_refused(self, game: str, e: Message) -> None:
         self.seeking[game] -= 1
         log.warning("seek for %s refused: %s", game, e.get("message"))
         if e.get("code") == "rate_limited":
             self.full = True
-
-    def _hold(self, game: str) -> None:
-        """No --challenge for ``game`` for a while; then the places are looked at again."""
-        loop = asyncio.get_running_loop()
-        self.hold_until[game] = loop.time() + RETRY_CHALLENGE_S
-        loop.call_later(RETRY_CHALLENGE_S + 0.1, self._fill)
 
 
 def _longer(delay: float) -> float:
