@@ -328,6 +328,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     import logging
     import signal
 
+    from tablas.server.bot_adapter.engine import EngineFailed, check
     from tablas.server.bot_adapter.options import BadOption, read_options
     from tablas.server.bot_adapter.session import Fatal, Session
 
@@ -335,8 +336,11 @@ def cmd_bot(args: argparse.Namespace) -> int:
         opts = read_options(args.server, args.name, args.password, args.engine, args.games,
                             args.accept, args.seek, args.clock, args.max_games,
                             args.challenge)
+        asyncio.run(check(opts.engine))
     except BadOption as e:
         raise CliError(str(e)) from None
+    except EngineFailed as e:
+        raise CliError(f"--engine {args.engine!r}: the engine {e}") from None
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("tablas bot: %(message)s"))
     bot_log = logging.getLogger("tablas.bot")

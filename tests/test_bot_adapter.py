@@ -133,6 +133,8 @@ async def test_bad_arguments_are_one_line_on_stderr_and_exit_2(tmp_path: Path) -
         with_(engine="surely-no-such-engine-here --fast"),
         with_(engine=""),
         with_(engine="'unclosed"),
+        with_(engine=f"{sys.executable} -c pass"),  # runs, but never says ready
+        with_(engine=f"{sys.executable} -c 'print(\"hello\")'"),
         with_(games="tictactoe,chess"),
         with_(games="tictactoe,tictactoe"),
         with_(accept="friends"),

@@ -47,6 +47,11 @@ class Engine:
 
     async def start(self, game: str, seat: int, options: dict[str, Any]) -> None:
         """Runs the command, waits for ``ready``, then tells it the game."""
+        await self.hello()
+        await self._write([f"game {game} {seat} {_json(options)}"])
+
+    async def hello(self) -> None:
+        """Runs the command and waits for its ``ready``."""
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -56,7 +61,6 @@ class Engine:
         await self._write([VERSION])
         await self._read_until(lambda line: line.strip() == "ready", time.monotonic() + READY_S,
                                "did not answer `tablas 1` with `ready`")
-        await self._write([f"game {game} {seat} {_json(options)}"])
 
     async def ask(self, position: str, state: dict[str, Any], legal: Sequence[str],
                   time_ms: int, within_s: float) -> str:
@@ -140,6 +144,17 @@ class Engine:
             return await asyncio.wait_for(self.proc.wait(), 1.0)
         except TimeoutError:
             return None
+
+
+async def check(argv: Sequence[str]) -> None:
+    """Runs the engine once as ``tablas bot`` starts: it must answer ``tablas 1`` with
+    ``ready`` (then it is told ``quit``), so that a command that cannot work is a bad option,
+    said at once, not a game lost later; :class:`EngineFailed` otherwise."""
+    engine = Engine(argv)
+    try:
+        await engine.hello()
+    finally:
+        await engine.stop()
 
 
 def _json(value: Any) -> str:

@@ -27,6 +27,7 @@ from tablas.server.bot_adapter.notation import Follow
 log = logging.getLogger("tablas.bot")
 
 MARGIN_MS = 300  # of the clock kept for the move's trip to the server
+MOVE_TRIES = 3  # times a move refused by the server is sent again (after a fresh snapshot)
 NO_CLOCK_S = 60.0  # seconds an engine has for a move in a game without a clock
 T = TypeVar("T")
 
@@ -62,6 +63,7 @@ class GameLoop:
         self.lost: str | None = None  # why the engine lost the game (resigned for it)
         self.answered: tuple[int, Message] | None = None  # (ply, move) sent
         self.resend = False  # a fresh snapshot came: a move sent for its ply goes again
+        self.refused = 0  # times the server refused the move answered for this ply
         self.gave_up = False  # the room could not be followed
         self.opponent = "?"
         self.game = "?"
@@ -192,12 +194,21 @@ class GameLoop:
             return
         move = legal[texts.index(answer)]
         self.answered = (ply, move)
-        self.resend = False
+        self.resend, self.refused = False, 0
         self._send_move(ply, move)
 
     def _send_move(self, ply: int, move: Message) -> None:
         self.link.send({"type": "move", "room_id": self.room_id, "ply": ply, "move": move},
-                       lambda _e: self._resync())
+                       self._move_refused)
+
+    def _move_refused(self, e: Message) -> None:
+        """The server refused the move (busy, or the room moved on): a fresh snapshot says
+        what now, and the move goes again if it is still this ply's; not for ever."""
+        self.refused += 1
+        if self.refused >= MOVE_TRIES:
+            self._fail(f"the server refused its move {self.refused} times: {e.get('message')}")
+        else:
+            self._resync()
 
     def _time_left_ms(self) -> float | None:
         v = self.view

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import random
 from typing import Any, TextIO
@@ -95,7 +96,8 @@ class Session:
                 delay = BACKOFF_MIN
                 log.info("logged in to %s as %s", self.opts.server, welcome["name"])
                 self._connected(client, welcome)
-                await asyncio.shield(client.reader)
+                with contextlib.suppress(Exception):  # closed, however it closed
+                    await asyncio.shield(client.reader)
                 self._disconnected()
                 log.warning("the connection to %s closed: reconnecting in %.1f s",
                             self.opts.server, delay)
@@ -208,6 +210,13 @@ class Session:
     # --- what the server says ---------------------------------------------------------------
 
     def _on_message(self, m: Message, _t: float) -> None:
+        # Called by the client's reader: whatever goes wrong here must not stop the reading.
+        try:
+            self._route(m)
+        except Exception:
+            log.exception("a message could not be handled: %.200r", m)
+
+    def _route(self, m: Message) -> None:
         kind = m.get("type")
         re = m.get("re")
         if re is not None:
@@ -358,4 +367,6 @@ class Session:
 
 
 def _longer(delay: float) -> float:
-    return min(BACKOFF_MAX, delay * 2) * random.uniform(0.8, 1.2)
+    """The next wait: twice as long, give or take a fifth (so that many bots that lost one
+    server do not all come back at the same instant), at most BACKOFF_MAX."""
+    return min(BACKOFF_MAX, delay * 2 * random.uniform(0.8, 1.2))
