@@ -146,10 +146,10 @@ async def test_bad_arguments_are_one_line_on_stderr_and_exit_2(tmp_path: Path) -
         with_(max_games="0"),
         with_(max_games="many"),
     ]
-    for args in cases:
-        done = await asyncio.to_thread(
-            subprocess.run, [sys.executable, "-m", "tablas.server.cli", "bot", *args],
-            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    runs = await asyncio.gather(*(asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "tablas.server.cli", "bot", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=120) for args in cases))
+    for args, done in zip(cases, runs, strict=True):
         assert done.returncode == 2, (args, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1, (args, done.stderr)
         assert done.stdout == ""
