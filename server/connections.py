@@ -30,6 +30,7 @@ class Player:
     id: str
     name: str
     registered: bool = False
+    bot: bool = False  # a bot account (contract section 12): registered, driven by a program
 
 
 @dataclass(eq=False)

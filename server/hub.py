@@ -241,7 +241,7 @@ class Hub:
             if room.seats[join_seat].kind != "human":
                 raise RoomError("seat_taken", f"seat {join_seat} is a bot's")
             room.join(conn.player.id, conn.player.name, join_seat, seat_seed,
-                      registered=conn.player.registered)
+                      registered=conn.player.registered, bot=conn.player.bot)
         if room.ready:
             room.start()
         if room.status == "waiting":
@@ -271,7 +271,7 @@ class Hub:
                               people[0].id if people else None, room_id)
         for seat, p in enumerate(players):
             if not isinstance(p, str):
-                room.join(p.id, p.name, seat, registered=p.registered)
+                room.join(p.id, p.name, seat, registered=p.registered, bot=p.bot)
         if room.ready:  # a room of bots only would not be; the last join starts it otherwise
             room.start()
         live = await self._write_new(room)

@@ -150,6 +150,9 @@ class Register(ClientMessage):
     name: str | None = Field(
         default=None, description="additive: register this name instead of the current one"
         " (the player is renamed to it; refused as hello refuses a name, nothing changed)")
+    bot: bool = Field(
+        default=False, description="additive: register a bot account, a player a program"
+        " drives (contract section 12); an account never changes kind")
 
     @field_validator("name")
     @classmethod
@@ -661,6 +664,9 @@ class SeatView(BaseModel):
     player_id: str | None = Field(default=None, description="additive: the seated player")
     rating: int | None = Field(
         default=None, description="additive: the seat's rating in this game (rated rooms)")
+    bot: bool = Field(
+        default=False, description="additive: the seated player is a bot account (kind"
+        " human: a registered player a program drives; contract section 12)")
 
 
 class SeatSummary(BaseModel):
@@ -673,6 +679,9 @@ class SeatSummary(BaseModel):
     player_id: str | None = Field(default=None, description="additive: the seated player")
     rating: int | None = Field(
         default=None, description="additive: the seat's rating in this game (rated rooms)")
+    bot: bool = Field(
+        default=False, description="additive: the seated player is a bot account (kind"
+        " human: a registered player a program drives; contract section 12)")
 
 
 class RoomSummary(BaseModel):
@@ -723,6 +732,8 @@ class Welcome(ServerMessage):
                     " playing or adjourned",
     )
     registered: bool = Field(default=False, description="additive: a registered player")
+    bot: bool = Field(default=False, description="additive: a bot account (contract"
+                      " section 12)")
 
 
 class Registered(ServerMessage):
@@ -933,6 +944,9 @@ class MeetPlayer(BaseModel):
     name: str
     rating: float
     bot: bool = False
+    registered: bool = Field(
+        default=False, description="additive: a registered player (`tablas bot --accept"
+        " registered` takes only their challenges)")
 
 
 class ChallengeSent(ServerMessage):

@@ -337,10 +337,11 @@ class Room:
             self.finish_if_over()
 
     def join(self, player_id: str, name: str, seat: int | None = None,
-             seed: str | None = None, *, registered: bool = False) -> bool:
+             seed: str | None = None, *, registered: bool = False, bot: bool = False) -> bool:
         """:meth:`Seating.prepare_join` and commit at once (a room nobody else sees yet: one
         being created); True if a seat changed hands."""
-        change = self.seating.prepare_join(player_id, name, seat, seed, registered=registered)
+        change = self.seating.prepare_join(player_id, name, seat, seed, registered=registered,
+                                           bot=bot)
         if change is not None:
             self.commit_seats(change)
         return change is not None

@@ -161,7 +161,7 @@ async def join(owner: Owner, msg: Join, conn: Conn) -> None:
         if room.rated and player.id not in room.ratings:
             await _read_ratings(owner, player.id)
         change = room.seating.prepare_join(player.id, player.name, msg.seat, msg.seed,
-                                           registered=player.registered)
+                                           registered=player.registered, bot=player.bot)
         change = await _pair_capped(owner, change)
     if change is not None:
         await owner.persist(change)

@@ -84,6 +84,7 @@ def snapshot_data(
                                                        and connected(s.player_id)),
             "player_id": s.player_id,
             "rating": seat_rating(room, i),
+            "bot": s.bot,
         }
         for i, s in enumerate(room.seats)
     ]
@@ -170,7 +171,8 @@ def summary(room: Room | RoomRecord, spectators: int = 0) -> dict[str, Any]:
         "status": room.status,
         "seats": [
             {"seat": i, "kind": s.kind, "name": seat_name(s), "level": s.level,
-             "player_id": s.player_id, "rating": None if live is None else seat_rating(live, i)}
+             "player_id": s.player_id, "rating": None if live is None else seat_rating(live, i),
+             "bot": s.bot}
             for i, s in enumerate(room.seats)
         ],
         "spectators": spectators,

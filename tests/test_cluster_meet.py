@@ -137,6 +137,30 @@ async def test_a_challenge_reaches_the_target_on_every_node(
         await ana.close()
 
 
+async def test_a_bot_account_on_another_node_is_seated_as_one(
+        tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
+    """Contract section 12 across nodes: the nodes' messages carry no bot flag, so the node
+    that seats a bot account answering from another node reads it from the database."""
+    async with nodes(tmp_path, pg_url, redis_server, "ab") as n:
+        ana = await _member(n["a"].url, "Ana")
+        robo = Client(n["b"].url)
+        robo_id = (await robo.connect("Robo"))["player_id"]
+        await robo.request({"type": "register", "password": PASSWORD, "bot": True},
+                           "registered")
+        sent = await ana.request({"type": "challenge", "to": "Robo", "game": "connect4"},
+                                 "challenge_sent")
+        offer = await robo.expect("challenge")
+        assert offer["from"]["bot"] is False and offer["from"]["registered"] is True
+        await robo.send({"type": "accept_challenge", "challenge_id": sent["challenge_id"]})
+        (pa, sa), (pr, sr) = await asyncio.gather(paired(ana), paired(robo))
+        for snap in (sa, sr):
+            assert {s["player_id"]: s["bot"] for s in snap["seats"]} == {
+                robo_id: True, snap["seats"][pa["seat"]]["player_id"]: False}
+        assert pr["room_id"] == pa["room_id"]
+        for c in (ana, robo):
+            await c.close()
+
+
 async def test_the_seeks_of_a_killed_node_go_and_never_pair(
         tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
     async with nodes(tmp_path, pg_url, redis_server, "ab", lease_s=1.0) as n:

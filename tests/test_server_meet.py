@@ -274,7 +274,7 @@ async def test_a_challenge_reaches_every_connection_and_an_accept_seats_both(
         for o in offers:
             assert o["challenge_id"] == sent["challenge_id"]
             assert o["from"] == {"player_id": ana_id, "name": "Ana", "rating": 1500,
-                                 "bot": False}
+                                 "bot": False, "registered": True}
             assert (o["game"], o["options"], o["clock"], o["rated"]) == \
                 ("connect4", {}, None, False)
         await bob2.send({"type": "accept_challenge", "challenge_id": sent["challenge_id"]})

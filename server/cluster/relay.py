@@ -295,7 +295,10 @@ class Relay:
         the other way), and a rated room asks."""
         if proxy.player is None:
             player = Player(player_id, name, registered=registered)
-            if self.presence.arrive(proxy, player, room_ids):
+            first = self.presence.arrive(proxy, player, room_ids)
+            if registered:  # a bot account's seat says so: the items predate the flag
+                player.bot = bool(await self.store.bot_accounts([player_id]))
+            if first:
                 await self.hub.presence_changed(player_id, self.hub.in_memory(room_ids))
         else:
             proxy.player.registered = proxy.player.registered or registered

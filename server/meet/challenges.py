@@ -80,6 +80,7 @@ class Challenges:
                             "rated game: register (or log in) first", msg.id)
         initial_state(game_for(msg.game), dict(msg.options))  # unknown_game, bad options
         self._check_caps(me.id, conn.address, msg.id)
+        await self.tables.bots.check_room(me, msg.id)
         level = house_bot(msg.to)
         challenge_id = secrets.token_hex(8)
         if level is not None:  # the house accepts at once
@@ -103,7 +104,8 @@ class Challenges:
         offer = ChallengeOffer.model_validate({
             "challenge_id": challenge_id, "game": msg.game, "options": dict(msg.options),
             "clock": msg.clock, "rated": msg.rated,
-            "from": MeetPlayer(player_id=me.id, name=me.name, rating=round(rating))})
+            "from": MeetPlayer(player_id=me.id, name=me.name, rating=round(rating),
+                               bot=me.bot, registered=me.registered)})
         self.reach.to_player(target.player_id, offer.to_json(),
                              (challenge_id, self.reach.node))
 
@@ -175,6 +177,15 @@ class Challenges:
         """The answer of ``player`` (from connection ``cid`` of ``node``) to a challenge
         this node owns: decided here, once."""
         ch = self.open.get(challenge_id)
+        if ch is not None and ch.target_id == player.id and accept:
+            # A bot account with every place taken: refused, the challenge stays open.
+            try:
+                for side in (player, ch.challenger):
+                    await self.tables.bots.check_room(side, re)
+            except MeetError as e:
+                self._tell(node, cid, Error(re=re, code=e.code, message=e.message).to_json())
+                return
+            ch = self.open.get(challenge_id)  # the reads above let others answer meanwhile
         if ch is None or ch.target_id != player.id:
             why = f"no open challenge {challenge_id!r} for you: it was answered, canceled " \
                   "or expired"

@@ -56,6 +56,7 @@ class Seeks:
     async def seek(self, conn: Conn, msg: SeekRequest) -> None:
         player = self._player(conn, msg.rated, msg.id)
         initial_state(game_for(msg.game), dict(msg.options))  # unknown_game, bad options
+        await self.tables.bots.check_room(player, msg.id)
         mine, from_address = await self.pool.counts(player.id, conn.address)
         if mine >= MAX_SEEKS_PER_PLAYER:
             raise MeetError("rate_limited", f"you have {mine} seeks open: at most "
@@ -65,7 +66,7 @@ class Seeks:
                             "address: no more until some are paired or canceled", msg.id)
         lo, hi = msg.rating_range if msg.rating_range is not None else (None, None)
         row = SeekRow(secrets.token_hex(8), self.reach.node, id(conn), player.id, player.name,
-                      player.registered, False, conn.address,
+                      player.registered, player.bot, conn.address,
                       await self._rating(msg.game, player), msg.game,
                       canonical(msg.options), _clock_text(msg.clock), msg.rated, lo, hi,
                       self.clock())
@@ -88,6 +89,7 @@ class Seeks:
                             " take it (register, or log in, first)", msg.id)
         if found.player_id == player.id:
             raise MeetError("bad_request", "that seek is your own", msg.id)
+        await self.tables.bots.check_room(player, msg.id)
         rating = await self._rating(found.game, player)
         if not found.admits(rating):
             raise MeetError("bad_request", f"your rating {rating:.0f} is outside that seek's"
@@ -114,7 +116,7 @@ class Seeks:
                           separators=(",", ":")).encode()
 
     async def _sit(self, waiting: SeekRow, newcomer: Party) -> None:
-        other = Player(waiting.player_id, waiting.name, waiting.registered)
+        other = Player(waiting.player_id, waiting.name, waiting.registered, waiting.bot)
         clock = json.loads(waiting.clock)
         await self.tables.sit(
             waiting.game, json.loads(waiting.options),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tablas.engine.search.decision import Level
+from tablas.server.bot_accounts import BotAccounts
 from tablas.server.connections import Player
 from tablas.server.hub import Hub
 from tablas.server.meet.reach import Reach, seat_here
@@ -31,12 +32,16 @@ class Tables:
     def __init__(self, hub: Hub, reach: Reach) -> None:
         self.hub = hub
         self.reach = reach
+        self.bots = BotAccounts(hub.store)
 
     async def sit(self, game: str, options: dict[str, Any], room_options: RoomOptions,
                   a: Party, b: Party | Level) -> str:
         """Opens the room for ``a`` and ``b`` (a person, or a house bot's level), which of
         them has seat 0 drawn at random; tells each person. The room's id."""
         sides: list[Party | Level] = [a, b] if secrets.randbelow(2) == 0 else [b, a]
+        for side in sides:  # a bot account's seat says so, whichever node it came from
+            if not isinstance(side, str):
+                await self.bots.is_bot(side.player)
         live = await self.hub.open_paired(
             game, options, room_options,
             [s if isinstance(s, str) else s.player for s in sides])

@@ -120,6 +120,7 @@ class Account:
     name: str
     registered: bool
     password_hash: str | None = None
+    bot: bool = False  # a bot account (contract section 12)
 
 
 def _rolls(text: str | None) -> list[Dice]:
@@ -157,9 +158,9 @@ def room_record(
     """A room as read back, from its rows (the same columns, in the same order, in every
     backend): ``room`` (game, options, status, dice_seed, opening_dice, created_at,
     room_options, created_by, status_at, dice_seeds), ``seats`` (seat, kind, level,
-    player_id, the player's name) in seat order, ``moves`` (ply, seat, move, dice,
-    created_at, clock0_ms, clock1_ms) in ply order, ``result`` (winner, points, reason,
-    clock0_ms, clock1_ms) or None."""
+    player_id, the player's name, whether that player is a bot account) in seat order,
+    ``moves`` (ply, seat, move, dice, created_at, clock0_ms, clock1_ms) in ply order,
+    ``result`` (winner, points, reason, clock0_ms, clock1_ms) or None."""
     (game_id, options, status, seed, opening, created_at, ropts, created_by, status_at,
      seeds) = room
     actions = [
@@ -180,8 +181,9 @@ def room_record(
         seed=None if seed is None else bytes.fromhex(seed) if isinstance(seed, str)
         else bytes(seed),
         created_at=float(created_at),
-        seats=[SeatState(kind, None if level is None else check_level(level), player_id, name)
-               for _seat, kind, level, player_id, name in seats],
+        seats=[SeatState(kind, None if level is None else check_level(level), player_id, name,
+                         bot=bool(bot))
+               for _seat, kind, level, player_id, name, bot in seats],
         seeds=None if seeds is None else _seeds(seeds),
         opening_rolls=_rolls(opening),
         actions=actions,
@@ -286,6 +288,11 @@ class Storage(ABC):
         """A player's name and whether they are registered; None for no such player."""
 
     @abstractmethod
+    async def bot_accounts(self, player_ids: Sequence[str]) -> set[str]:
+        """Those of ``player_ids`` that are bot accounts (migration 14): players, so a bot
+        level's rated id (``bot:GAME:LEVEL``) is never one."""
+
+    @abstractmethod
     async def ratings_by_game(self, player_id: str) -> dict[str, Rating]:
         """Every game ``player_id`` is rated in, and the rating."""
 
@@ -354,17 +361,20 @@ class Storage(ABC):
         await self._commits.write(_row("player_seen", player_id, name, time.time()))
 
     async def register_player(self, player_id: str, name: str, name_key: str,
-                              password_hash: str, when: float, name_skeleton: str | None = None
+                              password_hash: str, when: float, name_skeleton: str | None = None,
+                              *, bot: bool = False
                               ) -> Literal["registered", "name_taken", "look_alike",
                                            "already_registered"]:
         """The player's name (``name``: renamed to it) becomes theirs, with their password's
-        hash: ``registered``; or nothing is written, because the key is a registered
-        player's (``name_taken``) or the skeleton is (``look_alike``; the unique indexes
-        decide between two registrations at once), or the player registered already."""
+        hash (``bot``: as a bot account, in the same transaction): ``registered``; or
+        nothing is written, because the key is a registered player's (``name_taken``) or the
+        skeleton is (``look_alike``; the unique indexes decide between two registrations at
+        once), or the player registered already."""
         try:
             await self._commits.write(_row("player_seen", player_id, name, when),
                               _row("register", player_id, name_key, password_hash, when,
-                                   name_skeleton))
+                                   name_skeleton),
+                              *([_row("bot_account", player_id)] if bot else []))
         except Exception as e:
             why = self._refused(e)
             if why is None:

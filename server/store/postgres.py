@@ -155,18 +155,21 @@ class PostgresStore(Storage):
     async def account_by_token(self, token: str) -> Account | None:
         h = token_hash(token)
         row = await self.pool.fetchrow(
-            "SELECT id, name, password_hash IS NOT NULL FROM players WHERE token_hash = $1"
-            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL FROM player_tokens t"
-            " JOIN players p ON p.id = t.player_id WHERE t.token_hash = $1 LIMIT 1", h)
-        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]))
+            "SELECT id, name, password_hash IS NOT NULL, bot FROM players WHERE token_hash = $1"
+            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL, p.bot"
+            " FROM player_tokens t JOIN players p ON p.id = t.player_id"
+            " WHERE t.token_hash = $1 LIMIT 1", h)
+        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]),
+                                                bot=bool(row[3]))
 
     async def count_playing(self) -> int:
         return int(await self.pool.fetchval("SELECT COUNT(*) FROM rooms WHERE status = 'playing'"))
 
     async def account_by_key(self, name_key: str) -> Account | None:
         row = await self.pool.fetchrow(
-            "SELECT id, name, password_hash FROM players WHERE name_key = $1", name_key)
-        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+            "SELECT id, name, password_hash, bot FROM players WHERE name_key = $1", name_key)
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]),
+                                                bool(row[3]))
 
     async def name_holders(self, name_key: str, name_skeleton: str
                            ) -> tuple[Account | None, Account | None]:
@@ -193,6 +196,12 @@ class PostgresStore(Storage):
         row = await self.pool.fetchrow(
             "SELECT name, password_hash IS NOT NULL FROM players WHERE id = $1", player_id)
         return None if row is None else (str(row[0]), bool(row[1]))
+
+    async def bot_accounts(self, player_ids: Sequence[str]) -> set[str]:
+        rows = await self.pool.fetch(
+            "SELECT id FROM players WHERE id = ANY($1::text[]) AND bot = 1",
+            list(dict.fromkeys(player_ids)))
+        return {str(r[0]) for r in rows}
 
     async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:
         ids = list(dict.fromkeys(player_ids))
@@ -384,9 +393,9 @@ class PostgresStore(Storage):
                 " ORDER BY status = 'playing', created_at DESC, seq DESC LIMIT $1", limit)
             ids = [str(r[0]) for r in rooms]
             seats = await con.fetch(
-                "SELECT s.room_id, s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
-                " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ANY($1::text[])"
-                " ORDER BY s.room_id, s.seat", ids)
+                "SELECT s.room_id, s.seat, s.kind, s.level, s.player_id, p.name,"
+                " COALESCE(p.bot, 0) FROM seats s LEFT JOIN players p ON p.id = s.player_id"
+                " WHERE s.room_id = ANY($1::text[]) ORDER BY s.room_id, s.seat", ids)
         by_room: dict[str, list[tuple[Any, ...]]] = {}
         for s in seats:
             by_room.setdefault(str(s[0]), []).append(tuple(s)[1:])
@@ -403,8 +412,8 @@ class PostgresStore(Storage):
             if room is None:
                 return None
             seats = await con.fetch(
-                "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
-                " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = $1"
+                "SELECT s.seat, s.kind, s.level, s.player_id, p.name, COALESCE(p.bot, 0)"
+                " FROM seats s LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = $1"
                 " ORDER BY s.seat", room_id)
             moves = await con.fetch(
                 "SELECT ply, seat, move, dice, created_at, clock0_ms, clock1_ms FROM moves"

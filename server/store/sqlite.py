@@ -159,21 +159,24 @@ class SqliteStore(Storage):
     async def account_by_token(self, token: str) -> Account | None:
         h = token_hash(token)
         async with self.db.execute(
-            "SELECT id, name, password_hash IS NOT NULL FROM players WHERE token_hash = ?"
-            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL FROM player_tokens t"
-            " JOIN players p ON p.id = t.player_id WHERE t.token_hash = ? LIMIT 1",
+            "SELECT id, name, password_hash IS NOT NULL, bot FROM players WHERE token_hash = ?"
+            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL, p.bot"
+            " FROM player_tokens t JOIN players p ON p.id = t.player_id"
+            " WHERE t.token_hash = ? LIMIT 1",
             (h, h),
         ) as cur:
             row = await cur.fetchone()
-        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]))
+        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]),
+                                                bot=bool(row[3]))
 
     @_serialised
     async def account_by_key(self, name_key: str) -> Account | None:
         async with self.db.execute(
-            "SELECT id, name, password_hash FROM players WHERE name_key = ?", (name_key,)
+            "SELECT id, name, password_hash, bot FROM players WHERE name_key = ?", (name_key,)
         ) as cur:
             row = await cur.fetchone()
-        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]),
+                                                bool(row[3]))
 
     @_serialised
     async def name_holders(self, name_key: str, name_skeleton: str
@@ -206,6 +209,15 @@ class SqliteStore(Storage):
         ) as cur:
             row = await cur.fetchone()
         return None if row is None else (str(row[0]), bool(row[1]))
+
+    @_serialised
+    async def bot_accounts(self, player_ids: Sequence[str]) -> set[str]:
+        # One read for any number of ids: the list travels as one JSON parameter.
+        async with self.db.execute(
+            "SELECT id FROM players WHERE bot = 1 AND id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(dict.fromkeys(player_ids))),),
+        ) as cur:
+            return {str(r[0]) for r in await cur.fetchall()}
 
     # --- ratings -------------------------------------------------------------------------
 
@@ -403,8 +415,9 @@ class SqliteStore(Storage):
         if room is None:
             return None
         async with db.execute(
-            "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
-            " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ? ORDER BY s.seat",
+            "SELECT s.seat, s.kind, s.level, s.player_id, p.name, COALESCE(p.bot, 0)"
+            " FROM seats s LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ?"
+            " ORDER BY s.seat",
             (room_id,),
         ) as cur:
             seats = list(await cur.fetchall())

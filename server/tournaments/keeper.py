@@ -115,7 +115,7 @@ class Tournaments:
             raise MeetError("not_authenticated", "a rated tournament is for registered "
                             "players: register (or log in) first", msg.id)
         done = await self.pool.join(msg.tournament_id, EntrantRow(
-            player.id, player.name, player.registered, False, None))
+            player.id, player.name, player.registered, player.bot, None))
         if done != "joined":
             raise MeetError(*_REFUSED[done], msg.id)
         conn.send(TournamentChanged(type="tournament_joined", re=msg.id,
@@ -241,7 +241,7 @@ class Tournaments:
         for pid in (p.p0, p.p1):
             e = by_id[pid]
             sides.append(check_level(e.level) if e.level is not None else
-                         Player(e.player_id, e.name, e.registered))
+                         Player(e.player_id, e.name, e.registered, e.bot))
         clock: dict[str, Any] = json.loads(t.clock)
         people = [s for s in sides if isinstance(s, Player)]
         options = RoomOptions(clock=ClockSpec(**clock), rated=t.rated and bool(people))
