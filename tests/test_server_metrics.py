@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
@@ -286,3 +287,22 @@ async def test_readyz_says_503_until_the_node_reaches_redis(
         await ana.close()
     finally:
         node.kill9()
+
+
+async def test_the_dashboard_asks_for_figures_the_server_has(tmp_path: Path) -> None:
+    """Every series docs/grafana-dashboard.json queries is one a server renders (after a
+    move and a bot's decision, so that each histogram has its series)."""
+    dashboard = json.loads((ROOT / "docs" / "grafana-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    asked = {name for e in exprs for name in re.findall(r"\btablas_[a-z_]+", e)}
+    async with running(tmp_path / "t.db", 1) as (srv, url):
+        (ana,) = await connected(url, "Ana")
+        room, view = await create(ana, "connect4", [HUMAN, {"kind": "bot", "level": "random"}])
+        await ana.send({"type": "move", "room_id": room, "ply": 0,
+                        "move": view["legal_moves"][0]})
+        await ana.expect("update")
+        await ana.expect("update")  # the bot's
+        _, body = await asyncio.to_thread(get, srv.port, "/metrics")
+        await ana.close()
+    rendered = {name for name, _ in parse(body)}
+    assert asked and asked <= rendered, asked - rendered
