@@ -212,7 +212,7 @@ class TablasServer:
         self.seeks = Seeks(store, tables, reach, clock, max_per_address=max_rooms_per_address)
         self.challenges = Challenges(store, tables, reach, self.presence,
                                      max_per_address=max_rooms_per_address,
-                                     expire_after=challenge_expiry)
+                                     expire_after=challenge_expiry, metrics=self.metrics)
         self.tournaments = Tournaments(store, self.hub, reach, ownership, clock)
         if leases is not None and bus is not None:
             from tablas.server.cluster import Cluster, MeetListener, Relay, SharedListing
