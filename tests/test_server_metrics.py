@@ -27,6 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from redis_support import RedisServer
 from server_support import ROOT, Client, Subprocess, connected, create, http_exchange, running
 from tablas.engine.games import GAME_IDS
+from tablas.server.edge.networks import LOOPBACK, AddressAllow, parse_networks
 from tablas.server.errors import ERROR_CODES
 
 HUMAN = {"kind": "human"}
@@ -306,3 +307,20 @@ async def test_the_dashboard_asks_for_figures_the_server_has(tmp_path: Path) -> 
         await ana.close()
     rendered = {name for name, _ in parse(body)}
     assert asked and asked <= rendered, asked - rendered
+
+
+def test_metrics_allow_reads_addresses_and_networks() -> None:
+    """The allow-list as the edge applies it to a peer's address: networks and single
+    addresses, IPv6, an IPv4 client of a dual-stack socket (``::ffff:a.b.c.d``) as IPv4, and
+    no address at all (a Unix socket) refused."""
+    loopback = AddressAllow(parse_networks(LOOPBACK))
+    assert loopback.allows("127.0.0.1") and loopback.allows("127.9.9.9")
+    assert loopback.allows("::1") and loopback.allows("::ffff:127.0.0.1")
+    assert not loopback.allows("10.0.0.1") and not loopback.allows("::ffff:10.0.0.1")
+    assert not loopback.allows("") and not loopback.allows("2001:db8::1")
+    chosen = AddressAllow(parse_networks(["10.1.0.0/16", "192.168.5.7", "2001:db8::/32"]))
+    assert chosen.allows("10.1.200.3") and not chosen.allows("10.2.0.1")
+    assert chosen.allows("192.168.5.7") and not chosen.allows("192.168.5.8")
+    assert chosen.allows("2001:db8::1") and not chosen.allows("127.0.0.1")
+    with pytest.raises(ValueError, match=re.escape("10.0.0.0/33")):
+        parse_networks(["10.0.0.0/33"])
