@@ -324,3 +324,24 @@ def test_metrics_allow_reads_addresses_and_networks() -> None:
     assert chosen.allows("2001:db8::1") and not chosen.allows("127.0.0.1")
     with pytest.raises(ValueError, match=re.escape("10.0.0.0/33")):
         parse_networks(["10.0.0.0/33"])
+
+
+async def test_every_http_answer_is_counted_also_one_websockets_cannot_parse(
+        tmp_path: Path) -> None:
+    """A request that is not HTTP gets its 400 from the connection itself (before any
+    handler): counted too, as is a refused WebSocket handshake (no ``Upgrade``: 426 or 400
+    from websockets' own checks) and a method not allowed (405)."""
+    async with running(tmp_path / "t.db", 1) as (srv, _):
+        head, _ = await http_exchange(srv.port, b"NOT HTTP AT ALL\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400 "), head
+        head, _ = await http_exchange(srv.port, b"GET /ws HTTP/1.1\r\nHost: x\r\n\r\n")
+        refused = int(head.split()[1])
+        assert refused in (400, 426), head
+        head, _ = await http_exchange(srv.port, b"POST / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 405 "), head
+        _, body = await asyncio.to_thread(get, srv.port, "/metrics")
+    codes = {dict(k)["code"]: v for k, v in series(parse(body), "tablas_http_requests_total")
+             .items()}
+    expected = {"400": 1, "405": 1}
+    expected[str(refused)] = expected.get(str(refused), 0) + 1
+    assert codes == expected, codes
