@@ -15,6 +15,8 @@ part               its one job
 ``store``          every write and read of the database (given, already open)
 ``bots``           the process pool where bots think
 ``explainer``      the process where explain trees are built (out of the bots' way)
+``metrics``        the server's figures (``/metrics``), moved by the parts that measure
+``readiness``      whether the node can serve (``/readyz``)
 =================  ==========================================================================
 
 A move's path: ``edge`` (frame → :class:`~tablas.server.protocol.Move`) → the handler table below →
@@ -39,6 +41,7 @@ from tablas.server.connections import Presence
 from tablas.server.dice import SeedFactory
 from tablas.server.edge import Edge, Http
 from tablas.server.edge.http import API_RATE, EXPLAIN_NICE, EXPLAIN_WORKERS, web_folder
+from tablas.server.edge.networks import LOOPBACK, AddressAllow, parse_networks
 from tablas.server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, Handler
 from tablas.server.errors import StartupError
 from tablas.server.hub import (
@@ -59,6 +62,7 @@ from tablas.server.meet.reach import LocalReach, Reach
 from tablas.server.meet.seeks import Seeks
 from tablas.server.meet.stats import Stats
 from tablas.server.meet.tables import Tables
+from tablas.server.metrics import Metrics, StateGauges
 from tablas.server.ownership import Ownership, Solo
 from tablas.server.players import Players
 from tablas.server.protocol import (
@@ -92,6 +96,7 @@ from tablas.server.protocol import (
     StartTournament,
 )
 from tablas.server.rated import RatedGames
+from tablas.server.readiness import Readiness
 from tablas.server.room_records import Records
 from tablas.server.standings import Standings
 from tablas.server.store import Database, Storage, open_store
@@ -148,6 +153,7 @@ class TablasServer:
         redis: str | None = None,
         lease_s: float | None = None,
         challenge_expiry: float = CHALLENGE_EXPIRY,
+        metrics_allow: Sequence[str] = LOOPBACK,
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
         makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
@@ -159,15 +165,20 @@ class TablasServer:
         ``keep_adjourned`` (seconds; None: never) say when rooms end (contract section 6),
         ``claim_after`` (seconds) when a player may claim the game of an opponent who left
         (section 10), ``challenge_expiry`` (seconds) when an unanswered challenge ends
-        (section 11)."""
+        (section 11). ``metrics_allow``: the addresses and networks ``/metrics`` answers
+        (section 14; a :class:`ValueError` for one that is neither)."""
         self.node = node or default_node()
+        allow = AddressAllow(parse_networks(metrics_allow))
+        # The server's own registry: a node of a cluster labels its samples with its name.
+        self.metrics = Metrics(self.node if redis is not None else None)
         self.cluster: Cluster | None = None
         # Chosen once, here: a single server owns every room; a cluster's node holds leases.
         leases = self._leases(store, redis, lease_s) if redis is not None else None
         ownership: Ownership = leases if leases is not None else Solo()
         self.store = store
         self.port = 0  # bound by start()
-        self.bots = BotPool(bot_workers)
+        store.time_commits(self.metrics.commit)
+        self.bots = BotPool(bot_workers, metrics=self.metrics)
         # Explain trees have processes of their own (server.edge.http.Http says why).
         self.explainer = BotPool(EXPLAIN_WORKERS, nice=EXPLAIN_NICE, live=False)
         self.presence = Presence()
@@ -176,7 +187,7 @@ class TablasServer:
                                      ownership=ownership, games=recent,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
                                      claim_after=claim_after,
-                                     rated=RatedGames(store, clock))
+                                     rated=RatedGames(store, clock), metrics=self.metrics)
         self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
@@ -201,13 +212,14 @@ class TablasServer:
         self.seeks = Seeks(store, tables, reach, clock, max_per_address=max_rooms_per_address)
         self.challenges = Challenges(store, tables, reach, self.presence,
                                      max_per_address=max_rooms_per_address,
-                                     expire_after=challenge_expiry)
+                                     expire_after=challenge_expiry, metrics=self.metrics)
         self.tournaments = Tournaments(store, self.hub, reach, ownership, clock)
         if leases is not None and bus is not None:
             from tablas.server.cluster import Cluster, MeetListener, Relay, SharedListing
 
             shared = SharedListing(leases.store, bus.redis, self.hub, listing)
-            relay = Relay(bus, leases, leases.store, self.hub, self.presence, self.players)
+            relay = Relay(bus, leases, leases.store, self.hub, self.presence, self.players,
+                          self.metrics)
             meet = MeetListener(bus, cast("SharedReach", reach), relay, self.challenges,
                                 store.seeks)
             self.cluster = Cluster(leases, bus, relay, shared, meet, in_use=self._in_use)
@@ -238,18 +250,29 @@ class TablasServer:
         }
         self.records = Records(self.hub)
         tournament_views = TournamentViews(store)
+        cluster = self.cluster
+        services = self.services
+        # The store is open from before the server is built until its shutdown begins.
+        self.readiness = Readiness(lambda: not (store.closed or services.closing),
+                                   None if cluster is None else lambda: cluster.bus.reached)
+        hub_rooms = self.hub.rooms
+        self.metrics.watch(StateGauges(
+            connections=lambda: len(self.presence.conns),
+            rooms=lambda: [live.room.status for live in hub_rooms.values()],
+            bot_queue=self.bots.queued))
         http = Http(web if web is not None else web_folder(), self.lobby.http_body,
                     self.explainer, self.records, Standings(store), self.node,
                     max_api_per_address=max_api_per_address,
                     feeds={"/api/seeks": self.seeks.http_body,
                            "/api/stats": Stats(store, reach).http_body,
                            "/api/tournaments": tournament_views.listing},
-                    lookups={"/api/tournaments/": tournament_views.detail})
+                    lookups={"/api/tournaments/": tournament_views.detail},
+                    metrics=self.metrics, readiness=self.readiness, metrics_allow=allow)
         # A connection that closes takes its seeks and challenges with it first, so that
         # nobody is paired with a player already gone.
         self.edge = Edge(handlers, self.presence,
                          in_turn(self.seeks.gone, self.challenges.gone, goodbye, reach.left),
-                         http, allow_origins=allow_origins,
+                         http, metrics=self.metrics, allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
                          max_msgs_per_address=max_msgs_per_address)
 
@@ -274,18 +297,22 @@ class TablasServer:
         return Leases(store, self.node, LEASE_S if lease_s is None else lease_s)
 
     async def start(self, host: str, port: int) -> int:
-        """Listens on ``host:port`` (0: any free port) and starts the hub's background work
-        (rooms are loaded when named, :mod:`tablas.server.hub`); the port actually bound."""
+        """Listens on ``host:port`` (0: any free port), then does what comes before anyone
+        is served (a cluster's node waits for Redis; names get their skeletons) while only
+        ``/healthz``, ``/readyz`` and ``/metrics`` answer, then starts the hub's background
+        work (rooms are loaded when named, :mod:`tablas.server.hub`) and serves; the port
+        actually bound."""
+        self.port = await self.edge.start(host, port)
         if self.cluster is not None:
             await self.cluster.start()
         await self.players.backfill_skeletons()  # before anyone may take a name
         # The seeks a previous run left (their connections are gone): a cluster's node
         # withdraws its own, a single server every one.
         await self.seeks.start(self.node if self.cluster is not None else None)
-        self.port = await self.edge.start(host, port)
         self.hub.start()
         self.sweeps.start()
         self.tournaments.start_owning()
+        self.readiness.started = True
         return self.port
 
     async def close(self) -> None:
@@ -315,7 +342,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               keep_adjourned: float | None = KEEP_ADJOURNED,
               node: str | None = None, redis: str | None = None,
               lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
-              max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS) -> None:
+              max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
+              metrics_allow: Sequence[str] = LOOPBACK) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`tablas.server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`tablas.server.loop.quiet_collector` sets it for
@@ -333,7 +361,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
                                   abandon_after=abandon_after, keep_adjourned=keep_adjourned,
                                   claim_after=claim_after,
                                   max_rooms_per_address=max_rooms_per_address,
-                                  node=node, redis=redis, lease_s=lease_s)
+                                  node=node, redis=redis, lease_s=lease_s,
+                                  metrics_allow=metrics_allow)
         except BaseException:
             await store.close()
             raise

@@ -245,6 +245,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.redis is not None and not args.redis.startswith(("redis://", "rediss://",
                                                               "unix://")):
         raise CliError(f"--redis {args.redis!r}: a URL redis://HOST:PORT/N")
+    from tablas.server.edge.networks import LOOPBACK, parse_networks
+
+    metrics_allow = args.metrics_allow if args.metrics_allow is not None else list(LOOPBACK)
+    try:
+        parse_networks(metrics_allow)
+    except ValueError as e:
+        raise CliError(f"--metrics-allow: {e}") from None
     try:
         loop = loop_in_use(args.loop)
     except ImportError:
@@ -269,7 +276,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         keep_adjourned=args.keep_adjourned * 86400 or None,
                         node=args.node, redis=args.redis, lease_s=args.lease_s,
                         claim_after=args.claim_after,
-                        max_rooms_per_address=args.max_rooms_per_address or None), loop)
+                        max_rooms_per_address=args.max_rooms_per_address or None,
+                        metrics_allow=metrics_allow), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except (StartupError, BadDatabase) as e:
@@ -449,6 +457,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lease-s", type=float, default=10.0, metavar="S",
                    help="seconds a node's lease on a room lasts unless renewed: a dead node's "
                         "rooms are taken over within S + 5 seconds (default: 10)")
+    p.add_argument("--metrics-allow", action="append", default=None, metavar="NETWORK",
+                   help="an address or network (10.0.0.0/8) whose clients may read /metrics "
+                        "(repeatable; default: loopback, 127.0.0.0/8 and ::1; others get 403)")
     p.add_argument("--loop", choices=LOOPS, default="auto",
                    help="the event loop (default auto: uvloop when installed, else asyncio)")
     # server.logs is not imported for every command: its LEVELS, spelled out.

@@ -43,6 +43,9 @@ class Conn:
     address: str = ""  # the peer's address without its port (login limits count by it)
     rooms: dict[str, None] = field(default_factory=dict)
     closing: bool = False
+    # When its last frame was received (``perf_counter``; on a cluster's owner, when the
+    # forwarded command arrived): a move's update to its mover is timed from it.
+    received: float = 0.0
 
     @property
     def player_id(self) -> str | None:

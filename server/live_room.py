@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from tablas.server import views
@@ -212,6 +213,10 @@ class LiveRoom:
             case Pending():
                 action = room.commit(change)
                 feed.send_update(action, answer, re)
+                metrics = self.services.metrics
+                metrics.move(room.game_id)
+                if answer is not None:  # a person's move: its update has just been sent
+                    metrics.move_seconds.observe(time.perf_counter() - answer.received)
                 if room.status == "finished":
                     self._game_over()
                     feed.send_snapshot()

@@ -16,15 +16,17 @@ import enum
 import json
 import logging
 import time
+import urllib.parse
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
-from tablas.server.errors import StartupError
 
 log = logging.getLogger("tablas.server")
 
 ALL = "tablas:all"  # the channel every node listens to: rooms that moved
+CONNECT_RETRY_S = 0.5  # how often a starting node asks for Redis until it answers
+CONNECT_WARN_S = 10.0  # how often it says so in its log meanwhile
 
 
 class ItemKind(enum.StrEnum):
@@ -69,6 +71,15 @@ def _redis_failed(what: str, e: Exception) -> None:
     4287), and a reader that died of it left its node deaf to every other node for good.
     Those kinds are logged with their traceback, since a bug of ours would look the same."""
     log.warning("%s: %s", what, e, exc_info=not isinstance(e, RedisError | OSError))
+
+
+def _without_password(url: str) -> str:
+    """``url`` as the log may show it: a password in it is replaced by ``***``."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=f"{parts.username or ''}:***@{host}").geturl()
 
 
 def alive_key(node: str) -> str:
@@ -149,13 +160,27 @@ class Bus:
         self.subscribed = asyncio.Event()
         self._rebuild = asyncio.Event()  # the reader must subscribe again
         self._run_id: str | None = None  # the Redis server's, to see it restart
+        # Whether Redis answered this node's last look (connect, then alive() every
+        # lease_s / 3): what /readyz says of Redis.
+        self.reached = False
 
     async def connect(self) -> None:
-        """A :class:`StartupError` if Redis cannot be used."""
-        try:
-            await self.redis.ping()
-        except Exception as e:  # whatever kind: see _redis_failed
-            raise StartupError(f"cannot use Redis at {self.redis_url}: {e}") from None
+        """Returns once Redis answers: a node may start before its Redis (a compose file's
+        services start together), and waits, not ready (``/readyz``), saying so in its log
+        every :data:`CONNECT_WARN_S`."""
+        warned = -CONNECT_WARN_S
+        while True:
+            try:
+                await self.redis.ping()
+                self.reached = True
+                return
+            except Exception as e:  # whatever kind: see _redis_failed
+                now = time.monotonic()
+                if now - warned >= CONNECT_WARN_S:
+                    warned = now
+                    log.warning("cannot reach Redis at %s (%s): waiting for it",
+                                _without_password(self.redis_url), e)
+            await asyncio.sleep(CONNECT_RETRY_S)
 
     async def drain(self) -> None:
         """What was posted last reaches the other nodes (a second at most)."""
@@ -264,6 +289,8 @@ class Bus:
                             listener.node_died(node)
                 else:
                     self._missing.clear()
+                self.reached = True
             except Exception as e:
+                self.reached = False
                 _redis_failed("cannot tell Redis this node is alive", e)
             await asyncio.sleep(self.lease_s / 3)

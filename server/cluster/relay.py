@@ -35,6 +35,7 @@ from tablas.server.cluster.leases import Leases
 from tablas.server.connections import Conn, Player, Presence
 from tablas.server.errors import LeaseLost, NotOwner, Refused, RoomError
 from tablas.server.hub import Hub
+from tablas.server.metrics import Metrics
 from tablas.server.players import Players
 from tablas.server.protocol import (
     AnyClientMessage,
@@ -81,7 +82,9 @@ class Relay:
     :class:`~tablas.server.cluster.bus.Listener`)."""
 
     def __init__(self, bus: Bus, leases: Leases, store: PostgresStore, hub: Hub,
-                 presence: Presence, players: Players) -> None:
+                 presence: Presence, players: Players, metrics: Metrics) -> None:
+        """``metrics``: where the errors it sends for forwarded commands are counted (the
+        node that ran a command counts its error; the asker's node only passes it on)."""
         self.node = bus.node
         self.bus = bus
         self.leases = leases
@@ -89,6 +92,7 @@ class Relay:
         self.hub = hub
         self.presence = presence
         self.players = players
+        self.metrics = metrics
         leases.lost(self._drop)
         leases.taken(self._taken)
         self._ids = itertools.count(1)
@@ -257,6 +261,7 @@ class Relay:
         """A command another node forwarded: run here for its connection's proxy."""
         _, req, cid, player_id, name, registered, body = item
         proxy = self._proxy(sender, cid)
+        proxy.received = time.perf_counter()  # a move is timed from here (on its owner)
         ok, retry = True, False
         msg: AnyClientMessage | None = None
         try:
@@ -273,11 +278,13 @@ class Relay:
             ok = False
             proxy.send(Error(re=e.re if e.re is not None else msg.id if msg else None,
                              code=e.code, message=e.message))
+            self.metrics.error(e.code)
         except Exception:
             ok = False
             log.exception("forwarded command failed: node %s, %r", sender, body)
             proxy.send(Error(re=msg.id if msg else None, code="internal",
                              message="internal server error"))
+            self.metrics.error("internal")
         self.bus.post(sender, [ItemKind.DONE, req, {"ok": ok, "retry": retry}])
 
     def _proxy(self, node: str, cid: int) -> RemoteConn:

@@ -21,6 +21,7 @@ from tablas.server.connections import Conn, Player, Presence
 from tablas.server.errors import MeetError
 from tablas.server.meet.reach import Reach
 from tablas.server.meet.tables import Party, Tables
+from tablas.server.metrics import Metrics
 from tablas.server.protocol import (
     AcceptChallenge,
     CancelChallenge,
@@ -61,8 +62,12 @@ class Challenge:
 
 class Challenges:
     def __init__(self, store: Storage, tables: Tables, reach: Reach, presence: Presence,
-                 *, max_per_address: int | None, expire_after: float = EXPIRE_AFTER) -> None:
+                 *, max_per_address: int | None, expire_after: float = EXPIRE_AFTER,
+                 metrics: Metrics | None = None) -> None:
+        """``metrics``: where an error told to an answer from another node is counted (the
+        errors of this node's own connections are counted by the edge)."""
         self.store = store
+        self.metrics = metrics
         self.tables = tables
         self.reach = reach
         self.presence = presence
@@ -190,6 +195,8 @@ class Challenges:
             why = f"no open challenge {challenge_id!r} for you: it was answered, canceled " \
                   "or expired"
             self._tell(node, cid, Error(re=re, code="bad_request", message=why).to_json())
+            if self.metrics is not None:
+                self.metrics.error("bad_request")
             return
         del self.open[challenge_id]
         if ch.timer is not None:

@@ -35,7 +35,7 @@ from tablas.server.protocol import RoomOptions, json_text
 from tablas.server.ratings import Rating, RatingChange, bot_level
 from tablas.server.room import Action, Dice, RoomRecord, SeatState, Status
 from tablas.server.shipped import package_folder
-from tablas.server.store.commit import CommitStats, GroupCommit, Write, _row
+from tablas.server.store.commit import CommitObserver, CommitStats, GroupCommit, Write, _row
 from tablas.server.store.seeks import SeekStore
 from tablas.server.store.tournaments import TournamentStore
 
@@ -212,6 +212,13 @@ class Storage(ABC):
         # The group commit holds it while a batch is written; SQLite's reads take it too.
         self._lock = asyncio.Lock()
         self._commits = GroupCommit(self._transaction, self._lock, self._is_lease_lost)
+        self.closed = False  # close() has begun: nothing more is written
+
+    def time_commits(self, observe: CommitObserver) -> None:
+        """``observe(writes, seconds)`` after every group commit (a server's metrics, wired
+        by its composition root: the store is opened, and migrated, before the server is
+        built)."""
+        self._commits.observers.append(observe)
 
     @property
     def commit_stats(self) -> CommitStats:
@@ -348,6 +355,7 @@ class Storage(ABC):
     # --- closing ---------------------------------------------------------------------------
 
     async def close(self) -> None:
+        self.closed = True
         await self._commits.drain()  # moves already handed to the store are written first
         await self._close_database()
 
