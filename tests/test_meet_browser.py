@@ -108,7 +108,7 @@ def test_the_panel_fits_a_phone_and_challenges_a_house_bot(tmp_path: Path) -> No
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         page.wait_for_function("document.getElementById('online-count').textContent"
                                ".includes('2 online')", timeout=8000)
-        page.fill("#challenge-name", "bot (easy)")
+        page.fill("#challenge-to", "bot (easy)")
         page.select_option("#challenge-game", "tictactoe")
         page.click("#challenge-btn")
         page.wait_for_selector("#room-view svg.board")

@@ -68,7 +68,7 @@ export function renderMeet(app) {
         (e) => app.toast(e.message || e.code, "error"));
   });
 
-  const who = h("input", { id: "challenge-name", maxlength: 64, placeholder: "a player's name, or bot (hard)",
+  const who = h("input", { id: "challenge-to", maxlength: 64, placeholder: "a player's name, or bot (hard)",
     "aria-label": "who to challenge", autocomplete: "off" });
   const cgame = gameSelect("challenge-game", saved.game || "connect4");
   const cclock = clockSelect("challenge-clock", saved.clock ?? "180000:2000");
