@@ -151,7 +151,8 @@ class LiveRoom:
                     re: str | int | None = None) -> None:
         """Persist, then commit and send (the caller holds the lock)."""
         ratings = await self.persist(change)
-        self.room.commit_ratings(ratings)
+        # The ratings a finished rated game left (shown in the final snapshot).
+        self.room.ratings.update({c.player_id: c.after.rating for c in ratings})
         self.commit(change, answer, re)
 
     def _rating(self, outcome: Outcome | None

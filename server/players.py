@@ -93,7 +93,7 @@ class Players:
         held_ids = {r for r, _, _ in held} | set(opened)
         seated_in = self.hub.in_memory(held_ids)
         for live in seated_in:
-            live.room.rename(player.id, player.name)
+            live.room.seating.rename(player.id, player.name)
         first = self.presence.arrive(conn, player, held_ids)
         conn.send(Welcome(re=msg.id, player_id=player.id, name=player.name, token=token,
                           seats=[{"room_id": r, "seat": seat, "status": status}
@@ -174,7 +174,7 @@ class Players:
         if msg.name is not None:
             held = await self.store.seats_held(player.id)
             for live in self.hub.in_memory({r for r, _, _ in held}):
-                live.room.rename(player.id, name)
+                live.room.seating.rename(player.id, name)
         conn.send(Registered(re=msg.id, player_id=player.id, name=name))
 
     async def goodbye(self, conn: Conn) -> None:

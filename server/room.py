@@ -47,11 +47,10 @@ from tablas.engine.search.decision import Level
 from tablas.server.dice import NO_SEEDS, CommitRevealDice, DiceSource, Seeds
 from tablas.server.errors import ErrorCode, RoomError
 from tablas.server.protocol import RoomOptions, RoomStatus
-from tablas.server.ratings import RatingChange
 from tablas.server.rules.clock import Clocks, Flagged
 from tablas.server.rules.endings import ABORTED, Endings, ResignOffer
 from tablas.server.rules.presence import Lapse, Presence
-from tablas.server.rules.seats import Handover, SeatChange, Seating, SeatState, rating_id
+from tablas.server.rules.seats import Handover, SeatChange, Seating, SeatState
 
 # What the room's parts define, named here too: the room's callers import them from here.
 __all__ = ["ABORTED", "LIVE", "Action", "BotJob", "Dice", "Flagged", "Handover", "Lapse",
@@ -158,9 +157,8 @@ def resolve_chance(
 
 class Room:
     """One game between two seats, watched by any number of spectators: the rules of a room.
-    Its parts: its :class:`Seating` (who sits where), its :class:`Clocks` and its
-    :class:`Presence` (who is away, and what that makes of the room); the messages that show
-    it are built by :mod:`tablas.server.views`."""
+    Its parts: :class:`Seating`, :class:`Clocks`, :class:`Presence` (who is away, and what
+    that makes of the room), :class:`Endings`; :mod:`tablas.server.views` shows it."""
 
     def __init__(
         self,
@@ -211,10 +209,8 @@ class Room:
         self.endings = Endings(self)
         # Whether each seat has made a play (its first move: contract section 10's abort).
         self.played: list[bool] = [False, False]
-        # Who opened the room (a waiting room lives while they are around), and when it was
-        # adjourned or closed.
-        self.created_by = created_by
-        self.status_at = status_at
+        self.created_by = created_by  # a waiting room lives while its opener is around
+        self.status_at = status_at  # when it was adjourned or closed
         # The rated players' ratings in this game (rated rooms: the owner reads them when
         # the room is made or loaded and a seat is taken, and keeps the new ones at the end).
         self.ratings: dict[str, float] = {}
@@ -281,26 +277,9 @@ class Room:
     def rated(self) -> bool:
         return self.room_options.rated
 
-    def rating_ids(self) -> list[str]:
-        return [pid for s in self.seats if (pid := rating_id(self.game_id, s)) is not None]
-
-    def rated_players(self, seats: Sequence[SeatState] | None = None
-                      ) -> tuple[str, str] | None:
-        """Both seats' rated players (of ``seats``, default the room's), once the game is
-        rated and both seats are filled."""
-        if not self.rated:
-            return None
-        a, b = (rating_id(self.game_id, s) for s in (self.seats if seats is None else seats))
-        return None if a is None or b is None else (a, b)
-
     def unrate(self) -> None:
         """The game is rated no more (paired past its pair's cap: contract section 10)."""
         self.room_options = self.room_options.model_copy(update={"rated": False})
-
-    def commit_ratings(self, changes: Sequence[RatingChange]) -> None:
-        """The ratings a finished rated game left (shown in the final snapshot)."""
-        for c in changes:
-            self.ratings[c.player_id] = c.after.rating
 
     # --- seats ---------------------------------------------------------------------------
 
@@ -358,9 +337,6 @@ class Room:
     @property
     def open_seats(self) -> int:
         return self.seating.open
-
-    def rename(self, player_id: str, name: str) -> None:
-        self.seating.rename(player_id, name)
 
     @property
     def vacant(self) -> bool:
@@ -498,14 +474,6 @@ class Room:
             if not self.played[a.seat]:
                 self.played[a.seat] = self.game.is_play(
                     self.game.move_from_json(self.state, a.move))
-
-    def offers_resignation(self, seat: int, points: int) -> None:
-        """Refuses (``bad_request``) ``seat``'s offer to give up the current game for
-        ``points`` where the game or the moment does not allow one."""
-        try:
-            self.game.resignation(self.state, seat, points)
-        except IllegalMoveError as e:
-            raise RoomError("bad_request", str(e)) from None
 
     def stake(self) -> int:
         """What a game ended by resignation, timeout or abandonment is worth (the game's

@@ -150,3 +150,16 @@ def test_the_wheel_lists_every_package() -> None:
                for p in (ROOT / top).rglob("__init__.py")}
     assert folders <= listed, f"not in pyproject's packages: {sorted(folders - listed)}"
     assert listed - folders == {"tablas.client", "tablas.migrations"}
+
+
+def test_no_class_in_the_server_grows_past_350_lines() -> None:
+    """A class that does one job stays small (docs/architecture.md): past 350 lines it is
+    doing two, and the second goes to a part of its own."""
+    big = []
+    for path in sorted((ROOT / "server").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 350:
+                    big.append(f"{path.relative_to(ROOT)}: {node.name} ({lines} lines)")
+    assert not big, "; ".join(big)

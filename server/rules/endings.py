@@ -21,9 +21,10 @@ refuses it with the contract's error code; persist the outcome with the clocks, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from tablas.engine.core import Outcome
+from tablas.engine.core import Game, Outcome
+from tablas.engine.errors import IllegalMoveError
 from tablas.server.errors import ErrorCode, RoomError
 from tablas.server.rules.presence import Presence
 
@@ -44,7 +45,10 @@ class Endable(Protocol):
     def check_in_play(self, seats: list[int], code: ErrorCode, not_started: str) -> None: ...
     def stake(self) -> int: ...
     def conclude(self, outcome: Outcome) -> Outcome: ...
-    def offers_resignation(self, seat: int, points: int) -> None: ...
+    @property
+    def game(self) -> Game[Any, Any]: ...
+    @property
+    def state(self) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +79,10 @@ class Endings:
                             " answer")
         seat = room.to_move if room.to_move in seats else seats[0]
         assert seat is not None
-        room.offers_resignation(seat, points)
+        try:  # the game says whether this moment allows an offer of these points
+            room.game.resignation(room.state, seat, points)
+        except IllegalMoveError as e:
+            raise RoomError("bad_request", str(e)) from None
         return ResignOffer(seat, points)
 
     def prepare_answer(self, player_id: str | None) -> ResignOffer:

@@ -67,6 +67,38 @@ def postgres_migrations() -> list[tuple[int, str, str]]:
     return migration_files(migrations_folder(FOLDER))
 
 
+async def _version(con: asyncpg.Connection) -> int:
+    if await con.fetchval("SELECT to_regclass('schema_migrations')") is None:
+        return 0
+    version = await con.fetchval("SELECT MAX(version) FROM schema_migrations")
+    return 0 if version is None else int(version)
+
+async def _migrate(pool: asyncpg.Pool, upto: int | None) -> int:
+    """Applies every migration newer than the database (up to ``upto``), each in one
+    transaction with its row of ``schema_migrations``; the new version. Nodes that start
+    together take turns (an advisory lock): the first migrates, the others find it done."""
+    async with pool.acquire() as con:
+        await con.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+        try:
+            await con.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                " applied_at DOUBLE PRECISION NOT NULL)")
+            current = await _version(con)
+            for version, name, sql in postgres_migrations():
+                if version <= current or (upto is not None and version > upto):
+                    continue
+                async with con.transaction():
+                    await con.execute(sql)  # no arguments: the simple protocol, a script
+                    await con.execute(
+                        "INSERT INTO schema_migrations (version, name, applied_at)"
+                        " VALUES ($1, $2, $3)", version, name, time.time())
+                current = version
+        finally:
+            await con.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+    return current
+
+
 class PostgresStore(Storage):
     """One PostgreSQL database through a pool; open with :meth:`open` (which migrates)."""
 
@@ -108,39 +140,13 @@ class PostgresStore(Storage):
 
     async def schema_version(self) -> int:
         async with self.pool.acquire() as con:
-            return await self._version(con)
-
-    @staticmethod
-    async def _version(con: asyncpg.Connection) -> int:
-        if await con.fetchval("SELECT to_regclass('schema_migrations')") is None:
-            return 0
-        version = await con.fetchval("SELECT MAX(version) FROM schema_migrations")
-        return 0 if version is None else int(version)
+            return await _version(con)
 
     async def migrate(self, upto: int | None = None) -> int:
         """Applies every migration newer than the database (up to ``upto``), each in one
         transaction with its row of ``schema_migrations``; the new version. Nodes that start
         together take turns (an advisory lock): the first migrates, the others find it done."""
-        async with self.pool.acquire() as con:
-            await con.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
-            try:
-                await con.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                    " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                    " applied_at DOUBLE PRECISION NOT NULL)")
-                current = await self._version(con)
-                for version, name, sql in postgres_migrations():
-                    if version <= current or (upto is not None and version > upto):
-                        continue
-                    async with con.transaction():
-                        await con.execute(sql)  # no arguments: the simple protocol, a script
-                        await con.execute(
-                            "INSERT INTO schema_migrations (version, name, applied_at)"
-                            " VALUES ($1, $2, $3)", version, name, time.time())
-                    current = version
-            finally:
-                await con.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
-        return current
+        return await _migrate(self.pool, upto)
 
     # --- the group commit's one statement --------------------------------------------------
 

@@ -73,6 +73,52 @@ _WRITE_ROWS = (
 )
 
 
+async def _schema_version(db: aiosqlite.Connection) -> int:
+    async with db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ) as cur:
+        if await cur.fetchone() is None:
+            return 0
+    async with db.execute("SELECT MAX(version) FROM schema_migrations") as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+async def _migrate(db: aiosqlite.Connection, upto: int | None) -> int:
+    """Applies every migration newer than the database (up to ``upto``); the new version."""
+    await db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+    )
+    current = await _schema_version(db)
+    for version, name, sql in migration_files():
+        if version <= current or (upto is not None and version > upto):
+            continue
+        # The script runs inside our own transaction, recorded in the same commit. Foreign
+        # keys are off meanwhile (they can only be switched outside a transaction), so a
+        # migration may rebuild a table others refer to, as SQLite's documentation says
+        # to; they are checked before the commit instead.
+        await db.execute("PRAGMA foreign_keys=OFF")
+        try:
+            await db.executescript("BEGIN IMMEDIATE;\n" + sql)
+            async with db.execute("PRAGMA foreign_key_check") as cur:
+                broken = list(await cur.fetchall())
+            if broken:
+                raise RuntimeError(f"migration {name} breaks foreign keys: {broken[:5]}")
+            await db.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, time.time()),
+            )
+            await db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                await db.execute("ROLLBACK")
+            raise
+        finally:
+            await db.execute("PRAGMA foreign_keys=ON")
+        current = version
+    return current
+
+
 class SqliteStore(Storage):
     """One SQLite database; open with :meth:`open` (which migrates), close with :meth:`close`."""
 
@@ -109,49 +155,11 @@ class SqliteStore(Storage):
     # --- migrations ----------------------------------------------------------------------
 
     async def schema_version(self) -> int:
-        async with self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-        ) as cur:
-            if await cur.fetchone() is None:
-                return 0
-        async with self.db.execute("SELECT MAX(version) FROM schema_migrations") as cur:
-            row = await cur.fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+        return await _schema_version(self.db)
 
     async def migrate(self, upto: int | None = None) -> int:
         """Applies every migration newer than the database (up to ``upto``); the new version."""
-        await self.db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-        )
-        current = await self.schema_version()
-        for version, name, sql in migration_files():
-            if version <= current or (upto is not None and version > upto):
-                continue
-            # The script runs inside our own transaction, recorded in the same commit. Foreign
-            # keys are off meanwhile (they can only be switched outside a transaction), so a
-            # migration may rebuild a table others refer to, as SQLite's documentation says
-            # to; they are checked before the commit instead.
-            await self.db.execute("PRAGMA foreign_keys=OFF")
-            try:
-                await self.db.executescript("BEGIN IMMEDIATE;\n" + sql)
-                async with self.db.execute("PRAGMA foreign_key_check") as cur:
-                    broken = list(await cur.fetchall())
-                if broken:
-                    raise RuntimeError(f"migration {name} breaks foreign keys: {broken[:5]}")
-                await self.db.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (version, name, time.time()),
-                )
-                await self.db.execute("COMMIT")
-            except BaseException:
-                if self.db.in_transaction:
-                    await self.db.execute("ROLLBACK")
-                raise
-            finally:
-                await self.db.execute("PRAGMA foreign_keys=ON")
-            current = version
-        return current
+        return await _migrate(self.db, upto)
 
     # --- players -------------------------------------------------------------------------
 
