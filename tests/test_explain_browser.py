@@ -14,23 +14,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import chromium, create_room, new_page, screenshot, served
+from browser_support import create_room, new_page, screenshot
 from tablas.engine.games import get_game
 
 Json = dict[str, Any]
+SERVE_WORKERS = 1  # the module's server (browser_support.base)
+
+
 NODES = "#ex-view [data-node-id]"
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("explain"), workers=1) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
 
 
 def api(base: str, **params: str) -> tuple[int, Json]:

@@ -7,35 +7,20 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import pytest
 from browser_support import (
     build_backgammon_play,
-    chromium,
     create_room,
     new_page,
     ply,
-    served,
     wait_my_turn_or_end,
     wait_ply_above,
 )
 from server_support import Client
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("match"), workers=2,
-                args=["--max-msgs-per-address", "0"]) as url:
-        yield url
+SERVE_ARGS = ["--max-msgs-per-address", "0"]  # the module's server (browser_support.base)
 
 
 def score_text(page: Any) -> str:

@@ -14,14 +14,16 @@ import itertools
 import json
 import re
 import urllib.request
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from browser_support import chromium, create_room, new_page, served
+from browser_support import create_room, new_page
 from server_support import Client
 from tablas.engine.games import GAME_IDS, get_game
+
+SERVE_ARGS = ["--max-msgs-per-address", "0"]  # the module's server (browser_support.base)
+
 
 SIZES = {"desktop": (1366, 768), "phone": (390, 844)}
 HUMANS = [{"kind": "human"}, {"kind": "human"}]
@@ -33,19 +35,6 @@ WIDE = """() => { const w = document.documentElement.clientWidth; const out = []
       out.push(`${el.tagName.toLowerCase()}#${el.id} ${Math.round(r.right)}`);
   }
   return [document.documentElement.scrollWidth, out.slice(0, 8)]; }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("edges"), workers=2,
-                args=["--max-msgs-per-address", "0"]) as url:
-        yield url
 
 
 def run(coro: Any) -> Any:

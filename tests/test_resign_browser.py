@@ -7,26 +7,15 @@ accepted, each side seeing the other's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import chromium, create_room, new_page, served
+from browser_support import create_room, new_page
+
+SERVE_ARGS = ["--max-msgs-per-address", "0"]  # the module's server (browser_support.base)
+
 
 SIZES = {"desktop": (1366, 768), "phone": (390, 844)}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("resign"), workers=2,
-                args=["--max-msgs-per-address", "0"]) as url:
-        yield url
 
 
 def card(page: Any, seat: int) -> str:

@@ -9,29 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from browser_support import chromium, served
 from server_support import Client
+
+SERVE_ARGS = ["--max-msgs-per-address", "0"]  # the module's server (browser_support.base)
+
 
 SIZES = {"desktop": (1366, 768), "phone": (390, 844)}
 HUMANS = [{"kind": "human"}, {"kind": "human"}]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("summary"), workers=2,
-                args=["--max-msgs-per-address", "0"]) as url:
-        yield url
 
 
 def played(base: str, game: str, options: dict[str, Any], plies: int,
