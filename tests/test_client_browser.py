@@ -87,7 +87,9 @@ def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> 
     # The update arrived: the play is in the history and in the move list.
     played = page.evaluate(f"window.tablas.room.history[{before}]")
     assert "play" in played, played
-    page.wait_for_function(f"{MOVES_SHOWN} === window.tablas.room.ply")
+    # One line an action, but a "roll" (no double): its dice head the play that follows.
+    page.wait_for_function(f"{MOVES_SHOWN} === window.tablas.room.history.filter("
+                           "(m) => m.action !== 'roll').length")
     assert page.locator(f"#movelist li[data-ply='{before + 1}']").count() == 1
     pips = page.evaluate("window.tablas.room.state.pips")
     assert all(isinstance(x, int) for x in pips)
