@@ -449,10 +449,11 @@ class Room:
         self.history.append(pending.action)
         self.state = pending.state
         self.clocks.commit(pending.action.clocks, pending.action.time)
+        # prepare_move asked the game for the outcome of this very state: no need to ask
+        # again (finish_if_over) at every move.
         if pending.outcome is not None:
             self.result = pending.outcome
             self.status = "finished"
-        self.finish_if_over()
         return pending.action
 
     def finish_if_over(self) -> None:
