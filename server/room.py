@@ -260,9 +260,10 @@ class Room:
     def legal_for(self, player_id: str | None) -> list[JSON]:
         """``legal_moves`` as the contract sends it: only to the seat to move."""
         seat = self.to_move
-        if seat is None or self.seats[seat].kind != "human":
+        if seat is None or player_id is None:
             return []
-        if self.seats[seat].player_id != player_id or player_id is None:
+        held = self.seating.seats[seat]  # asked for every follower of every move
+        if held.kind != "human" or held.player_id != player_id:
             return []
         return self.legal_moves()
 
