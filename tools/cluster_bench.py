@@ -13,7 +13,9 @@ moves, as fast as answers come) for ``--seconds``. Where the players sit (``--pl
 without stickiness places them (a third of the games on one node when there are three);
 ``split``, each game's two players on different nodes (player 0 on node i, who creates the
 room and so owns it, player 1 on node i + 1): every other move is forwarded and every update
-fanned out across nodes, the worst case. ``--connections persistent`` (the default): each
+fanned out across nodes, the worst case; ``together``, both players of a game on one node
+drawn at random, no move forwarded: what sending players to their room's node would reach.
+``--connections persistent`` (the default): each
 player keeps one connection for the whole run, as a person at the page does; ``per-game``:
 two new connections (``hello`` included) for every game.
 
@@ -122,9 +124,15 @@ async def load(urls: list[str], games: int, seconds: float, placement: str = "ra
     place = random.Random(seed)
     split = 0
 
+    together: dict[int, str] = {}
+
     def node(i: int, player: int) -> str:
         if placement == "split":
             return urls[(i + player) % len(urls)]
+        if placement == "together":  # both players on one node drawn at random
+            if player == 0:
+                together[i] = place.choice(urls)
+            return together[i]
         return place.choice(urls)
 
     async def loop(i: int) -> int:
@@ -243,9 +251,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=40, help="game loops at once")
     parser.add_argument("--seconds", type=float, default=10.0, help="the measured window")
-    parser.add_argument("--placement", choices=("random", "split"), default="random",
-                        help="each connection on a node drawn at random, or each game's"
-                        " players on different nodes")
+    parser.add_argument("--placement", choices=("random", "split", "together"),
+                        default="random",
+                        help="each connection on a node drawn at random, each game's players"
+                        " on different nodes, or both on one node drawn at random")
     parser.add_argument("--connections", choices=("persistent", "per-game"),
                         default="persistent", help="one connection per player for the run,"
                         " or two new ones for every game")
