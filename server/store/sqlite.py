@@ -292,8 +292,8 @@ class SqliteStore(Storage):
         done in one step leaves nothing open, and every write is one statement too (the
         group commit's, or the migrations' before the store is handed out). So the reads
         of every ``hello`` do not queue with the commits: under the lock, each held it for
-        two turns of a busy event loop, and a rush of 1,000 visitors in a second held back
-        the moves' commits by up to 150 ms."""
+        two turns of a busy event loop, and a rush of 1,000 visitors in a second could hold
+        the moves' commits back behind theirs (docs/notes/benchmarks-method.md, "Bursts")."""
         return list(await self.db.execute_fetchall(sql, params))
 
     async def _transaction(self, writes: Sequence[Write]) -> None:
