@@ -118,7 +118,8 @@ async def kept_game(a: ProtocolClient, b: ProtocolClient, game: str, rng: random
 async def load(urls: list[str], games: int, seconds: float, placement: str = "random",
                persistent: bool = True, seed: int = 1) -> tuple[int, list[float], int]:
     """``games`` game loops for ``seconds``: the moves, their round trips, and how many of
-    the loops had their two players on different nodes."""
+    the loops (connections kept) or of the games (connections per game) had their two
+    players on different nodes."""
     rtts: list[float] = []
     end = time.perf_counter() + seconds
     place = random.Random(seed)
