@@ -123,6 +123,23 @@ class Game(ABC, Generic[S, M]):
             f"{self.position_text(state)!r}"
         )
 
+    def resignation(self, state: S, seat: int, points: int) -> M:
+        """``seat``'s offer to give up the current game for ``points``, as the action that
+        ends it once the other side accepts; :class:`IllegalMoveError` in a game whose
+        resignations have no value (all but backgammon: a resignation gives the game)."""
+        raise IllegalMoveError(f"{self.id}: a resignation here has no value: resign without"
+                               " points to give up the game")
+
+    def check_action(self, state: S, move: M) -> M:
+        """An action of a game's record, checked: :meth:`check_move`, unless the game has
+        actions that are never listed moves (backgammon's accepted resignation)."""
+        return self.check_move(state, move)
+
+    def actor(self, state: S, move: M) -> int | None:
+        """The seat that makes ``move`` in ``state``: the seat to move, unless the game has
+        actions any seat may take (backgammon's accepted resignation)."""
+        return self.to_move(state)
+
     def play(self, state: S, move: M) -> S:
         """``apply`` for untrusted moves: checks legality first."""
         return self.apply(state, self.check_move(state, move))

@@ -65,8 +65,8 @@ def steps(game: Game[Any, Any], record: GameRecord) -> Iterator[Step]:
     """Every action of ``record`` (a game of ``game``) with the states around it, in order."""
     state = start(game, record.options, record.opening_rolls)
     for i, (move_json, rolls) in enumerate(record.actions):
-        seat = game.to_move(state)
         move = game.move_from_json(state, move_json)
+        seat = game.actor(state, move)
         after = game.apply(state, move)
         for roll in rolls:
             after = game.apply_chance(after, tuple(roll))

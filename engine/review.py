@@ -22,7 +22,7 @@ from tablas.engine.search.profiles import profile
 from tablas.engine.search.reviewers import VERDICTS, Verdict
 from tablas.engine.search.scores import Proven
 
-__all__ = ["VERDICTS", "MoveReview", "Verdict", "review_game"]
+__all__ = ["VERDICTS", "MoveReview", "Verdict", "players_summary", "review_game"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,8 @@ class MoveReview:
     ``good``, ``inaccuracy``, ``mistake`` or ``blunder``; ``proven_before``/``proven_after``:
     the proven result for the mover before and after the action, None where unproven;
     ``score_after``: the value of the position after it from seat 0's side in the game's
-    units, a proven result at ± the scale's ``cap``, for a chart (None if unknown). For the
+    units, a proven result at ± the scale's ``cap``, for a chart (None if unknown);
+    ``forced``: the mover had no choice (one legal action), so it is no decision. For the
     review page, which draws the board at every step: ``move`` and ``best_move`` as MOVE
     objects, and ``state_before``, the position it was played in (the state's JSON)."""
 
@@ -50,14 +51,15 @@ class MoveReview:
     proven_before: Proven | None
     proven_after: Proven | None
     score_after: float | None
+    forced: bool = False
     move: JSON | None = None
     best_move: JSON | None = None
     state_before: JSON | None = None
 
     def to_json(self) -> JSON:
         """The contract's entry of ``GET /api/rooms/{id}/review``'s ``moves``, plus
-        ``score_after``, ``move``, ``best_move`` and ``state_before``; numbers rounded to 4
-        decimals."""
+        ``score_after``, ``forced``, ``move``, ``best_move`` and ``state_before``; numbers
+        rounded to 4 decimals."""
         return {
             "ply": self.ply,
             "seat": self.seat,
@@ -68,6 +70,7 @@ class MoveReview:
             "proven_before": self.proven_before,
             "proven_after": self.proven_after,
             "score_after": None if self.score_after is None else round(self.score_after, 4) + 0.0,
+            "forced": self.forced,
             "move": self.move,
             "best_move": self.best_move,
             "state_before": self.state_before,
@@ -98,12 +101,13 @@ def review_game(
         state = game.apply_chance(state, tuple(roll))
     out: list[MoveReview] = []
     for ply, (move_json, rolls) in enumerate(actions):
-        move = game.check_move(state, game.move_from_json(state, move_json))
-        seat = game.to_move(state)
+        move = game.check_action(state, game.move_from_json(state, move_json))
+        seat = game.actor(state, move)
         assert seat is not None, "a legal move has a mover"
         j = reviewer.judge(game, state, move, budget_ms)
         # A forced move is its own best (the reviewer says so too); there was no choice to name.
-        forced = len(game.legal_moves(state)) == 1
+        # (A resignation is never listed: always a choice.)
+        forced = game.legal_moves(state) == [move]
         best = None if forced or j.best_move is None else game.move_text(state, j.best_move)
         score = j.score_after
         out.append(MoveReview(
@@ -116,6 +120,7 @@ def review_game(
             proven_before=j.proven_before,
             proven_after=j.proven_after,
             score_after=None if score is None else score if seat == 0 else -score,
+            forced=forced,
             move=game.move_to_json(move),
             best_move=None if best is None or j.best_move is None
             else game.move_to_json(j.best_move),
@@ -124,4 +129,30 @@ def review_game(
         state = game.apply(state, move)
         for roll in rolls:
             state = game.apply_chance(state, tuple(roll))
+    return out
+
+
+def players_summary(entries: Sequence[Mapping[str, Any]]) -> list[JSON]:
+    """Each side summed up from a review's entries as ``to_json`` writes them (the contract's
+    ``players``, section 7): ``moves``, the seat's decisions (its entries but the forced
+    ones); how many of its entries are ``inaccuracies``, ``mistakes`` and ``blunders``; and
+    ``average_loss``, its entries' losses added up over its decisions (0 without one), to 4
+    decimals: backgammon's is the equity given away per decision, what gnubg calls the error
+    rate. Read from the entries themselves, so the summary is what they add up to. An entry
+    stored before ``forced`` was written counts as forced when it names no best move and
+    lost nothing."""
+    out: list[JSON] = []
+    for seat in (0, 1):
+        mine = [e for e in entries if e.get("seat") == seat]
+        decisions = [e for e in mine if not e.get(
+            "forced", e.get("best_move_text") is None and not e.get("loss"))]
+        total = sum(float(e.get("loss") or 0.0) for e in mine)
+        out.append({
+            "seat": seat,
+            "moves": len(decisions),
+            "inaccuracies": sum(e.get("verdict") == "inaccuracy" for e in mine),
+            "mistakes": sum(e.get("verdict") == "mistake" for e in mine),
+            "blunders": sum(e.get("verdict") == "blunder" for e in mine),
+            "average_loss": round(total / len(decisions), 4) + 0.0 if decisions else 0.0,
+        })
     return out

@@ -15,6 +15,8 @@ part               its one job
 ``store``          every write and read of the database (given, already open)
 ``bots``           the process pool where bots think
 ``explainer``      the process where explain trees are built (out of the bots' way)
+``metrics``        the server's figures (``/metrics``), moved by the parts that measure
+``readiness``      whether the node can serve (``/readyz``)
 =================  ==========================================================================
 
 A move's path: ``edge`` (frame → :class:`~tablas.server.protocol.Move`) → the handler table below →
@@ -29,9 +31,9 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tablas.server.bot_pool import BotPool
 from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
@@ -39,6 +41,7 @@ from tablas.server.connections import Presence
 from tablas.server.dice import SeedFactory
 from tablas.server.edge import Edge, Http
 from tablas.server.edge.http import API_RATE, EXPLAIN_NICE, EXPLAIN_WORKERS, web_folder
+from tablas.server.edge.networks import LOOPBACK, AddressAllow, parse_networks
 from tablas.server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, Handler
 from tablas.server.errors import StartupError
 from tablas.server.hub import (
@@ -53,33 +56,65 @@ from tablas.server.hub import (
 from tablas.server.live_room import RoomServices
 from tablas.server.lobby import Listing, Lobby, LocalRooms, RecentGames
 from tablas.server.loop import quiet_collector
+from tablas.server.meet.challenges import EXPIRE_AFTER as CHALLENGE_EXPIRY
+from tablas.server.meet.challenges import Challenges
+from tablas.server.meet.reach import LocalReach, Reach
+from tablas.server.meet.seeks import Seeks
+from tablas.server.meet.stats import Stats
+from tablas.server.meet.tables import Tables
+from tablas.server.metrics import Metrics, StateGauges
 from tablas.server.ownership import Ownership, Solo
 from tablas.server.players import Players
 from tablas.server.protocol import (
     Abort,
+    AcceptChallenge,
+    AcceptResign,
+    AcceptSeek,
+    CancelChallenge,
+    CancelSeek,
+    ChallengeRequest,
     Chat,
     ClaimWin,
     CreateRoom,
+    CreateTournament,
+    DeclineChallenge,
+    DeclineResign,
     HandToBot,
     Hello,
     Join,
+    JoinTournament,
     Leave,
+    LeaveTournament,
     ListRooms,
     Move,
     Register,
     Rematch,
     Resign,
     Seed,
+    SeekRequest,
     Spectate,
+    StartTournament,
 )
 from tablas.server.rated import RatedGames
+from tablas.server.readiness import Readiness
 from tablas.server.room_records import Records
 from tablas.server.standings import Standings
 from tablas.server.store import Database, Storage, open_store
 from tablas.server.sweeps import KEEP_ADJOURNED, Sweeps
+from tablas.server.tournaments.keeper import Tournaments
+from tablas.server.tournaments.views import TournamentViews
 
 if TYPE_CHECKING:
-    from tablas.server.cluster import Cluster, Leases
+    from tablas.server.cluster import Cluster, Leases, SharedReach
+
+def in_turn(*steps: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """One handler that runs ``steps`` one after the other with the same arguments."""
+
+    async def run(*args: Any) -> None:
+        for step in steps:
+            await step(*args)
+
+    return run
 
 log = logging.getLogger("tablas.server")
 
@@ -117,6 +152,8 @@ class TablasServer:
         node: str | None = None,
         redis: str | None = None,
         lease_s: float | None = None,
+        challenge_expiry: float = CHALLENGE_EXPIRY,
+        metrics_allow: Sequence[str] = LOOPBACK,
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
         makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
@@ -127,15 +164,21 @@ class TablasServer:
         requests per address, or rooms per address); ``abandon_after`` and
         ``keep_adjourned`` (seconds; None: never) say when rooms end (contract section 6),
         ``claim_after`` (seconds) when a player may claim the game of an opponent who left
-        (section 10)."""
+        (section 10), ``challenge_expiry`` (seconds) when an unanswered challenge ends
+        (section 11). ``metrics_allow``: the addresses and networks ``/metrics`` answers
+        (section 14; a :class:`ValueError` for one that is neither)."""
         self.node = node or default_node()
+        allow = AddressAllow(parse_networks(metrics_allow))
+        # The server's own registry: a node of a cluster labels its samples with its name.
+        self.metrics = Metrics(self.node if redis is not None else None)
         self.cluster: Cluster | None = None
         # Chosen once, here: a single server owns every room; a cluster's node holds leases.
         leases = self._leases(store, redis, lease_s) if redis is not None else None
         ownership: Ownership = leases if leases is not None else Solo()
         self.store = store
         self.port = 0  # bound by start()
-        self.bots = BotPool(bot_workers)
+        store.time_commits(self.metrics.commit)
+        self.bots = BotPool(bot_workers, metrics=self.metrics)
         # Explain trees have processes of their own (server.edge.http.Http says why).
         self.explainer = BotPool(EXPLAIN_WORKERS, nice=EXPLAIN_NICE, live=False)
         self.presence = Presence()
@@ -144,7 +187,7 @@ class TablasServer:
                                      ownership=ownership, games=recent,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
                                      claim_after=claim_after,
-                                     rated=RatedGames(store, clock))
+                                     rated=RatedGames(store, clock), metrics=self.metrics)
         self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
@@ -158,34 +201,85 @@ class TablasServer:
         goodbye = self.players.goodbye
         command: Handler = self.hub.command
         rematch: Handler = self.hub.rematch
+        bus = None
+        reach: Reach = LocalReach(self.node, self.presence)
         if leases is not None and redis is not None:
-            from tablas.server.cluster import Bus, Cluster, Relay, SharedListing
+            from tablas.server.cluster import Bus, SharedReach
 
             bus = Bus(self.node, redis, leases.lease_s)
+            reach = SharedReach(bus, self.presence)
+        tables = Tables(self.hub, reach)
+        self.seeks = Seeks(store, tables, reach, clock, max_per_address=max_rooms_per_address)
+        self.challenges = Challenges(store, tables, reach, self.presence,
+                                     max_per_address=max_rooms_per_address,
+                                     expire_after=challenge_expiry, metrics=self.metrics)
+        self.tournaments = Tournaments(store, self.hub, reach, ownership, clock)
+        if leases is not None and bus is not None:
+            from tablas.server.cluster import Cluster, MeetListener, Relay, SharedListing
+
             shared = SharedListing(leases.store, bus.redis, self.hub, listing)
-            relay = Relay(bus, leases, leases.store, self.hub, self.presence, self.players)
-            self.cluster = Cluster(leases, bus, relay, shared, self.hub)
+            relay = Relay(bus, leases, leases.store, self.hub, self.presence, self.players,
+                          self.metrics)
+            meet = MeetListener(bus, cast("SharedReach", reach), relay, self.challenges,
+                                store.seeks)
+            self.cluster = Cluster(leases, bus, relay, shared, meet, in_use=self._in_use)
             listing = shared
             hello, goodbye = relay.hello, relay.goodbye
             command = rematch = relay.command
+        self.reach = reach
         self.lobby = Lobby(listing, recent)
         handlers: dict[type[Any], Handler] = {
-            Hello: hello,
+            Hello: in_turn(hello, reach.arrived, self.tournaments.arrived),
             Register: self.players.register,
             ListRooms: self.lobby.list_rooms,
             CreateRoom: self.hub.create_room,
             Rematch: rematch,
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed,
-                             Abort, ClaimWin), command),
+                             Abort, ClaimWin, AcceptResign, DeclineResign), command),
+            SeekRequest: self.seeks.seek,
+            CancelSeek: self.seeks.cancel,
+            AcceptSeek: self.seeks.accept,
+            ChallengeRequest: self.challenges.challenge,
+            AcceptChallenge: self.challenges.accept,
+            DeclineChallenge: self.challenges.decline,
+            CancelChallenge: self.challenges.cancel,
+            CreateTournament: self.tournaments.create,
+            JoinTournament: self.tournaments.join,
+            LeaveTournament: self.tournaments.leave,
+            StartTournament: self.tournaments.start,
         }
         self.records = Records(self.hub)
+        tournament_views = TournamentViews(store)
+        cluster = self.cluster
+        services = self.services
+        # The store is open from before the server is built until its shutdown begins.
+        self.readiness = Readiness(lambda: not (store.closed or services.closing),
+                                   None if cluster is None else lambda: cluster.bus.reached)
+        hub_rooms = self.hub.rooms
+        self.metrics.watch(StateGauges(
+            connections=lambda: len(self.presence.conns),
+            rooms=lambda: [live.room.status for live in hub_rooms.values()],
+            bot_queue=self.bots.queued))
         http = Http(web if web is not None else web_folder(), self.lobby.http_body,
                     self.explainer, self.records, Standings(store), self.node,
-                    max_api_per_address=max_api_per_address)
-        self.edge = Edge(handlers, self.presence, goodbye, http,
-                         allow_origins=allow_origins,
+                    max_api_per_address=max_api_per_address,
+                    feeds={"/api/seeks": self.seeks.http_body,
+                           "/api/stats": Stats(store, reach).http_body,
+                           "/api/tournaments": tournament_views.listing},
+                    lookups={"/api/tournaments/": tournament_views.detail},
+                    metrics=self.metrics, readiness=self.readiness, metrics_allow=allow)
+        # A connection that closes takes its seeks and challenges with it first, so that
+        # nobody is paired with a player already gone.
+        self.edge = Edge(handlers, self.presence,
+                         in_turn(self.seeks.gone, self.challenges.gone, goodbye, reach.left),
+                         http, metrics=self.metrics, allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
                          max_msgs_per_address=max_msgs_per_address)
+
+    def _in_use(self, key: str) -> bool:
+        """Whether this process holds ``key`` in memory: a room or a tournament (their
+        leases are renewed while it does)."""
+        return self.hub.in_use(key) or self.tournaments.in_use(key)
 
     def _leases(self, store: Storage, redis: str, lease_s: float | None) -> Leases:
         """A cluster's node's ownership: the leases (``--redis``; PostgreSQL's store)."""
@@ -203,20 +297,30 @@ class TablasServer:
         return Leases(store, self.node, LEASE_S if lease_s is None else lease_s)
 
     async def start(self, host: str, port: int) -> int:
-        """Listens on ``host:port`` (0: any free port) and starts the hub's background work
-        (rooms are loaded when named, :mod:`tablas.server.hub`); the port actually bound."""
+        """Listens on ``host:port`` (0: any free port), then does what comes before anyone
+        is served (a cluster's node waits for Redis; names get their skeletons) while only
+        ``/healthz``, ``/readyz`` and ``/metrics`` answer, then starts the hub's background
+        work (rooms are loaded when named, :mod:`tablas.server.hub`) and serves; the port
+        actually bound."""
+        self.port = await self.edge.start(host, port)
         if self.cluster is not None:
             await self.cluster.start()
         await self.players.backfill_skeletons()  # before anyone may take a name
-        self.port = await self.edge.start(host, port)
+        # The seeks a previous run left (their connections are gone): a cluster's node
+        # withdraws its own, a single server every one.
+        await self.seeks.start(self.node if self.cluster is not None else None)
         self.hub.start()
         self.sweeps.start()
+        self.tournaments.start_owning()
+        self.readiness.started = True
         return self.port
 
     async def close(self) -> None:
         """Graceful shutdown: stop bots and timers, close sockets with a reason, finish the
         writes."""
         self.services.closing = True
+        self.challenges.stop()
+        self.tournaments.stop()
         self.sweeps.stop()
         self.hub.stop()
         self.records.stop()
@@ -238,7 +342,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               keep_adjourned: float | None = KEEP_ADJOURNED,
               node: str | None = None, redis: str | None = None,
               lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
-              max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS) -> None:
+              max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
+              metrics_allow: Sequence[str] = LOOPBACK) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`tablas.server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`tablas.server.loop.quiet_collector` sets it for
@@ -256,7 +361,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
                                   abandon_after=abandon_after, keep_adjourned=keep_adjourned,
                                   claim_after=claim_after,
                                   max_rooms_per_address=max_rooms_per_address,
-                                  node=node, redis=redis, lease_s=lease_s)
+                                  node=node, redis=redis, lease_s=lease_s,
+                                  metrics_allow=metrics_allow)
         except BaseException:
             await store.close()
             raise

@@ -45,7 +45,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.managers import SyncManager
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from tablas.engine.core import JSON, Game
 from tablas.engine.games import get_game
@@ -53,6 +53,9 @@ from tablas.engine.records import replay
 from tablas.engine.search import bots as search_bots
 from tablas.engine.search.decision import Decision, Level, SearchInfo
 from tablas.server.room import BotJob
+
+if TYPE_CHECKING:
+    from tablas.server.metrics import Metrics
 
 log = logging.getLogger("tablas.bots")
 
@@ -202,11 +205,17 @@ class BotPool:
     """A ``ProcessPoolExecutor`` that rebuilds itself when a worker dies."""
 
     def __init__(self, workers: int | None = None, *, nice: int = WORKER_NICE,
-                 live: bool = True) -> None:
+                 live: bool = True, metrics: Metrics | None = None) -> None:
         """``workers``: processes (default: the CPUs); ``nice``: how far below the event
         loop's priority they run; ``live``: whether decisions may report their progress (a
-        pool that only computes needs no manager process for it)."""
+        pool that only computes needs no manager process for it); ``metrics``: where each
+        decision's time is told (``tablas_bot_decision_seconds``)."""
         self.workers = max(1, workers or os.cpu_count() or 1)
+        self.metrics = metrics
+        # Jobs handed to the pool and not yet answered: decisions, and other work
+        # (:meth:`compute`); what is beyond the workers waits (:meth:`queued`).
+        self._deciding = 0
+        self._computing = 0
         self.nice = nice
         self.live = live
         self._pool: ProcessPoolExecutor | None = None
@@ -303,15 +312,24 @@ class BotPool:
         """The bot's decision, or None when no worker answered in time (the caller falls
         back). ``on_progress`` is called on the event loop with each search iteration's
         :class:`SearchInfo`, all of them before this returns."""
+        started = time.perf_counter()
         await self._ensure()
         token = next(self._tokens) if on_progress is not None and self._queue is not None else 0
         listener = _Listener(on_progress) if token and on_progress is not None else None
         if listener is not None:
             self._listeners[token] = listener
         try:
-            return await self._decide(job, token, listener)
+            decision = await self._decide(job, token, listener)
         finally:
             self._listeners.pop(token, None)
+        if self.metrics is not None:  # an answer, or none in time: the room waited so long
+            self.metrics.bot_decision(job.game_id, job.level, time.perf_counter() - started)
+        return decision
+
+    def queued(self) -> int:
+        """Bot decisions waiting for a worker: the jobs in the pool beyond its workers (it
+        runs them first come, first served), decisions at most."""
+        return min(self._deciding, max(0, self._deciding + self._computing - self.workers))
 
     async def _decide(self, job: BotJob, token: int, listener: _Listener | None
                       ) -> Decision | None:
@@ -321,7 +339,11 @@ class BotPool:
             pool = await self._ensure()
             try:
                 fut = loop.run_in_executor(pool, decide, job, budget, token)
-                decision: Decision = await asyncio.wait_for(fut, deadline_s(job.level))
+                self._deciding += 1
+                try:
+                    decision: Decision = await asyncio.wait_for(fut, deadline_s(job.level))
+                finally:
+                    self._deciding -= 1
                 if listener is not None:  # the reports still on their way come first
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(listener.done.wait(), 1.0)
@@ -345,11 +367,14 @@ class BotPool:
         and the exception (``BrokenProcessPool``) raised to the caller, who may try again."""
         pool = await self._ensure()
         loop = asyncio.get_running_loop()
+        self._computing += 1
         try:
             return await loop.run_in_executor(pool, functools.partial(fn, *args, **kwargs))
         except BrokenProcessPool:
             self._rebuild(pool)
             raise
+        finally:
+            self._computing -= 1
 
     def shutdown(self) -> None:
         if self._pool is not None:

@@ -245,6 +245,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.redis is not None and not args.redis.startswith(("redis://", "rediss://",
                                                               "unix://")):
         raise CliError(f"--redis {args.redis!r}: a URL redis://HOST:PORT/N")
+    from tablas.server.edge.networks import LOOPBACK, parse_networks
+
+    metrics_allow = args.metrics_allow if args.metrics_allow is not None else list(LOOPBACK)
+    try:
+        parse_networks(metrics_allow)
+    except ValueError as e:
+        raise CliError(f"--metrics-allow: {e}") from None
     try:
         loop = loop_in_use(args.loop)
     except ImportError:
@@ -269,7 +276,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         keep_adjourned=args.keep_adjourned * 86400 or None,
                         node=args.node, redis=args.redis, lease_s=args.lease_s,
                         claim_after=args.claim_after,
-                        max_rooms_per_address=args.max_rooms_per_address or None), loop)
+                        max_rooms_per_address=args.max_rooms_per_address or None,
+                        metrics_allow=metrics_allow), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except (StartupError, BadDatabase) as e:
@@ -319,6 +327,49 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     except (StartupError, BadDatabase) as e:
         raise CliError(str(e)) from None
     print(f"schema version {version}")
+    return 0
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    """``tablas bot``: a bot account played by an engine program until stopped."""
+    import asyncio
+    import logging
+    import signal
+
+    from tablas.server.bot_adapter.engine import EngineFailed, check
+    from tablas.server.bot_adapter.options import BadOption, read_options
+    from tablas.server.bot_adapter.session import Fatal, Session
+
+    try:
+        opts = read_options(args.server, args.name, args.password, args.engine, args.games,
+                            args.accept, args.seek, args.clock, args.max_games,
+                            args.challenge)
+        asyncio.run(check(opts.engine))
+    except BadOption as e:
+        raise CliError(str(e)) from None
+    except EngineFailed as e:
+        raise CliError(f"--engine {args.engine!r}: the engine {e}") from None
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("tablas bot: %(message)s"))
+    bot_log = logging.getLogger("tablas.bot")
+    bot_log.addHandler(handler)
+    bot_log.setLevel(logging.INFO)
+    bot_log.propagate = False
+
+    async def run() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, task.cancel)
+        await Session(opts, sys.stdout).run()
+
+    try:
+        asyncio.run(run())
+    except asyncio.CancelledError:
+        return 0  # stopped (SIGTERM, Ctrl-C): the games' engines were let go
+    except Fatal as e:
+        raise CliError(str(e)) from None
     return 0
 
 
@@ -406,6 +457,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lease-s", type=float, default=10.0, metavar="S",
                    help="seconds a node's lease on a room lasts unless renewed: a dead node's "
                         "rooms are taken over within S + 5 seconds (default: 10)")
+    p.add_argument("--metrics-allow", action="append", default=None, metavar="NETWORK",
+                   help="an address or network (10.0.0.0/8) whose clients may read /metrics "
+                        "(repeatable; default: loopback, 127.0.0.0/8 and ::1; others get 403)")
     p.add_argument("--loop", choices=LOOPS, default="auto",
                    help="the event loop (default auto: uvloop when installed, else asyncio)")
     # server.logs is not imported for every command: its LEVELS, spelled out.
@@ -415,6 +469,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-json", action="store_true",
                    help="write the log as JSON lines (time, level, logger, message, room_id…)")
     p.set_defaults(run=cmd_serve)
+
+    p = sub.add_parser("bot", help="play a bot account's games with an engine program "
+                       "(docs/bots.md)")
+    p.add_argument("--server", required=True, metavar="URL",
+                   help="the server's WebSocket address, ws://HOST:PORT/ws")
+    p.add_argument("--name", required=True, help="the bot account's name (registered as a "
+                   "bot account on first use)")
+    p.add_argument("--password", required=True, help="its password (8-128 characters)")
+    p.add_argument("--engine", required=True, metavar="COMMAND",
+                   help="the engine's command, run once per game, e.g. \"python3 engine.py\"")
+    p.add_argument("--games", metavar="G1,G2", default=None,
+                   help=f"the games it plays (default: all: {','.join(GAME_IDS)})")
+    p.add_argument("--accept", default="any", metavar="any|registered|none",
+                   help="whose challenges it accepts (default any)")
+    p.add_argument("--seek", type=int, default=0, metavar="N",
+                   help="rated seeks kept open for each of its games (default 0)")
+    p.add_argument("--clock", default="60+1", metavar="BASE_S+INC_S",
+                   help="the clock of its seeks and challenges (default 60+1)")
+    p.add_argument("--max-games", type=int, default=8, metavar="K",
+                   help="games played at once, 1-8 (default 8)")
+    p.add_argument("--challenge", default=None, metavar="NAME",
+                   help="challenges NAME (a registered player, or a house level: \"bot "
+                   "(easy)\") to rated games of each of its games until it has played both "
+                   "seats of each (additive)")
+    p.set_defaults(run=cmd_bot)
 
     p = sub.add_parser("migrate", help="apply the database's migrations and exit")
     p.add_argument("--db", default="tablas.sqlite3", metavar="PATH|URL", help=DB_HELP)

@@ -110,6 +110,13 @@ class ProtocolClient:
             raise Refused(str(msg.get("type")), str(m.get("code")), str(m.get("message")))
         return m
 
+    def send(self, msg: Message) -> int:
+        """Sends ``msg`` with a fresh ``id`` (returned) and waits for nothing: its answer, an
+        error included, goes to ``on_message`` (or the inbox) like any other message."""
+        self.n += 1
+        broadcast((self.ws,), to_json(dict(msg, id=self.n)), text=True)
+        return self.n
+
     async def next_of(self, pred: Callable[[Message], bool]) -> Message:
         """The next message (not an answer) that ``pred`` accepts; the kept ones before it
         are dropped."""

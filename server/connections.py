@@ -30,6 +30,7 @@ class Player:
     id: str
     name: str
     registered: bool = False
+    bot: bool = False  # a bot account (contract section 12): registered, driven by a program
 
 
 @dataclass(eq=False)
@@ -42,6 +43,9 @@ class Conn:
     address: str = ""  # the peer's address without its port (login limits count by it)
     rooms: dict[str, None] = field(default_factory=dict)
     closing: bool = False
+    # When its last frame was received (``perf_counter``; on a cluster's owner, when the
+    # forwarded command arrived): a move's update to its mover is timed from it.
+    received: float = 0.0
 
     @property
     def player_id(self) -> str | None:
@@ -72,9 +76,20 @@ class Presence:
     touches these rooms only, not every room in memory. A finished game leaves it."""
 
     def __init__(self) -> None:
-        self.conns: set[Conn] = set()
+        # Every open connection of this process, by its ``cid`` (a cluster names a
+        # connection by its node and this number).
+        self.conns: dict[int, Conn] = {}
         self.online: dict[str, set[Conn]] = {}
         self.rooms_of: dict[str, set[str]] = {}
+
+    def opened(self, conn: Conn) -> None:
+        """``conn`` is open (no player yet)."""
+        self.conns[id(conn)] = conn
+
+    def local_conn(self, cid: int) -> Conn | None:
+        """This process's open connection ``cid`` (:meth:`opened`), if it is still open."""
+        conn = self.conns.get(cid)
+        return None if conn is None or conn.closing else conn
 
     def connected(self, player_id: str) -> bool:
         return bool(self.online.get(player_id))
@@ -90,7 +105,7 @@ class Presence:
     def depart(self, conn: Conn) -> set[str] | None:
         """``conn`` closed: the rooms its player may sit in if that was the player's last
         connection (they are offline now), else None."""
-        self.conns.discard(conn)
+        self.conns.pop(id(conn), None)
         pid = conn.player_id
         if pid is None:
             return None

@@ -38,6 +38,7 @@ ErrorCode = Literal[
     "too_large",
     "internal",
     "name_taken",
+    "unknown_player",
 ]
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
 
@@ -63,6 +64,10 @@ class ProtocolError(Refused):
 
 class RoomError(Refused):
     """A command the room refused; the room did not change."""
+
+
+class MeetError(Refused):
+    """A seek or a challenge refused (contract section 11); nothing changed."""
 
 
 class LeaseLost(ServerError):

@@ -31,11 +31,12 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
+from tablas.engine.search.decision import Level
 from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS, RoomCaps
-from tablas.server.connections import Conn
+from tablas.server.connections import Conn, Player
 from tablas.server.dice import SeedFactory
 from tablas.server.errors import NotOwner, RoomError
 from tablas.server.live_room import LiveRoom, PresenceChanged, RoomCommand, RoomServices
@@ -235,45 +236,80 @@ class Hub:
         if room_options.rated and not conn.player.registered:
             raise RoomError("not_authenticated", "only a registered player opens a rated"
                             " game: register (or log in) first")
-        room_id = self._new_room_id()
-        seed = self.seed_factory() if self.seed_factory is not None else None
-        room = Room(room_id, game_id, options, seats, clock=self.services.clock, seed=seed,
-                    room_options=room_options, created_by=conn.player.id)
+        room = self._new_room(game_id, options, seats, room_options, conn.player.id)
         if join_seat is not None:
             if room.seats[join_seat].kind != "human":
                 raise RoomError("seat_taken", f"seat {join_seat} is a bot's")
             room.join(conn.player.id, conn.player.name, join_seat, seat_seed,
-                      registered=conn.player.registered)
+                      registered=conn.player.registered, bot=conn.player.bot)
         if room.ready:
             room.start()
+        if room.status == "waiting":
+            self.caps.check_waiting_cap(conn.player.id)
+        self.caps.check_address_rooms(conn.address)
+        live = await self._write_new(room)
+        self.caps.opened_from(conn.address, room.room_id)
+        self.services.presence.seated(conn.player.id, room.room_id)  # the creator's absence counts
+        seated = bool(room.seats_of(conn.player.id))
+        live.subscribe(conn, spectator=not seated)
+        conn.send(RoomCreated(re=re, room_id=room.room_id))
+        conn.send(live.snapshot_for(conn, re))
+        live.reschedule()
+        return room.room_id
+
+    async def open_paired(self, game_id: str, options: dict[str, Any],
+                          room_options: RoomOptions, players: Sequence[Player | Level],
+                          room_id: str | None = None) -> LiveRoom:
+        """A new room whose seats are taken already, in the order given (a person, or a
+        house bot's level): a seek or a challenge met its opponent, or a tournament paired
+        them (``room_id``: the id it chose). The game has started; nobody follows the room
+        yet (the caller subscribes the players' connections)."""
+        seats = [SeatState("bot", p) if isinstance(p, str) else SeatState("human")
+                 for p in players]
+        people = [p for p in players if not isinstance(p, str)]
+        room = self._new_room(game_id, options, seats, room_options,
+                              people[0].id if people else None, room_id)
+        for seat, p in enumerate(players):
+            if not isinstance(p, str):
+                room.join(p.id, p.name, seat, registered=p.registered, bot=p.bot)
+        if room.ready:  # a room of bots only would not be; the last join starts it otherwise
+            room.start()
+        live = await self._write_new(room)
+        live.reschedule()
+        return live
+
+    def _new_room(self, game_id: str, options: dict[str, Any], seats: list[SeatState],
+                  room_options: RoomOptions, created_by: str | None,
+                  room_id: str | None = None) -> Room:
+        game_for(game_id)  # unknown_game before anything else
+        return Room(room_id or self._new_room_id(), game_id, options, seats,
+                    clock=self.services.clock,
+                    seed=self.seed_factory() if self.seed_factory is not None else None,
+                    room_options=room_options, created_by=created_by)
+
+    async def _write_new(self, room: Room) -> LiveRoom:
+        """A room made in private: rated as its pair's cap allows, claimed, written, then
+        in memory (its people's absence counts from now on)."""
         rated = self.services.rated
         if rated is not None and await rated.capped(room):
             room.unrate()  # the pair's cap is reached: rated: false from the start
         if room.rated and rated is not None:
             room.ratings = await rated.current(room)
-        if room.status == "waiting":
-            self.caps.check_waiting_cap(conn.player.id)
-        self.caps.check_address_rooms(conn.address)
-        if await self.ownership.claim(room_id, True) is not None:
+        if await self.ownership.claim(room.room_id, True) is not None:
             raise RoomError("internal", "the new room's id is taken: try again")
         await self.store.create_room(
-            room_id, room.game_id, room.options, room.seats, room.status, room.seed,
+            room.room_id, room.game_id, room.options, room.seats, room.status, room.seed,
             room.opening_rolls, room.created_at, room.room_options, room.created_by,
-            room.seeds, fence=self.ownership.fence(room_id),
+            room.seeds, fence=self.ownership.fence(room.room_id),
         )
-        seated = bool(room.seats_of(conn.player.id))
         live = LiveRoom(room, self.services, self)
         self._add(live)
-        self.caps.opened_from(conn.address, room_id)
-        self.services.presence.seated(conn.player.id, room_id)  # the creator's absence counts
-        live.subscribe(conn, spectator=not seated)
-        conn.send(RoomCreated(re=re, room_id=room_id))
-        conn.send(live.snapshot_for(conn, re))
-        live.reschedule()
-        log.info("room %s (%s) opened, %s", room_id, room.game_id, room.status,
-                 extra={"room_id": room_id, "event": "opened", "game": room.game_id,
+        for pid in {s.player_id for s in room.seats if s.player_id is not None}:
+            self.services.presence.seated(pid, room.room_id)
+        log.info("room %s (%s) opened, %s", room.room_id, room.game_id, room.status,
+                 extra={"room_id": room.room_id, "event": "opened", "game": room.game_id,
                         "status": room.status})
-        return room_id
+        return live
 
     def _new_room_id(self) -> str:
         """The second it is made (8 hex digits), then 32 random bits from :mod:`secrets`.

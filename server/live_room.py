@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from tablas.server import views
@@ -150,7 +151,8 @@ class LiveRoom:
                     re: str | int | None = None) -> None:
         """Persist, then commit and send (the caller holds the lock)."""
         ratings = await self.persist(change)
-        self.room.commit_ratings(ratings)
+        # The ratings a finished rated game left (shown in the final snapshot).
+        self.room.ratings.update({c.player_id: c.after.rating for c in ratings})
         self.commit(change, answer, re)
 
     def _rating(self, outcome: Outcome | None
@@ -212,6 +214,10 @@ class LiveRoom:
             case Pending():
                 action = room.commit(change)
                 feed.send_update(action, answer, re)
+                metrics = self.services.metrics
+                metrics.move(room.game_id)
+                if answer is not None:  # a person's move: its update has just been sent
+                    metrics.move_seconds.observe(time.perf_counter() - answer.received)
                 if room.status == "finished":
                     self._game_over()
                     feed.send_snapshot()

@@ -79,7 +79,7 @@ class Players:
                 raise ProtocolError("not_authenticated", "unknown token", msg.id)
             token = msg.token
             if found.registered:  # their name is theirs: another one in hello is ignored
-                player = Player(found.player_id, found.name, registered=True)
+                player = Player(found.player_id, found.name, registered=True, bot=found.bot)
             else:
                 await self._check_name_free(msg.name, found.player_id, msg.id)
                 player = Player(found.player_id, msg.name)
@@ -93,12 +93,12 @@ class Players:
         held_ids = {r for r, _, _ in held} | set(opened)
         seated_in = self.hub.in_memory(held_ids)
         for live in seated_in:
-            live.room.rename(player.id, player.name)
+            live.room.seating.rename(player.id, player.name)
         first = self.presence.arrive(conn, player, held_ids)
         conn.send(Welcome(re=msg.id, player_id=player.id, name=player.name, token=token,
                           seats=[{"room_id": r, "seat": seat, "status": status}
                                  for r, seat, status in held],
-                          registered=player.registered))
+                          registered=player.registered, bot=player.bot))
         if first:
             await self.hub.presence_changed(player.id, seated_in)
 
@@ -137,7 +137,7 @@ class Players:
             raise ProtocolError("not_authenticated", BAD_LOGIN, msg.id)
         token = secrets.token_urlsafe(16)
         await self.store.add_token(found.player_id, token, self.clock())
-        return Player(found.player_id, found.name, registered=True), token
+        return Player(found.player_id, found.name, registered=True, bot=found.bot), token
 
     async def register(self, conn: Conn, msg: Register) -> None:
         """``register``: the player's current name, or ``msg.name`` (the player is renamed
@@ -153,7 +153,7 @@ class Players:
             raise ProtocolError("rate_limited", refused, msg.id)
         hashed = await hash_password(msg.password)
         done = await self.store.register_player(player.id, name, name_key(name), hashed,
-                                                self.clock(), skeleton_key(name))
+                                                self.clock(), skeleton_key(name), bot=msg.bot)
         if done == "already_registered":  # from another connection, meanwhile
             raise ProtocolError("bad_request", "You are registered already.", msg.id)
         if done == "name_taken":  # another registration took it meanwhile
@@ -161,18 +161,20 @@ class Players:
                                 " by someone else: please choose another name.", msg.id)
         if done == "look_alike":  # a look-alike was registered meanwhile
             raise ProtocolError("bad_request", looks_like_player_reason(name), msg.id)
-        # Every connection of the player is registered (and named so) from now on, and the
-        # rooms they sit in show the name.
+        # Every connection of the player is registered (and named so, a bot account if it
+        # registered as one) from now on, and the rooms they sit in show the name.
         for c in self.presence.online.get(player.id, ()):
             if c.player is not None:
                 c.player.registered = True
                 c.player.name = name
+                c.player.bot = msg.bot
         player.registered = True
         player.name = name
+        player.bot = msg.bot
         if msg.name is not None:
             held = await self.store.seats_held(player.id)
             for live in self.hub.in_memory({r for r, _, _ in held}):
-                live.room.rename(player.id, name)
+                live.room.seating.rename(player.id, name)
         conn.send(Registered(re=msg.id, player_id=player.id, name=name))
 
     async def goodbye(self, conn: Conn) -> None:

@@ -3,7 +3,7 @@
 Client messages form one discriminated union on ``type``; they forbid unknown fields and are
 validated strictly (a string where an integer belongs is a ``bad_request``, never coerced).
 Server messages are models too, so ``docs/protocol.schema.json`` describes both directions;
-``python -m server.protocol`` rewrites that file and a test checks it is current.
+``python -m tablas.server.protocol`` rewrites that file and a test checks it is current.
 
 :func:`parse_client` turns one raw frame into a message or a :class:`ProtocolError` carrying the
 contract's error code and the ``id`` to echo.
@@ -150,6 +150,9 @@ class Register(ClientMessage):
     name: str | None = Field(
         default=None, description="additive: register this name instead of the current one"
         " (the player is renamed to it; refused as hello refuses a name, nothing changed)")
+    bot: bool = Field(
+        default=False, description="additive: register a bot account, a player a program"
+        " drives (contract section 12); an account never changes kind")
 
     @field_validator("name")
     @classmethod
@@ -281,7 +284,29 @@ class Move(ClientMessage):
 
 
 class Resign(ClientMessage):
+    """Gives up the game (a backgammon match: the whole match) at once; with ``points``
+    (backgammon, contract section 8), offers to give up the current game for 1 (single), 2
+    (gammon) or 3 (backgammon) times the cube, which the other side accepts or declines."""
+
     type: Literal["resign"]
+    room_id: RoomId
+    points: Annotated[int, Field(strict=True, ge=1, le=3)] | None = Field(
+        default=None, description="additive: backgammon: the value of the game given up (times"
+        " the cube: 1 single, 2 gammon, 3 backgammon), offered to the other side")
+
+
+class AcceptResign(ClientMessage):
+    """The other side's resignation offer accepted: the current game ends for its points
+    (contract section 8)."""
+
+    type: Literal["accept_resign"]
+    room_id: RoomId
+
+
+class DeclineResign(ClientMessage):
+    """The other side's resignation offer declined: play goes on."""
+
+    type: Literal["decline_resign"]
     room_id: RoomId
 
 
@@ -330,11 +355,153 @@ class HandToBot(ClientMessage):
     level: Level = "medium"
 
 
+# --- meeting an opponent (contract section 11) ---
+
+GameId = Annotated[str, Field(max_length=64)]
+RatingBound = Annotated[float, Field(ge=0, le=10_000)]
+# A seek's or challenge's id: what the server gave (``seeking``, ``challenge_sent``).
+MeetId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class _Terms(ClientMessage):
+    """What a seek and a challenge both ask for: the game, its options, the clock, rated."""
+
+    game: GameId
+    options: JSONObject = Field(default_factory=dict)
+    clock: ClockSpec | None = None
+    rated: bool = False
+
+    @model_validator(mode="after")
+    def _rated_has_clock(self) -> _Terms:
+        if self.rated and self.clock is None:
+            raise ValueError("a rated game has a clock: give clock {base_ms, increment_ms}"
+                             " (contract section 10)")
+        return self
+
+    @field_validator("clock")
+    @classmethod
+    def _clock(cls, v: ClockSpec | None) -> ClockSpec | None:
+        if v is not None and v.base_ms < MIN_CLOCK_MS:
+            raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
+        return v
+
+    def room_options(self) -> RoomOptions:
+        return RoomOptions(clock=self.clock, rated=self.rated)
+
+
+class SeekRequest(_Terms):
+    """Asks for an opponent: paired at once with the oldest compatible seek, else open
+    until paired, canceled or its connection closes."""
+
+    type: Literal["seek"]
+    rating_range: tuple[RatingBound, RatingBound] | None = None
+
+    @field_validator("rating_range")
+    @classmethod
+    def _range(cls, v: tuple[float, float] | None) -> tuple[float, float] | None:
+        if v is not None and v[0] > v[1]:
+            raise ValueError("a rating range is [LO, HI] with LO <= HI")
+        return v
+
+
+class CancelSeek(ClientMessage):
+    type: Literal["cancel_seek"]
+    seek_id: MeetId
+
+
+class AcceptSeek(ClientMessage):
+    type: Literal["accept_seek"]
+    seek_id: MeetId
+
+
+class ChallengeRequest(_Terms):
+    """Challenges the registered player ``to`` (or a house bot, by its shown name)."""
+
+    type: Literal["challenge"]
+    to: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class AcceptChallenge(ClientMessage):
+    type: Literal["accept_challenge"]
+    challenge_id: MeetId
+
+
+class DeclineChallenge(ClientMessage):
+    type: Literal["decline_challenge"]
+    challenge_id: MeetId
+
+
+class CancelChallenge(ClientMessage):
+    type: Literal["cancel_challenge"]
+    challenge_id: MeetId
+
+
+# --- tournaments (contract section 13) ---
+
+TournamentId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class CreateTournament(ClientMessage):
+    """A tournament, waiting for its entrants (registered players only)."""
+
+    type: Literal["create_tournament"]
+    game: GameId
+    options: JSONObject = Field(default_factory=dict)
+    clock: ClockSpec
+    format: Literal["round_robin", "swiss"]
+    rounds: Annotated[int, Field(ge=1, le=30)] | None = None
+    games_per_pairing: Literal[1, 2] = 1
+    rated: bool = False
+    max_players: Annotated[int, Field(ge=2, le=64)] = 64
+    house_bots: Annotated[list[Level], Field(max_length=5)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _shape(self) -> CreateTournament:
+        if self.format == "swiss" and self.rounds is None:
+            raise ValueError("a Swiss tournament says how many rounds it has: give rounds")
+        if len(set(self.house_bots)) != len(self.house_bots):
+            raise ValueError("a house bot level enters once")
+        if len(self.house_bots) > self.max_players:
+            raise ValueError("more house bots than max_players")
+        return self
+
+    @field_validator("clock")
+    @classmethod
+    def _clock(cls, v: ClockSpec) -> ClockSpec:
+        if v.base_ms < MIN_CLOCK_MS:
+            raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
+        return v
+
+
+class JoinTournament(ClientMessage):
+    type: Literal["join_tournament"]
+    tournament_id: TournamentId
+
+
+class LeaveTournament(ClientMessage):
+    type: Literal["leave_tournament"]
+    tournament_id: TournamentId
+
+
+class StartTournament(ClientMessage):
+    type: Literal["start_tournament"]
+    tournament_id: TournamentId
+
+
+MeetCommand = (SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
+               | DeclineChallenge | CancelChallenge)
+
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
-                  Rematch, HandToBot, Seed, Register, Abort, ClaimWin)
+                  Rematch, HandToBot, Seed, Register, Abort, ClaimWin, AcceptResign,
+                  DeclineResign, SeekRequest, CancelSeek, AcceptSeek, ChallengeRequest,
+                  AcceptChallenge, DeclineChallenge, CancelChallenge, CreateTournament,
+                  JoinTournament, LeaveTournament, StartTournament)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
-    | HandToBot | Seed | Register | Abort | ClaimWin,
+    | HandToBot | Seed | Register | Abort | ClaimWin | AcceptResign | DeclineResign
+    | SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
+    | DeclineChallenge | CancelChallenge | CreateTournament | JoinTournament | LeaveTournament
+    | StartTournament,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -497,6 +664,9 @@ class SeatView(BaseModel):
     player_id: str | None = Field(default=None, description="additive: the seated player")
     rating: int | None = Field(
         default=None, description="additive: the seat's rating in this game (rated rooms)")
+    bot: bool = Field(
+        default=False, description="additive: the seated player is a bot account (kind"
+        " human: a registered player a program drives; contract section 12)")
 
 
 class SeatSummary(BaseModel):
@@ -509,6 +679,9 @@ class SeatSummary(BaseModel):
     player_id: str | None = Field(default=None, description="additive: the seated player")
     rating: int | None = Field(
         default=None, description="additive: the seat's rating in this game (rated rooms)")
+    bot: bool = Field(
+        default=False, description="additive: the seated player is a bot account (kind"
+        " human: a registered player a program drives; contract section 12)")
 
 
 class RoomSummary(BaseModel):
@@ -559,6 +732,8 @@ class Welcome(ServerMessage):
                     " playing or adjourned",
     )
     registered: bool = Field(default=False, description="additive: a registered player")
+    bot: bool = Field(default=False, description="additive: a bot account (contract"
+                      " section 12)")
 
 
 class Registered(ServerMessage):
@@ -572,6 +747,14 @@ class Registered(ServerMessage):
 class RoomCreated(ServerMessage):
     type: Literal["room_created"] = "room_created"
     room_id: str
+
+
+class ResignOfferView(BaseModel):
+    """A resignation waiting for its answer: ``seat`` gives up the current game for
+    ``points`` times the cube."""
+
+    seat: Seat
+    points: int
 
 
 class RoomSnapshot(ServerMessage):
@@ -608,6 +791,9 @@ class RoomSnapshot(ServerMessage):
         default_factory=_nobody_away,
         description="since when each seat's player has been away (the server's epoch ms;"
                     " null: present, a bot, or not playing)")
+    resign_offer: ResignOfferView | None = Field(
+        default=None, description="additive: a backgammon resignation waiting for the other"
+        " seat's answer")
 
 
 class Update(ServerMessage):
@@ -677,6 +863,25 @@ class RematchOffer(ServerMessage):
     name: str
 
 
+class ResignOffer(ServerMessage):
+    """Additive (contract section 8): ``seat`` offers to give up the current backgammon game
+    for ``points`` times the cube; sent to everyone following the room. The other seat
+    answers with ``accept_resign`` (then the ``update`` of the resignation) or
+    ``decline_resign`` (then ``resign_declined``)."""
+
+    type: Literal["resign_offer"] = "resign_offer"
+    room_id: str
+    seat: Seat
+    points: int
+
+
+class ResignDeclined(ServerMessage):
+    """Additive: the resignation offered in ``room_id`` was declined; play goes on."""
+
+    type: Literal["resign_declined"] = "resign_declined"
+    room_id: str
+
+
 class Analysis(ServerMessage):
     """Additive: what a bot thinks while it thinks (``final``: the decision it took).
 
@@ -704,9 +909,108 @@ class Analysis(ServerMessage):
         default=150.0, description="additive: a clear advantage, in `score_unit`")
 
 
+class Seeking(ServerMessage):
+    """The answer to ``seek``: it is open (or paired at once: ``paired`` follows)."""
+
+    type: Literal["seeking"] = "seeking"
+    seek_id: str
+
+
+class SeekCanceled(ServerMessage):
+    """The answer to ``cancel_seek``: the seek is withdrawn."""
+
+    type: Literal["seek_canceled"] = "seek_canceled"
+    seek_id: str
+
+
+class Paired(ServerMessage):
+    """A seek or a challenge met its opponent: the room, started, and the seat that is the
+    receiver's; its ``room`` snapshot follows."""
+
+    type: Literal["paired"] = "paired"
+    seek_id: str | None = Field(default=None, description="the receiver's seek, if a seek")
+    challenge_id: str | None = Field(default=None,
+                                     description="additive: the challenge, if a challenge")
+    room_id: str
+    seat: int
+
+
+class MeetPlayer(BaseModel):
+    """Who made a seek or a challenge, as others see them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    player_id: str
+    name: str
+    rating: float
+    bot: bool = False
+    registered: bool = Field(
+        default=False, description="additive: a registered player (`tablas bot --accept"
+        " registered` takes only their challenges)")
+
+
+class ChallengeSent(ServerMessage):
+    type: Literal["challenge_sent"] = "challenge_sent"
+    challenge_id: str
+
+
+class ChallengeOffer(ServerMessage):
+    """To every connection of the challenged player."""
+
+    type: Literal["challenge"] = "challenge"
+    challenge_id: str
+    from_: MeetPlayer = Field(alias="from", serialization_alias="from")
+    game: str
+    options: JSONObject
+    clock: ClockSpec | None
+    rated: bool
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True, exclude=_NO_RE if self.re is None else None)
+
+
+class ChallengeDeclined(ServerMessage):
+    type: Literal["challenge_declined"] = "challenge_declined"
+    challenge_id: str
+
+
+class ChallengeCanceled(ServerMessage):
+    """To both: canceled by the challenger, unanswered in 60 s, or the challenger gone."""
+
+    type: Literal["challenge_canceled"] = "challenge_canceled"
+    challenge_id: str
+
+
+class TournamentCreated(ServerMessage):
+    type: Literal["tournament_created"] = "tournament_created"
+    tournament_id: str
+
+
+class TournamentChanged(ServerMessage):
+    """Additive: the answer to ``join_tournament``, ``leave_tournament`` and
+    ``start_tournament`` (``joined``, ``left``, ``started``)."""
+
+    type: Literal["tournament_joined", "tournament_left", "tournament_started"]
+    tournament_id: str
+
+
+class TournamentGame(ServerMessage):
+    """A tournament game of the receiver's: its room (seats filled, the game started)."""
+
+    type: Literal["tournament_game"] = "tournament_game"
+    tournament_id: str
+    round: int
+    room_id: str
+    seat: int
+
+
 AnyServerMessage = Annotated[
     Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
-    | RematchOffer | Analysis | Registered,
+    | RematchOffer | Analysis | Registered | ResignOffer | ResignDeclined | Seeking
+    | SeekCanceled | Paired | ChallengeSent | ChallengeOffer | ChallengeDeclined
+    | ChallengeCanceled | TournamentCreated | TournamentChanged | TournamentGame,
     Field(discriminator="type"),
 ]
 
@@ -718,7 +1022,7 @@ def json_schema() -> JSONObject:
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Tablas WebSocket protocol",
-        "description": "Generated by `python -m server.protocol` from server/protocol.py.",
+        "description": "Generated by `python -m tablas.server.protocol` from server/protocol.py.",
         "client_to_server": CLIENT_ADAPTER.json_schema(),
         "server_to_client": TypeAdapter(AnyServerMessage).json_schema(),
     }
@@ -729,13 +1033,14 @@ def schema_text() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m server.protocol [--check]``: writes (or checks) the schema file."""
+    """``python -m tablas.server.protocol [--check]``: writes (or checks) the schema file."""
     args = sys.argv[1:] if argv is None else argv
     text = schema_text()
     if "--check" in args:
         current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
         if current != text:
-            print(f"{SCHEMA_PATH} is out of date: run python -m server.protocol", file=sys.stderr)
+            print(f"{SCHEMA_PATH} is out of date: run python -m tablas.server.protocol",
+                  file=sys.stderr)
             return 1
         return 0
     SCHEMA_PATH.parent.mkdir(parents=True, exist_ok=True)

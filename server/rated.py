@@ -35,6 +35,7 @@ from tablas.engine.core import Outcome
 from tablas.engine.search.profiles import profile
 from tablas.server.ratings import NEW, Rating, RatingChange, bot_level, rate_game, score_of
 from tablas.server.room import Room, SeatState
+from tablas.server.rules.seats import rating_id
 from tablas.server.store import Storage
 
 UNRATED_REASONS = frozenset({"expired", "aborted"})
@@ -52,6 +53,21 @@ def anchored(game_id: str, player_id: str, stored: Rating) -> Rating:
     return Rating(float(rating), float(rd), NEW.volatility, stored.games)
 
 
+def rating_ids(room: Room) -> list[str]:
+    """The rated players of the room's seats (people and house bot levels) as seated now."""
+    return [pid for s in room.seats if (pid := rating_id(room.game_id, s)) is not None]
+
+
+def rated_players(room: Room, seats: Sequence[SeatState] | None = None
+                  ) -> tuple[str, str] | None:
+    """Both seats' rated players (of ``seats``, default the room's), once the game is rated
+    and both seats are filled."""
+    if not room.rated:
+        return None
+    a, b = (rating_id(room.game_id, s) for s in (room.seats if seats is None else seats))
+    return None if a is None or b is None else (a, b)
+
+
 class RatedGames:
     def __init__(self, store: Storage, clock: Callable[[], float] = time.time) -> None:
         self.store = store
@@ -63,7 +79,7 @@ class RatedGames:
                       ) -> dict[str, float]:
         """The ratings of the room's rated players, or of ``player_ids`` (for the seats'
         ``rating``); nothing for an unrated room."""
-        ids = room.rating_ids() if player_ids is None else list(player_ids)
+        ids = rating_ids(room) if player_ids is None else list(player_ids)
         if not room.rated or not ids:
             return {}
         found = await self.store.ratings_of(room.game_id, ids)
@@ -73,7 +89,7 @@ class RatedGames:
         """Whether ``room``, rated, pairs two players (its ``seats``, default its own) past
         the pair's cap: :data:`PAIR_CAP` of their rated games finished within the window or
         still being played (any of which may finish within it). False while a seat is open."""
-        players = room.rated_players(seats)
+        players = rated_players(room, seats)
         if players is None:
             return False
         n = await self.store.rated_games_between(
@@ -85,7 +101,7 @@ class RatedGames:
                              ) -> AsyncIterator[list[RatingChange]]:
         """The rating changes of ``room``'s game ending with ``outcome`` (none for an unrated
         game); the players' ratings stay locked until the block, which writes them, ends."""
-        players = room.rated_players() if outcome is not None else None
+        players = rated_players(room) if outcome is not None else None
         if outcome is None or players is None or outcome.reason in UNRATED_REASONS:
             yield []
             return

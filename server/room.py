@@ -47,11 +47,10 @@ from tablas.engine.search.decision import Level
 from tablas.server.dice import NO_SEEDS, CommitRevealDice, DiceSource, Seeds
 from tablas.server.errors import ErrorCode, RoomError
 from tablas.server.protocol import RoomOptions, RoomStatus
-from tablas.server.ratings import RatingChange
 from tablas.server.rules.clock import Clocks, Flagged
-from tablas.server.rules.endings import ABORTED, Endings
+from tablas.server.rules.endings import ABORTED, Endings, ResignOffer
 from tablas.server.rules.presence import Lapse, Presence
-from tablas.server.rules.seats import Handover, SeatChange, Seating, SeatState, rating_id
+from tablas.server.rules.seats import Handover, SeatChange, Seating, SeatState
 
 # What the room's parts define, named here too: the room's callers import them from here.
 __all__ = ["ABORTED", "LIVE", "Action", "BotJob", "Dice", "Flagged", "Handover", "Lapse",
@@ -124,6 +123,17 @@ def game_for(game_id: str) -> Game[Any, Any]:
         raise RoomError("unknown_game", str(e)) from None
 
 
+def initial_state(game: Game[Any, Any], options: JSON) -> Any:
+    """The game's first position with ``options``; ``bad_request`` if it refuses them (or
+    they are not plain JSON)."""
+    try:
+        state = game.initial(options)
+        json.dumps(options)
+    except (InvalidInputError, TypeError, ValueError) as e:
+        raise RoomError("bad_request", f"bad options: {e}") from None
+    return state
+
+
 def resolve_chance(
     game: Game[Any, Any], state: Any, dice: DiceSource | None, ply: int
 ) -> tuple[Any, tuple[Dice, ...]]:
@@ -147,9 +157,8 @@ def resolve_chance(
 
 class Room:
     """One game between two seats, watched by any number of spectators: the rules of a room.
-    Its parts: its :class:`Seating` (who sits where), its :class:`Clocks` and its
-    :class:`Presence` (who is away, and what that makes of the room); the messages that show
-    it are built by :mod:`tablas.server.views`."""
+    Its parts: :class:`Seating`, :class:`Clocks`, :class:`Presence` (who is away, and what
+    that makes of the room), :class:`Endings`; :mod:`tablas.server.views` shows it."""
 
     def __init__(
         self,
@@ -172,11 +181,7 @@ class Room:
         self.room_id = room_id
         self.game = game_for(game_id)
         self.options: JSON = dict(options or {})
-        try:
-            self.state: Any = self.game.initial(self.options)
-            json.dumps(self.options)
-        except (InvalidInputError, TypeError, ValueError) as e:
-            raise RoomError("bad_request", f"bad options: {e}") from None
+        self.state: Any = initial_state(self.game, self.options)
         # Each seat's dice seed (docs/dice.md), in games with chance only; None there too for
         # a room stored before seat seeds, whose rolls keep the message without them.
         self.seating = Seating(room_id, seats, (seeds[0], seeds[1]) if seeds is not None
@@ -204,10 +209,8 @@ class Room:
         self.endings = Endings(self)
         # Whether each seat has made a play (its first move: contract section 10's abort).
         self.played: list[bool] = [False, False]
-        # Who opened the room (a waiting room lives while they are around), and when it was
-        # adjourned or closed.
-        self.created_by = created_by
-        self.status_at = status_at
+        self.created_by = created_by  # a waiting room lives while its opener is around
+        self.status_at = status_at  # when it was adjourned or closed
         # The rated players' ratings in this game (rated rooms: the owner reads them when
         # the room is made or loaded and a seat is taken, and keeps the new ones at the end).
         self.ratings: dict[str, float] = {}
@@ -275,26 +278,9 @@ class Room:
     def rated(self) -> bool:
         return self.room_options.rated
 
-    def rating_ids(self) -> list[str]:
-        return [pid for s in self.seats if (pid := rating_id(self.game_id, s)) is not None]
-
-    def rated_players(self, seats: Sequence[SeatState] | None = None
-                      ) -> tuple[str, str] | None:
-        """Both seats' rated players (of ``seats``, default the room's), once the game is
-        rated and both seats are filled."""
-        if not self.rated:
-            return None
-        a, b = (rating_id(self.game_id, s) for s in (self.seats if seats is None else seats))
-        return None if a is None or b is None else (a, b)
-
     def unrate(self) -> None:
         """The game is rated no more (paired past its pair's cap: contract section 10)."""
         self.room_options = self.room_options.model_copy(update={"rated": False})
-
-    def commit_ratings(self, changes: Sequence[RatingChange]) -> None:
-        """The ratings a finished rated game left (shown in the final snapshot)."""
-        for c in changes:
-            self.ratings[c.player_id] = c.after.rating
 
     # --- seats ---------------------------------------------------------------------------
 
@@ -323,6 +309,7 @@ class Room:
             self.dice.seeds = change.seeds
         if change.handover is not None:
             self.presence.back(change.handover.seat)
+            self.endings.offer = None  # a bot now holds a seat the offer was between
         if change.started_at is not None:
             self.state, self.opening_rolls = change.state, change.opening_rolls
             self.status = change.status
@@ -330,10 +317,11 @@ class Room:
             self.finish_if_over()
 
     def join(self, player_id: str, name: str, seat: int | None = None,
-             seed: str | None = None, *, registered: bool = False) -> bool:
+             seed: str | None = None, *, registered: bool = False, bot: bool = False) -> bool:
         """:meth:`Seating.prepare_join` and commit at once (a room nobody else sees yet: one
         being created); True if a seat changed hands."""
-        change = self.seating.prepare_join(player_id, name, seat, seed, registered=registered)
+        change = self.seating.prepare_join(player_id, name, seat, seed, registered=registered,
+                                           bot=bot)
         if change is not None:
             self.commit_seats(change)
         return change is not None
@@ -350,9 +338,6 @@ class Room:
     @property
     def open_seats(self) -> int:
         return self.seating.open
-
-    def rename(self, player_id: str, name: str) -> None:
-        self.seating.rename(player_id, name)
 
     @property
     def vacant(self) -> bool:
@@ -375,6 +360,7 @@ class Room:
             self.presence.back()
         elif self.status == "playing":
             self.clocks.stop(at=lapse.at)
+            self.endings.offer = None
         self.status = lapse.status
         self.status_at = lapse.at
 
@@ -421,6 +407,7 @@ class Room:
         """Checks a move by a player (or by the bot on ``bot_seat``); the room is unchanged.
         Persist it, then :meth:`commit` it; on :class:`Flagged`, end the game on time."""
         seat = self._check_turn(player_id, bot_seat, ply)
+        self.endings.check_no_offer()
         game = self.game
         try:
             listed = game.check_move(self.state, game.move_from_json(self.state, move))
@@ -429,7 +416,24 @@ class Room:
         except IllegalMoveError as e:
             raise RoomError("illegal_move", str(e)) from None
         now = self.clock()
-        clocks = self.clocks.after(seat, now)
+        return self._pending(seat, listed, now, self.clocks.after(seat, now))
+
+    def prepare_resignation(self, offer: ResignOffer) -> Pending:
+        """The resignation ``offer`` accepted, as an action of the game (backgammon's: the
+        game ends for its points and a match goes on to its next game); the clock that runs
+        is charged, without increment. Persist it, then :meth:`commit` it."""
+        self.check_not_over()
+        try:
+            listed = self.game.resignation(self.state, offer.seat, offer.points)
+        except IllegalMoveError as e:
+            raise RoomError("bad_request", str(e)) from None
+        now = self.clock()
+        return self._pending(offer.seat, listed, now, self.clocks.charged(now))
+
+    def _pending(self, seat: int, listed: Any, now: float,
+                 clocks: tuple[int, int] | None) -> Pending:
+        """The checked action ``listed`` of ``seat`` at ``now``, leaving ``clocks``."""
+        game = self.game
         state = game.apply(self.state, listed)
         state, rolls = resolve_chance(game, state, self.dice, self.ply + 1)
         action = Action(self.ply, seat, game.move_to_json(listed), rolls, now, clocks)
@@ -448,6 +452,7 @@ class Room:
         if pending.play:
             self.played[pending.action.seat] = True
         self.history.append(pending.action)
+        self.endings.offer = None
         self.state = pending.state
         self.clocks.commit(pending.action.clocks, pending.action.time)
         # prepare_move asked the game for the outcome of this very state: no need to ask
@@ -499,6 +504,7 @@ class Room:
     def finish(self, outcome: Outcome, clocks: Sequence[int] | None = None) -> None:
         """Ends the game without a move; the clocks stop at ``clocks`` (default: now)."""
         self.clocks.stop(clocks)
+        self.endings.offer = None
         self.result = outcome
         self.status = "finished"
 

@@ -14,8 +14,10 @@ from tablas.engine.core import Outcome
 from tablas.engine.search.decision import Decision
 from tablas.server.protocol import (
     Abort,
+    AcceptResign,
     Chat,
     ClaimWin,
+    DeclineResign,
     HandToBot,
     Join,
     Leave,
@@ -51,7 +53,8 @@ class Expire:
 
 
 # A player's command, from a client message; the room's own tasks and the hub send the others.
-RoomCommand = Join | Spectate | Leave | Move | Resign | HandToBot | Chat | Seed | Abort | ClaimWin
+RoomCommand = (Join | Spectate | Leave | Move | Resign | HandToBot | Chat | Seed | Abort | ClaimWin
+               | AcceptResign | DeclineResign)
 Command = RoomCommand | BotMove | Tick | PresenceChanged | Expire
 # The room's own commands: never refused by its inbox (server.live_room.INBOX).
 OWN = (BotMove, Tick, PresenceChanged, Expire)

@@ -14,9 +14,18 @@ from tablas.engine.search.decision import SearchInfo
 from tablas.engine.search.profiles import profile
 from tablas.server import views
 from tablas.server.connections import Conn
-from tablas.server.protocol import Analysis, ChatMessage, RematchOffer, json_text, with_re
+from tablas.server.protocol import (
+    Analysis,
+    ChatMessage,
+    RematchOffer,
+    ResignDeclined,
+    json_text,
+    with_re,
+)
+from tablas.server.protocol import ResignOffer as ResignOfferMessage
 from tablas.server.room import Action, BotJob, Room
 from tablas.server.room_services import RoomEvents, RoomServices
+from tablas.server.rules.endings import ResignOffer
 
 
 class Feed:
@@ -119,6 +128,21 @@ class Feed:
         for c in self.conns:
             line.re = re if c is asker else None
             c.send(line.to_json())
+
+    def send_resign_offer(self, offer: ResignOffer, asker: Conn, re: str | int | None) -> None:
+        """A resignation offered (contract section 8), to every follower."""
+        self._send_all(ResignOfferMessage(room_id=self.room.room_id, seat=offer.seat,
+                                          points=offer.points).to_json(), asker, re)
+
+    def send_resign_declined(self, asker: Conn | None, re: str | int | None) -> None:
+        """The resignation offered was declined: play goes on."""
+        self._send_all(ResignDeclined(room_id=self.room.room_id).to_json(), asker, re)
+
+    def _send_all(self, text: str, asker: Conn | None, re: str | int | None) -> None:
+        for c in self.conns:
+            c.send(with_re(text, re) if c is asker else text)
+        if asker is not None and asker not in self.conns:
+            asker.send(with_re(text, re))
 
     def offer_rematch(self, player_id: str, name: str, new_room_id: str) -> None:
         """Tells everyone following this room that ``player_id`` opened ``new_room_id`` as

@@ -20,6 +20,7 @@ queued.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ from tablas.engine.core import JSON, GameRecord
 from tablas.engine.errors import InvalidInputError
 from tablas.engine.games import get_game
 from tablas.engine.records import record_format, steps
-from tablas.engine.review import review_game
+from tablas.engine.review import players_summary, review_game
 from tablas.server import views
 from tablas.server.errors import RecordError
 from tablas.server.protocol import json_text
@@ -114,6 +115,15 @@ def record_json(room: Room) -> dict[str, Any]:
     }
 
 
+def with_players(text: str) -> str:
+    """A stored review as served: with each side's summary (``players``), which a review
+    stored before it lacks (added from its entries on the way out)."""
+    review = json.loads(text)
+    if "players" in review:
+        return text
+    return json_text({**review, "players": players_summary(review.get("moves") or [])})
+
+
 def review_entries(game_id: str, options: JSON, opening_rolls: Sequence[Sequence[int]],
                    actions: Sequence[tuple[JSON, Sequence[Sequence[int]]]]) -> list[JSON]:
     """A finished game's review entries; runs in a worker process (plain data in and out)."""
@@ -190,7 +200,7 @@ class Records:
         check_room_id(room_id)
         stored = await self.services.store.review(room_id)
         if stored is not None:
-            return stored
+            return with_players(stored)
         task = self._reviewing.get(room_id)
         if task is None:
             room, _ = await self._room(room_id)
@@ -226,7 +236,7 @@ class Records:
                     review_entries, room.game_id, dict(room.options),
                     [list(r) for r in room.opening_rolls], actions)
             text = json_text({"room_id": room.room_id, "game": room.game_id,
-                              "moves": entries})
+                              "players": players_summary(entries), "moves": entries})
             await self.services.store.save_review(room.room_id, text, self.services.clock())
         except asyncio.CancelledError:
             raise

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from tablas.server.connections import Conn, Presence
+from tablas.server.metrics import Metrics
 from tablas.server.ownership import Ownership
 from tablas.server.room import Room
 
@@ -51,7 +52,7 @@ class GameEvents(Protocol):
 class RoomServices:
     """What every live room shares, passed in by the composition root (``tablas.server.app``):
     where changes are written, who owns the rooms (and so what each write carries), where
-    bots think, who is online, the time, who hears of a game's end."""
+    bots think, who is online, the time, who hears of a game's end, what is counted."""
 
     store: Storage
     bots: BotPool
@@ -68,3 +69,5 @@ class RoomServices:
     # Rates a rated room's finished game (None: no game is rated).
     rated: RatedGames | None = None
     inbox: int = INBOX  # players' commands that may wait for one room (INBOX)
+    # The server's figures (tablas_moves_total is counted as a move commits).
+    metrics: Metrics = field(default_factory=Metrics, kw_only=True)

@@ -24,6 +24,10 @@ from tablas.server.room_services import RoomServices
 
 log = logging.getLogger("tablas.server")
 
+# Seconds at least between two moves of the bots playing out a game a person handed over
+# ("Let a bot finish"), thinking included: the person can follow it move by move.
+HANDED_PACE = 0.8
+
 
 class Door(Protocol):
     """The room's owner, as its tasks see it: the room, and the door they come back by."""
@@ -120,8 +124,14 @@ class RoomTasks:
             return
         self.bot_task = asyncio.get_running_loop().create_task(self._bot_loop())
 
+    def _finishing_for_a_person(self) -> bool:
+        """Both seats are bots, one of them handed over by a person who may be watching."""
+        seats = self.owner.room.seats
+        return all(s.kind == "bot" for s in seats) and any(s.stands_for for s in seats)
+
     async def _bot_loop(self) -> None:
         """Plays the bots' turns while a bot is to move (both seats, for bot against bot)."""
+        loop = asyncio.get_running_loop()
         try:
             while not self.services.closing:
                 job = BotJob.of(self.owner.room)
@@ -131,9 +141,15 @@ class RoomTasks:
                 def progress(info: SearchInfo, job: BotJob = job) -> None:
                     self.feed.send_analysis(job, info, final=False)
 
+                started = loop.time()
                 decision = await self.services.bots.decide(job, progress)
-                if self.services.bot_pause:
-                    await asyncio.sleep(self.services.bot_pause)
+                pause = self.services.bot_pause
+                if self._finishing_for_a_person():
+                    # "Let a bot finish": the person watches the bots play their game out, a
+                    # move at a pace one can follow, not a whole game in two seconds.
+                    pause = max(pause, HANDED_PACE - (loop.time() - started))
+                if pause > 0:
+                    await asyncio.sleep(pause)
                 await self.owner.run(BotMove(job, decision))
         except asyncio.CancelledError:
             raise

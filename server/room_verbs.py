@@ -12,14 +12,17 @@ import logging
 from typing import TYPE_CHECKING, Protocol
 
 from tablas.engine.core import Outcome
+from tablas.engine.search.profiles import profile
 from tablas.server.bot_pool import random_move
 from tablas.server.connections import Conn
 from tablas.server.errors import RoomError
 from tablas.server.protocol import (
     Abort,
+    AcceptResign,
     Chat,
     ChatMessage,
     ClaimWin,
+    DeclineResign,
     HandToBot,
     Join,
     Leave,
@@ -82,8 +85,14 @@ async def handle(owner: Owner, command: Command, conn: Conn | None) -> None:
             spectate(owner, command, _asker(conn))
         case Leave():
             await leave(owner, command, _asker(conn))
+        case Resign(points=int()):
+            await offer_resign(owner, command, _asker(conn))
         case Resign() | Abort() | ClaimWin():
             await end(owner, command, _asker(conn))
+        case AcceptResign():
+            await accept_resign(owner, command, _asker(conn))
+        case DeclineResign():
+            decline_resign(owner, command, _asker(conn))
         case Seed():
             await seed(owner, command, _asker(conn))
         case HandToBot():
@@ -152,7 +161,7 @@ async def join(owner: Owner, msg: Join, conn: Conn) -> None:
         if room.rated and player.id not in room.ratings:
             await _read_ratings(owner, player.id)
         change = room.seating.prepare_join(player.id, player.name, msg.seat, msg.seed,
-                                           registered=player.registered)
+                                           registered=player.registered, bot=player.bot)
         change = await _pair_capped(owner, change)
     if change is not None:
         await owner.persist(change)
@@ -227,6 +236,59 @@ async def end(owner: Owner, msg: Resign | Abort | ClaimWin, conn: Conn) -> None:
             room.presence.sync(owner.services.presence.connected)
             outcome = endings.prepare_claim(conn.player_id, owner.services.claim_after)
     await owner.apply(Ending(outcome, room.clocks.live()), conn, msg.id)
+
+
+async def offer_resign(owner: Owner, msg: Resign, conn: Conn) -> None:
+    """A backgammon player offers to give up the current game for ``points``: everyone sees
+    the offer; a bot facing it answers at once."""
+    room = owner.room
+    assert msg.points is not None
+    offer = room.endings.prepare_offer(conn.player_id or "", msg.points)
+    room.endings.offer = offer
+    owner.feed.send_resign_offer(offer, conn, msg.id)
+    await _bot_answers(owner)
+
+
+async def _bot_answers(owner: Owner) -> None:
+    """The house bot facing the resignation offered answers it: it takes what is worth at
+    least its equity (its game's profile says), and declines the rest."""
+    room = owner.room
+    offer = room.endings.offer
+    if offer is None or room.seats[1 - offer.seat].kind != "bot":
+        return
+    accepts = profile(room.game_id).accepts_resignation
+    if accepts is not None and accepts(room.state, offer.seat, offer.points):
+        await _resign_game(owner, None, None)
+    else:
+        room.endings.offer = None
+        owner.feed.send_resign_declined(None, None)
+
+
+async def accept_resign(owner: Owner, msg: AcceptResign, conn: Conn) -> None:
+    """The other side takes the resignation offered: the current game ends for its points
+    (the update); a match goes on to its next game."""
+    owner.room.endings.prepare_answer(conn.player_id)
+    await _resign_game(owner, conn, msg.id)
+
+
+async def _resign_game(owner: Owner, conn: Conn | None, re: Re) -> None:
+    room = owner.room
+    offer = room.endings.offer
+    assert offer is not None
+    try:
+        pending = room.prepare_resignation(offer)
+    except Flagged as f:  # the clock that runs had run out before the answer
+        await owner.apply(Ending(f.outcome, f.clocks))
+        raise
+    await owner.apply(pending, conn, re)
+
+
+def decline_resign(owner: Owner, msg: DeclineResign, conn: Conn) -> None:
+    """The other side declines the resignation offered: play goes on."""
+    room = owner.room
+    room.endings.prepare_answer(conn.player_id)
+    room.endings.offer = None
+    owner.feed.send_resign_declined(conn, msg.id)
 
 
 async def expire(owner: Owner) -> None:

@@ -44,13 +44,16 @@ class Standings:
             raise RecordError("bad_request", f"unknown game {game[:40]!r}",
                               {"games": list(GAME_IDS)})
         rows = await self.store.leaderboard(game, LEADERBOARD_SIZE)
+        # A row is a bot's: a house level's, or a bot account's (contract section 12).
+        accounts = await self.store.bot_accounts([pid for pid, _, _ in rows
+                                                  if not is_bot_rating_id(pid)])
         players = []
         for pid, name, rating in rows:
-            bot = is_bot_rating_id(pid)
-            parts = _bot_parts(pid) if bot else None
+            house = is_bot_rating_id(pid)
+            parts = _bot_parts(pid) if house else None
             shown_name = bot_name(parts[1]) if parts is not None else name
             players.append({"player_id": pid, "name": shown_name, **_shown(rating),
-                            "bot": bot})
+                            "bot": house or pid in accounts})
         return {"game": game, "players": players}
 
     async def player(self, player_id: str) -> dict[str, Any]:
@@ -72,19 +75,26 @@ class Standings:
             raise RecordError("unknown_room", "no such player")
         name, registered = info
         games = await self.store.games_of(player_id, PLAYER_GAMES)
-        return {"player_id": player_id, "name": name, "registered": registered, "bot": False,
+        # The bot accounts among the player and everyone they sat with, in one read.
+        bots = await self.store.bot_accounts(
+            [player_id, *(s["player_id"] for g in games for s in g["seats"]
+                          if s["player_id"] is not None)])
+        return {"player_id": player_id, "name": name, "registered": registered,
+                "bot": player_id in bots,
                 "ratings": {g: _shown(r) for g, r in ratings.items()},
-                "games": [_summary(g) for g in games]}
+                "games": [_summary(g, bots) for g in games]}
 
 
-def _summary(g: dict[str, Any]) -> dict[str, Any]:
-    """A stored room as a ROOM_SUMMARY (additive: its ``result``, ``created_at``, ``rated``)."""
+def _summary(g: dict[str, Any], bots: set[str]) -> dict[str, Any]:
+    """A stored room as a ROOM_SUMMARY (additive: its ``result``, ``created_at``, ``rated``);
+    ``bots``: the bot accounts among its players."""
     ropts = g["room_options"]
     return {
         "room_id": g["room_id"], "game": g["game"], "status": g["status"],
         "seats": [{"seat": s["seat"], "kind": s["kind"],
                    "name": s["name"] if s["kind"] == "human" else bot_name(s["level"]),
-                   "level": s["level"], "player_id": s["player_id"]} for s in g["seats"]],
+                   "level": s["level"], "player_id": s["player_id"],
+                   "bot": s["player_id"] in bots} for s in g["seats"]],
         "spectators": 0,
         "room_options": ropts,
         "rated": bool(ropts.get("rated")),

@@ -26,8 +26,13 @@ def bot_name(level: str | None) -> str:
 
 
 def seat_name(seat: SeatState) -> str | None:
-    """The name a seat shows: its person's (None: an open seat), or the bot's."""
-    return seat.name if seat.kind == "human" else bot_name(seat.level)
+    """The name a seat shows: its person's (None: an open seat), or the bot's, with the name
+    of the person it plays for when one handed it the seat ("Let a bot finish")."""
+    if seat.kind == "human":
+        return seat.name
+    if seat.stands_for:
+        return f"{bot_name(seat.level)} for {seat.stands_for}"
+    return bot_name(seat.level)
 
 
 def result_data(result: Outcome | None) -> dict[str, Any] | None:
@@ -79,6 +84,7 @@ def snapshot_data(
                                                        and connected(s.player_id)),
             "player_id": s.player_id,
             "rating": seat_rating(room, i),
+            "bot": s.bot,
         }
         for i, s in enumerate(room.seats)
     ]
@@ -107,7 +113,14 @@ def snapshot_data(
         "rated": room.rated,
         "abortable": room.abortable,
         "away_since_ms": room.presence.away_since_ms(),
+        "resign_offer": offer_data(room),
     }
+
+
+def offer_data(room: Room) -> dict[str, int] | None:
+    """The resignation waiting for its answer, as the snapshot carries it."""
+    offer = room.endings.offer
+    return None if offer is None else {"seat": offer.seat, "points": offer.points}
 
 
 def snapshot(
@@ -158,7 +171,8 @@ def summary(room: Room | RoomRecord, spectators: int = 0) -> dict[str, Any]:
         "status": room.status,
         "seats": [
             {"seat": i, "kind": s.kind, "name": seat_name(s), "level": s.level,
-             "player_id": s.player_id, "rating": None if live is None else seat_rating(live, i)}
+             "player_id": s.player_id, "rating": None if live is None else seat_rating(live, i),
+             "bot": s.bot}
             for i, s in enumerate(room.seats)
         ],
         "spectators": spectators,

@@ -86,6 +86,25 @@ def chromium() -> Iterator[Any]:
             b.close()
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, shared by a test module's tests (conftest.py offers it)."""
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+         ) -> Iterator[str]:
+    """One ``tablas serve`` shared by a test module's tests, on a database of its own; its
+    http:// URL. A module changes how it starts with ``SERVE_WORKERS`` (2) and
+    ``SERVE_ARGS``."""
+    module = request.module
+    with served(tmp_path_factory.mktemp(module.__name__.removeprefix("test_")),
+                getattr(module, "SERVE_WORKERS", 2), getattr(module, "SERVE_ARGS", ())) as url:
+        yield url
+
+
 @contextmanager
 def served(folder: Path, workers: int, args: Sequence[str] = ()) -> Iterator[str]:
     """``tablas serve`` as a real process, its database in ``folder``; its http:// URL.

@@ -22,6 +22,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 os.environ.setdefault("TABLAS_CACHE", tempfile.mkdtemp(prefix="tablas-test-cache-"))
 
 # A real PostgreSQL for the tests that ask for it (skipped where it is not installed).
+# Debian's Chromium and a server per test module, for the browser tests that ask for them.
+from browser_support import base, browser  # noqa: E402, F401
 from pg_support import backend, pg_cluster, pg_url  # noqa: E402, F401
 
 # A real Redis for the cluster's tests (skipped where it is not installed).

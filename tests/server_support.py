@@ -201,18 +201,25 @@ class Subprocess:
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/ws"
 
-    def start(self) -> None:
+    def launch(self) -> None:
+        """Spawns it and returns at once (:meth:`start` waits until it is ready)."""
         out = open(self.log, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "tablas.server.cli", "serve", "--port", str(self.port),
              "--db", str(self.db), "--bot-workers", str(self.workers), *self.args],
             cwd=ROOT, stdout=out, stderr=out, start_new_session=True,
         )
+
+    def start(self) -> None:
+        self.launch()
+        assert self.proc is not None
         deadline = time.time() + 30
         while time.time() < deadline:
             assert self.proc.poll() is None, self.log.read_text()[-2000:]
+            # Ready, not only alive: it listens before it serves (a 503 raises, as does
+            # a refused connection).
             with suppress(Exception), urllib.request.urlopen(
-                f"http://127.0.0.1:{self.port}/healthz", timeout=1
+                f"http://127.0.0.1:{self.port}/readyz", timeout=1
             ) as r:
                 if r.status == 200:
                     return

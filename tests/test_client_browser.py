@@ -8,20 +8,17 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from browser_support import (
     build_backgammon_play,
-    chromium,
     create_room,
     new_page,
     play_backgammon_turn,
     ply,
     screenshot,
-    served,
     wait_my_turn_or_end,
     wait_online,
     wait_ply_above,
@@ -29,18 +26,6 @@ from browser_support import (
 from server_support import Subprocess
 
 MOVES_SHOWN = "document.querySelectorAll('#movelist li.mv').length"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("browser"), workers=2) as url:
-        yield url
 
 
 def hot_columns(page: Any) -> list[int]:

@@ -635,6 +635,7 @@ def test_the_item_kinds_keep_their_letters_on_the_wire() -> None:
     from tablas.server.cluster.bus import ItemKind
 
     assert {k.name: k.value for k in ItemKind} == {
-        "TEXT": "t", "COMMAND": "c", "DONE": "d", "PRESENCE": "p", "GONE": "g"}
+        "TEXT": "t", "COMMAND": "c", "DONE": "d", "PRESENCE": "p", "GONE": "g", "SEAT": "s",
+        "NOTE": "n", "ANSWER": "a"}
     assert json.dumps([ItemKind.GONE, 7]) == '["g", 7]'
     assert json.loads('["d", 1]')[0] == ItemKind.DONE

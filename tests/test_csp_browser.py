@@ -6,15 +6,11 @@ violation; and another site cannot frame a page."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from browser_support import (
-    chromium,
     create_room,
     ply,
-    served,
     wait_my_turn_or_end,
     wait_ply_above,
 )
@@ -24,18 +20,6 @@ from browser_support import (
 WATCH_CSP = """document.addEventListener('securitypolicyviolation', (e) => console.error(
   'CSP violation: ' + e.violatedDirective + ' blocked ' + (e.blockedURI || 'inline')));"""
 REVIEW_WAIT = 120_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("csp"), workers=2) as url:
-        yield url
 
 
 def _watched(browser: Any, base: str) -> tuple[Any, Any, list[str]]:

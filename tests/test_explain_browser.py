@@ -14,23 +14,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import chromium, create_room, new_page, screenshot, served
+from browser_support import create_room, new_page, screenshot
 from tablas.engine.games import get_game
 
 Json = dict[str, Any]
+SERVE_WORKERS = 1  # the module's server (browser_support.base)
+
+
 NODES = "#ex-view [data-node-id]"
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("explain"), workers=1) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
 
 
 def api(base: str, **params: str) -> tuple[int, Json]:
@@ -114,7 +105,9 @@ def test_stepping_moves_the_current_node_and_its_window(browser: Any, base: str)
     _, tree = api(base, **params)
     by_visit = {n["visit"]: n for n in nodes(tree["root"]) if n["visit"] is not None}
     ctx, page = open_page(browser, base, urllib.parse.urlencode(params))
-    # The page opens on the finished search: the last node entered is current.
+    # The page opens at the start of the search: nothing entered yet (End: all of it).
+    assert page.get_attribute("#ex-step", "data-step") == "0"
+    page.keyboard.press("End")
     assert page.get_attribute("#ex-step", "data-step") == str(tree["visited"])
     page.keyboard.press("Home")
     assert page.locator("#ex-view .ex-node.current").count() == 0
@@ -180,8 +173,8 @@ def test_controls_change_the_url_and_the_tree(browser: Any, base: str) -> None:
     page.wait_for_function("location.search.includes('order=best')")
     page.wait_for_function("document.body.dataset.state === 'ready'")
     _, best = api(base, game="tictactoe", position="X.O.X....", depth="2", order="best")
-    page.wait_for_function(f"document.getElementById('ex-step').dataset.step === "
-                           f"'{best['visited']}'")
+    page.wait_for_function("document.getElementById('ex-step').dataset.step === '0'")
+    assert page.locator("#ex-visited").text_content().startswith(f"{best['visited']} of")
     # The clickable board plays O in the last cell.
     page.click("#ex-board [data-cell='8']")
     page.wait_for_function("new URLSearchParams(location.search).get('position') === 'X.O.X...O'")

@@ -175,7 +175,7 @@ async def _exported(url: str, room: str) -> tuple[dict[str, Any], str]:
     record = await get_json(url, f"/api/rooms/{room}/export?format=json")
     code, headers, body = await get(url, f"/api/rooms/{room}/export?format=mat")
     assert code == 200 and headers["Content-Type"] == "text/plain; charset=utf-8"
-    assert headers["Content-Disposition"] == f'inline; filename="tablas-{room}.mat"'
+    assert headers["Content-Disposition"] == f'attachment; filename="tablas-{room}.mat"'
     return record, body.decode()
 
 

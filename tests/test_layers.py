@@ -21,8 +21,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def engine_modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted((ROOT / PACKAGE).rglob("*.py"))}
+def engine_modules(package: str = PACKAGE) -> dict[str, Path]:
+    return {module_name(p): p for p in sorted((ROOT / package).rglob("*.py"))}
 
 
 def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
@@ -51,8 +51,8 @@ def imports_of(name: str, path: Path, modules: set[str]) -> set[str]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    modules = engine_modules()
+def import_graph(package: str = PACKAGE) -> dict[str, set[str]]:
+    modules = engine_modules(package)
     return {name: imports_of(name, path, set(modules)) for name, path in modules.items()}
 
 
@@ -114,6 +114,14 @@ def test_the_engine_has_no_import_circle() -> None:
         " <-> ".join(c) for c in found)
 
 
+def test_the_server_has_no_import_circle() -> None:
+    """server/ is layers too (docs/architecture.md's arrows), lazy and type-only imports
+    counted: what a lower part tells a higher one goes through an interface it is given."""
+    found = circles(import_graph("server"))
+    assert not found, "import circles in server/: " + "; ".join(
+        " <-> ".join(c) for c in found)
+
+
 def test_code_imports_the_package_by_its_one_name() -> None:
     """Every import of the shipped code says ``tablas.server`` / ``tablas.engine``: a bare
     ``server`` or ``engine`` would load the same files a second time, as other modules (the
@@ -142,3 +150,16 @@ def test_the_wheel_lists_every_package() -> None:
                for p in (ROOT / top).rglob("__init__.py")}
     assert folders <= listed, f"not in pyproject's packages: {sorted(folders - listed)}"
     assert listed - folders == {"tablas.client", "tablas.migrations"}
+
+
+def test_no_class_in_the_server_grows_past_350_lines() -> None:
+    """A class that does one job stays small (docs/architecture.md): past 350 lines it is
+    doing two, and the second goes to a part of its own."""
+    big = []
+    for path in sorted((ROOT / "server").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 350:
+                    big.append(f"{path.relative_to(ROOT)}: {node.name} ({lines} lines)")
+    assert not big, "; ".join(big)

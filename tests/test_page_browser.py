@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from browser_support import (
     build_backgammon_play,
-    chromium,
     create_room,
     new_page,
     play_backgammon_turn,
@@ -42,18 +41,6 @@ SEEN = """(el) => {
 SETTLED = """(el) => document.getAnimations().every(a => a.playState !== 'running'
   || !(a.effect && a.effect.target && a.effect.target.contains(el))
   || a.effect.getComputedTiming().iterations === Infinity)"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served(tmp_path_factory.mktemp("page"), workers=2) as url:
-        yield url
 
 
 def seen(page: Any, selector: str) -> dict[str, Any]:

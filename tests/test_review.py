@@ -98,7 +98,9 @@ def check_well_formed(game_id: str, reviews: list[MoveReview], n: int) -> None:
         j = r.to_json()
         assert set(j) == {"ply", "seat", "move_text", "best_move_text", "loss", "verdict",
                           "proven_before", "proven_after", "score_after", "move", "best_move",
-                          "state_before"}
+                          "state_before", "forced"}
+        # A forced action is no decision: nothing to name instead, nothing lost.
+        assert not j["forced"] or (j["best_move_text"] is None and j["loss"] == 0)
         assert isinstance(j["state_before"], dict) and "notation" in j["state_before"]
         assert isinstance(j["move"], dict)
         assert (j["best_move"] is None) == (j["best_move_text"] is None)

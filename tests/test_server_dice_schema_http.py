@@ -223,9 +223,9 @@ async def test_http_endpoints(tmp_path: Path) -> None:
         rooms = json.loads(body)["rooms"]
         assert rooms == [{"room_id": room, "game": "grundy", "status": "waiting",
                           "seats": [{"seat": 0, "kind": "human", "name": "Ana", "level": None,
-                                     "player_id": ana, "rating": None},
+                                     "player_id": ana, "rating": None, "bot": False},
                                     {"seat": 1, "kind": "human", "name": None, "level": None,
-                                     "player_id": None, "rating": None}],
+                                     "player_id": None, "rating": None, "bot": False}],
                           "spectators": 0,
                           "room_options": {"show_analysis": False, "clock": None,
                                            "abandon_to_bot_after_ms": None, "rated": False},

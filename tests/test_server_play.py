@@ -35,7 +35,7 @@ async def test_tictactoe_people_and_spectator(tmp_path: Path) -> None:
         mine = [r for r in lobby["rooms"] if r["room_id"] == room]
         assert mine and mine[0]["status"] == "playing" and mine[0]["spectators"] == 1
         assert set(mine[0]["seats"][0]) == {"seat", "kind", "name", "level", "player_id",
-                                              "rating"}
+                                              "rating", "bot"}
         assert mine[0]["room_options"]["clock"] is None
         rng = random.Random(1)
         views = {0: fresh, 1: joined}
@@ -108,7 +108,7 @@ async def test_person_against_bot(tmp_path: Path) -> None:
         assert snap["status"] == "playing"
         assert snap["seats"][0] == {"seat": 0, "kind": "bot", "name": "bot (easy)",
                                     "level": "easy", "connected": True, "player_id": None,
-                                    "rating": None}
+                                    "rating": None, "bot": False}
         end = await play_vs_bot(a, room, snap, seat=1)
         assert end["result"] is not None
         again = await a.request({"type": "join", "room_id": room}, "room")

@@ -147,7 +147,8 @@ def test_abandoned_seat_after_the_delay_and_back_in_time() -> None:
     clock.advance(0.001)
     assert room.presence.abandoned() == [1]
     room.hand_to_bot(1, "medium")
-    assert room.seats[1] == SeatState("bot", "medium") and room.presence.abandoned() == []
+    assert room.seats[1] == SeatState("bot", "medium", stands_for="Bo")
+    assert room.presence.abandoned() == []
     assert room.bot_to_move() is None and room.seats_of("p1") == []
     _play(room, "p0", {"column": 3})
     assert room.bot_to_move() == 1

@@ -83,3 +83,33 @@ def test_move_errors_split_by_cause() -> None:
         G.play(s, G.move_from_json(s, {"cell": 0}))
     assert "X........" in str(e.value)
     assert G.position_text(G.play(s, 4)) == "X...O...."
+
+
+def test_moves_are_written_as_the_board_names_its_squares() -> None:
+    """One notation for tic-tac-toe everywhere (the room, the review, /explain, the command
+    line): column a-c from the left, row 1-3 from the bottom; the bare cell digit is still
+    read."""
+    g = TicTacToe()
+    s = g.initial()
+    names = [g.move_text(s, c) for c in range(9)]
+    assert names == ["a3", "b3", "c3", "a2", "b2", "c2", "a1", "b1", "c1"]
+    for c, name in enumerate(names):
+        assert g.parse_move(s, name) == c
+        assert g.parse_move(s, name.upper()) == c
+        assert g.parse_move(s, str(c)) == c
+    for bad in ("d1", "a4", "a0", "9", "", "b22", "2b"):
+        with pytest.raises(InvalidMoveError, match=r"a1\.\.c3"):
+            g.parse_move(s, bad)
+
+
+def test_the_command_line_writes_the_squares(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tablas.server.cli import main
+
+    assert main(["moves", "tictactoe", "X.O.X....", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [m["move_text"] for m in listed["moves"]] == ["b3", "a2", "c2", "a1", "b1", "c1"]
+    assert main(["analyze", "tictactoe", "X.O.X....", "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["best_move_text"] == "c1" and all(len(m) == 2 for m in verdict["pv"])

@@ -81,7 +81,9 @@ class Server:
         deadline = time.time() + 30
         while True:
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=1):
+                # The page: 200 once the server serves, in a checkout of any age (one that
+                # listens before it serves answers 503 until then; /readyz is newer).
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/", timeout=1):
                     break
             except OSError:
                 if time.time() > deadline or self.proc.poll() is not None:

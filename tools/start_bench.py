@@ -8,7 +8,7 @@ holding as many games still in play, 12 moves each, between people who never com
 a server killed in the middle of a busy day, or one that kept every abandoned game before
 rooms could end, leaves behind). All are written through the store itself. Each round starts
 ``tablas serve`` on each database in turn (so all see the same machine) and times it from the
-spawn to the first ``200`` of ``/healthz``, then reads the server's resident memory.
+spawn to the first ``200`` of ``/readyz``, then reads the server's resident memory.
 docs/benchmarks.md has the figures.
 """
 
@@ -81,7 +81,8 @@ def _rss_mib(pid: int) -> float:
 
 
 def _start(db: Path) -> tuple[float, float]:
-    """Seconds from the spawn of ``tablas serve`` to its first /healthz answer; its RSS."""
+    """Seconds from the spawn of ``tablas serve`` to its first ``200`` of /readyz (it
+    serves); its RSS."""
     port = _free_port()
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -93,7 +94,7 @@ def _start(db: Path) -> tuple[float, float]:
             if proc.poll() is not None:
                 raise RuntimeError(f"tablas serve exited with {proc.returncode}")
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as r:
                     if r.status == 200:
                         break
             except OSError:

@@ -4,6 +4,8 @@ import { h, clear } from "./dom.js";
 import { randomSeatSeed } from "./dice.js";
 import { Connection } from "./net.js";
 import { renderLobby, renderRooms, renderRecent, renderAccount } from "./lobby.js";
+import { Meeting, renderMeet } from "./meet.js";
+import { Tourneys } from "./tourneys.js";
 import { mountRoom, renderRoom, appendChat, boardKey, tickClocks, canMove } from "./room.js";
 import { play, setupSoundToggle } from "./sound.js";
 
@@ -39,6 +41,8 @@ class App {
       onWelcome: (m) => this.onWelcome(m),
     });
     this.setupHeader(name);
+    this.meeting = new Meeting(this);
+    this.tourneys = new Tourneys(this);
     window.addEventListener("hashchange", () => this.route());
     document.addEventListener("keydown", (ev) => this.onKey(ev));
     setInterval(() => this.poll(), 3000);
@@ -103,6 +107,7 @@ class App {
     const m = /^#\/(room|watch)\/([0-9A-Za-z_-]{1,64})$/.exec(hash);
     if (m) {
       const id = m[2], mode = m[1] === "watch" ? "watch" : "join";
+      document.body.classList.remove("in-lobby");
       if (this.current && this.current.id === id && document.getElementById("room-view")) return;
       this.leaveCurrent();
       this.current = { id, mode };
@@ -117,6 +122,8 @@ class App {
     this.current = null;
     this.room = null;
     document.title = "Tablas";
+    // The lobby's account panel holds the one name box there: the header's steps aside.
+    document.body.classList.add("in-lobby");
     renderLobby(this, this.main);
     this.poll();
   }
@@ -178,6 +185,8 @@ class App {
     document.getElementById("name-input").value = m.name;
     localStorage.setItem(NAME_KEY, m.name);
     renderAccount(this);
+    renderMeet(this);  // rated seeks and challenges are for registered players
+    this.tourneys.render();
     for (const s of m.seats || []) this.rememberRoom(s.room_id);
     // Adjourned games are not in the lobby: the player finds them here, and opening one
     // (a join) resumes it.
@@ -195,7 +204,20 @@ class App {
     localStorage.setItem(MYROOMS_KEY, JSON.stringify(list));
   }
 
+  /** A room this page now plays in (a room it created, or one a seek or challenge seated it
+   * in): shown at once, its snapshot follows. */
+  openRoom(id) {
+    this.leaveCurrent();
+    this.current = { id, mode: "join" };
+    this.room = null;
+    this.analysis = null;
+    this.rememberRoom(id);
+    mountRoom(this, this.main, id);
+    location.hash = `#/room/${id}`;
+  }
+
   onMessage(m) {
+    if (this.meeting.onMessage(m) || this.tourneys.onMessage(m)) return;
     switch (m.type) {
       case "rooms":
         this.rooms = m.rooms;
@@ -212,13 +234,7 @@ class App {
         }
         break;
       case "room_created":
-        this.leaveCurrent();
-        this.current = { id: m.room_id, mode: "join" };
-        this.room = null;
-        this.analysis = null;
-        this.rememberRoom(m.room_id);
-        mountRoom(this, this.main, m.room_id);
-        location.hash = `#/room/${m.room_id}`;
+        this.openRoom(m.room_id);
         break;
       case "room":
         if (!this.current || m.room_id !== this.current.id) break;
@@ -230,6 +246,23 @@ class App {
         break;
       case "chat":
         if (this.current && m.room_id === this.current.id) appendChat(this, m);
+        break;
+      case "resign_offer":
+        // A backgammon resignation offered (contract section 8): shown until it is answered.
+        if (this.room && m.room_id === this.room.room_id) {
+          this.room.resign_offer = { seat: m.seat, points: m.points };
+          renderRoom(this, false);
+        }
+        break;
+      case "resign_declined":
+        if (this.room && m.room_id === this.room.room_id) {
+          const o = this.room.resign_offer;
+          this.room.resign_offer = null;
+          const mine = this.room.your_seats || [];
+          if (o && mine.includes(o.seat) && !mine.includes(1 - o.seat)) this.toast("Your resignation was declined: play on.");
+          else this.toast("The resignation was declined: play goes on.");
+          renderRoom(this, false);
+        }
         break;
       case "rematch_offer":
         // Only the server says where a rematch is; the room view shows it from here.
@@ -280,7 +313,7 @@ class App {
     this.prevState = room.state;
     const next = { ...room, ply: m.ply, state: m.state, to_move: m.to_move,
       legal_moves: m.legal_moves || [], status: m.status, result: m.result,
-      history: [...room.history, m.move] };
+      history: [...room.history, m.move], resign_offer: null };
     if (m.dice) next.rolls = [...(room.rolls || []), { ply: m.ply, dice: m.dice }];
     for (const k of ["clocks", "clock_running", "away_since_ms", "abortable"]) if (k in m) next[k] = m[k];
     if ("clocks" in m) next.clockAt = Date.now();
@@ -320,6 +353,14 @@ class App {
     return this.conn.login(name, password).then(() => this.toast(`Logged in as ${this.me.name}`));
   }
 
+  /** A guest plays on under another name (the header's Save does the same). */
+  rename(name) {
+    const v = Array.from(name.trim()).slice(0, 24).join("");
+    if (!v || v === this.conn.name) return;
+    localStorage.setItem(NAME_KEY, v);
+    this.conn.restart(v);
+  }
+
   createRoom(msg) {
     this.conn.request({ type: "create_room", ...msg }).catch((e) => this.toast(e.message || e.code, "error"));
   }
@@ -349,6 +390,22 @@ class App {
   resign() {
     if (!this.room) return;
     this.conn.request({ type: "resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  // Backgammon: offer to give up the current game for points (1, 2 or 3) times the cube.
+  offerResign(points) {
+    if (!this.room) return;
+    this.conn.request({ type: "resign", room_id: this.room.room_id, points }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  acceptResign() {
+    if (!this.room) return;
+    this.conn.request({ type: "accept_resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  declineResign() {
+    if (!this.room) return;
+    this.conn.request({ type: "decline_resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
   }
 
   // Ends the game without a result while a side has yet to make its first move.

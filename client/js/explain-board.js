@@ -2,6 +2,7 @@
 // student builds the position to explain by playing it. The server checks the result; these
 // boards only need to draw a position and know what a click appends.
 import { s, clickable } from "./dom.js";
+import { moveText } from "./notation.js";
 
 export const START = {
   tictactoe: ".........",
@@ -37,7 +38,7 @@ function tictactoe(position, play) {
     if (cells[i] !== ".") {
       g.append(s("text", { x: x + C / 2, y: y + C / 2 + 7, class: `ex-mark ex-${cells[i]}` }, cells[i]));
     } else {
-      clickable(g, `play ${mover} on cell ${i}`, () => play(cells.slice(0, i) + mover + cells.slice(i + 1)));
+      clickable(g, `play ${mover} on ${moveText("tictactoe", { cell: i })}`, () => play(cells.slice(0, i) + mover + cells.slice(i + 1)));
     }
     svg.append(g);
   }

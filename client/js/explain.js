@@ -120,7 +120,8 @@ async function load() {
     data = tree;
     view.setTree(tree);
     view.home();
-    showStep(tree.visited);
+    // The search from its start: the tree around the root, ▶ plays it (End shows it done).
+    showStep(0);
     summary();
     document.body.dataset.state = "ready";
     counts(token);

@@ -3,6 +3,7 @@ import { h, s, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { serverGames } from "./net.js";
 import { resultText, reviewHref, seedField } from "./room.js";
+import { renderMeet } from "./meet.js";
 
 
 /** Small SVG pictures of the games (no emoji: not every system has an emoji font). */
@@ -88,6 +89,7 @@ export function renderLobby(app, root) {
   const sync = () => {
     const g = form.querySelector("input[name=game]:checked").value;
     for (const el of opts.querySelectorAll(".opt")) el.hidden = !el.classList.contains(`opt-${g}`);
+    seatLabels(seat, g);
   };
   form.addEventListener("change", sync);
   sync();
@@ -134,7 +136,12 @@ export function renderLobby(app, root) {
       h("h1", {}, "Play a game"),
       h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch."),
       h("a", { href: "explain", id: "explain-link", class: "small" }, "How does a bot think? See minimax and alpha-beta search a tree, step by step →")),
-    h("div", { class: "lobby-grid" }, form, h("div", { class: "lobby-lists" }, list, recent))));
+    h("div", { class: "lobby-grid" }, form, h("div", { class: "lobby-lists" },
+      h("div", { class: "panel meet", id: "meet", "aria-label": "play someone now" }), list,
+      h("div", { class: "panel tourneys", id: "tourneys", "aria-label": "tournaments" }), recent))));
+  renderMeet(app);
+  app.tourneys.render();
+  app.pollSeeks();
   renderRooms(app, app.rooms, true);
   renderRecent(app, app.recent, true);
   renderAccount(app);
@@ -164,8 +171,12 @@ export function renderAccount(app) {
   const register = h("button", { class: "btn small", type: "button", id: "register-btn",
     title: "make the name typed here yours, with this password" }, "Register this name");
   const login = h("button", { class: "btn primary small", type: "submit", id: "login-btn" }, "Log in");
+  // The lobby's one name box: play under it as a guest, register it, or log in with it.
+  const rename = h("button", { class: "btn small", type: "button", id: "rename-btn",
+    title: "play on as a guest under the name typed here" }, "Play as this name");
+  rename.addEventListener("click", () => { app.accountDraft = null; app.rename(name.value); });
   const form = h("form", { class: "row account-form", id: "account-form", "aria-label": "account" },
-    name, password, login, register, links);
+    name, password, login, register, rename, links);
   const error = h("p", { id: "account-error", class: "account-error", role: "alert" }, app.accountError || "");
   error.hidden = !app.accountError;
   name.addEventListener("input", () => { app.accountDraft = name.value; });
@@ -282,4 +293,16 @@ export function renderRooms(app, rooms, force = false) {
       actions));
   }
   box.append(ul);
+}
+
+// Backgammon's seats are colours: the opening roll, not the seat, decides who moves first.
+const SEAT_LABELS = {
+  backgammon: ["White", "Black", "Random"],
+  other: ["I move first", "I move second", "Random"],
+};
+
+function seatLabels(select, game) {
+  const labels = SEAT_LABELS[game === "backgammon" ? "backgammon" : "other"];
+  [...select.options].forEach((o, i) => { o.textContent = labels[i]; });
+  select.title = game === "backgammon" ? "your colour: the opening roll decides who moves first" : "";
 }

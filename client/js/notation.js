@@ -1,6 +1,7 @@
 // Human-readable text for moves, results and games.
 
 // Each game's rules in a sentence or two: what wins, and what loses when that is the point.
+// A game's title is the engine's (GET /api/games' "title"): one name per game on every page.
 export const GAMES = {
   tictactoe: { title: "Tic-tac-toe", pieces: ["X", "O"],
     rules: "Take turns marking a square: three of your marks in a row, column or diagonal wins. A full board with no line is a draw." },
@@ -8,7 +9,7 @@ export const GAMES = {
     rules: "On your turn, split one heap into two unequal heaps (a heap of 1 or 2 cannot be split). The player who cannot move loses." },
   connect4: { title: "Connect-4", pieces: ["Red", "Yellow"],
     rules: "Drop a piece into a column; it falls to the lowest free cell. The first with four of their own in a row, column or diagonal wins." },
-  boom: { title: "BOOM (Desconecta-4)", pieces: ["Red", "Yellow"],
+  boom: { title: "Desconecta-4 BOOM", pieces: ["Red", "Yellow"],
     rules: "Drop pieces as in Connect-4, but four of your own in a line LOSES. Every 5th piece is a bomb; BOOM! removes your bomb and your pieces in its row, and the pieces above fall." },
   backgammon: { title: "Backgammon", pieces: ["White", "Black"],
     rules: "Bring your 15 checkers round into your home board and bear them off: the first to bear off all wins. Before rolling you may double the stake; your opponent takes it, or drops and loses." },
@@ -58,11 +59,26 @@ export function moveText(game, move) {
     case "boom":
       return move.boom ? "BOOM!" : `column ${move.column + 1}`;
     case "backgammon":
+      if (move.action === "resign") return `resigns a ${RESIGN_KINDS[move.points] || "game"}`;
       if (move.action) return move.action;
       return bgPlayText(move.play || []);
     default:
       return JSON.stringify(move);
   }
+}
+
+// A backgammon resignation's value, times the cube (contract section 8).
+export const RESIGN_KINDS = { 1: "single", 2: "gammon", 3: "backgammon" };
+
+/** A backgammon match's score as it stands: the state's, or once the match was given away
+ * (resigned whole, lost on time or abandoned) the final one, the winner at its points. */
+export function matchScore(room) {
+  const st = room.state || {};
+  const score = (st.score || [0, 0]).slice();
+  const r = room.result;
+  if (st.match_to && room.status === "finished" && r && r.winner !== null && r.winner !== undefined
+      && r.reason !== "match") score[r.winner] = r.points;
+  return score;
 }
 
 const REASONS = {
@@ -80,6 +96,9 @@ const REASONS = {
   timeout: "time ran out",
   move_limit: "the move limit",
   time: "time ran out",
+  abandoned: "the opponent left",
+  aborted: "aborted",
+  expired: "adjourned too long",
 };
 
 export function reasonText(reason) {
@@ -100,8 +119,9 @@ function bgWalk(history, rolls) {
   let off = [0, 0];
   return history.map((mv, i) => {
     const a = mv.action;
-    const seat = a === "take" || a === "drop" ? 1 - turn : turn;
-    let ended = a === "drop";
+    // A resignation is its resigner's, whoever was on roll, and ends the game.
+    const seat = a === "resign" ? mv.seat : a === "take" || a === "drop" ? 1 - turn : turn;
+    let ended = a === "drop" || a === "resign";
     if (!a) {
       off[seat] += (mv.play || []).filter((step) => step[1] === 0).length;
       ended = off[seat] >= 15;
@@ -147,6 +167,10 @@ export function cubeNotes(history, rolls) {
     if (mv.action === "double") notes.set(i, `double to ${cube * 2}`);
     else if (mv.action === "take") { cube *= 2; notes.set(i, `take: cube at ${cube}`); }
     else if (mv.action === "drop") notes.set(i, `drop: loses ${cube}`);
+    else if (mv.action === "resign") {
+      const pts = cube * mv.points;
+      notes.set(i, `resigns a ${RESIGN_KINDS[mv.points]}: loses ${pts} point${pts === 1 ? "" : "s"}`);
+    }
     if (walk[i].ended) cube = 1;
   });
   return notes;

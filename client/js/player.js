@@ -1,7 +1,7 @@
 // A player's page (/players/{player_id}): their ratings per game and their latest games,
 // each linking to its review, from GET /api/players/{id}. Read only: no WebSocket.
 import { h, clear } from "./dom.js";
-import { gameTitle } from "./notation.js";
+import { gameTitle, reasonText } from "./notation.js";
 
 const $ = (id) => document.getElementById(id);
 const playerId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
@@ -9,8 +9,15 @@ const playerId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split(
 function resultFor(g) {
   if (!g.result) return g.status;
   const mine = g.seats.findIndex((s) => s.player_id === playerId);
-  if (g.result.winner === null || g.result.winner === undefined) return `draw (${g.result.reason})`;
-  return `${g.result.winner === mine ? "won" : "lost"} (${g.result.reason})`;
+  const why = reasonText(g.result.reason);
+  if (g.result.winner === null || g.result.winner === undefined) return `draw · ${why}`;
+  return `${g.result.winner === mine ? "won" : "lost"} · ${why}`;
+}
+
+/** The day a game was played, in the reader's own words for dates. */
+function dayOf(g) {
+  if (!g.created_at) return "";
+  return new Date(g.created_at * 1000).toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
 }
 
 async function main() {
@@ -40,11 +47,12 @@ async function main() {
     const link = g.status === "finished"
       ? h("a", { class: "btn primary small review-link", href: `../review/${encodeURIComponent(g.room_id)}` }, "Review")
       : h("a", { class: "btn small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, "Watch");
-    list.append(h("li", { class: "room-item", "data-room": g.room_id },
+    list.append(h("li", { class: "room-item pl-game", "data-room": g.room_id },
       h("span", { class: "room-info" },
         h("span", { class: "room-game" }, gameTitle(g.game), g.rated ? h("span", { class: "tag rated" }, " rated") : ""),
-        h("span", { class: "players" }, names)),
-      h("span", { class: "small" }, resultFor(g)),
+        h("span", { class: "pl-players" }, names),
+        h("span", { class: "small muted pl-result" }, resultFor(g),
+          h("time", { class: "pl-date", datetime: g.created_at ? new Date(g.created_at * 1000).toISOString() : null }, ` · ${dayOf(g)}`))),
       h("span", { class: "room-actions" }, link)));
   }
   $("pl-no-games").hidden = !!p.games.length;

@@ -110,6 +110,7 @@ async function loadReview() {
     if (res.status === 200 && res.body) {
       view.moves = res.body.moves || [];
       say("");
+      renderSummary(res.body.players || []);
       $("rv-body").hidden = false;
       renderMoves();
       go(0);
@@ -143,6 +144,12 @@ function seatName(rec, seat) {
   return (s0 && s0.name) || pieceName(rec.game, seat);
 }
 
+/** A side named with its pieces, so that two seats of one name (two bots of one level, a
+ * person playing themselves) are told apart. */
+function sideName(rec, seat) {
+  return `${seatName(rec, seat)} (${pieceName(rec.game, seat)})`;
+}
+
 /** The result in words, each player named with their pieces: two bots of one level, or two
  * people of one name, are told apart. */
 function resultWords(rec) {
@@ -171,11 +178,51 @@ function renderHead() {
   const id = encodeURIComponent(roomId);
   links.append(h("a", { class: "btn small", id: "rv-room-link", href: `../#/watch/${id}` }, "Open the room"));
   const names = { json: "JSON", moves: "Position (.txt)", mat: "gnubg (.mat)" };
+  const extensions = { json: "json", moves: "txt", mat: "mat" };
   for (const f of view.game.formats || ["json"]) {
-    links.append(h("a", { class: "btn small ghost rv-export", "data-format": f, target: "_blank",
-      title: `export the game as ${f}`, href: roomApi(`/export?format=${encodeURIComponent(f)}`) },
-    `Export ${names[f] || f}`));
+    // A file to keep (the server says so too: Content-Disposition attachment), not a page.
+    links.append(h("a", { class: "btn small ghost rv-export", "data-format": f,
+      download: `tablas-${roomId}.${extensions[f] || f}`,
+      title: `download the game as ${f}`, href: roomApi(`/export?format=${encodeURIComponent(f)}`) },
+    `Download ${names[f] || f}`));
   }
+}
+
+// --- the summary -----------------------------------------------------------------------------
+
+const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+/** Each side's play summed up (the review's players): its decisions, inaccuracies, mistakes
+ * and blunders, and its average loss per decision (backgammon: the error rate, as gnubg and
+ * Backgammon Galaxy show it, also in thousandths of a point). */
+function renderSummary(players) {
+  const el = $("rv-summary");
+  clear(el);
+  el.hidden = !players.length;
+  if (!players.length) return;
+  const rec = view.record;
+  const equity = view.game.score_unit === "equity";
+  el.append(h("h2", { class: "rv-summary-title" }, "Summary"));
+  const row = h("div", { class: "rv-summary-row" });
+  for (const p of players) {
+    const avg = Number(p.average_loss) || 0;
+    const rate = equity
+      ? h("span", { class: "rv-rate", title: "equity given away per decision (gnubg's error rate)" },
+        `error rate ${avg.toFixed(3)} (${(avg * 1000).toFixed(1)} mpts)`)
+      : h("span", { class: "rv-rate", title: "the engine's points given away per decision" },
+        `average loss ${avg.toFixed(1)} per move`);
+    row.append(h("div", { class: "rv-summary-side", "data-seat": p.seat },
+      h("div", { class: "rv-summary-name" },
+        h("span", { class: `swatch tiny g-${rec.game} s${p.seat}`, "aria-hidden": "true" }), " ",
+        seatName(rec, p.seat), h("span", { class: "muted small" }, ` (${pieceName(rec.game, p.seat)})`)),
+      h("div", { class: "rv-summary-stats small" },
+        h("span", {}, plural(p.moves, "decision", "decisions")),
+        h("span", { class: "v-inaccuracy" }, plural(p.inaccuracies, "inaccuracy", "inaccuracies")),
+        h("span", { class: "v-mistake" }, plural(p.mistakes, "mistake", "mistakes")),
+        h("span", { class: "v-blunder" }, plural(p.blunders, "blunder", "blunders")),
+        rate)));
+  }
+  el.append(row);
 }
 
 // --- stepping --------------------------------------------------------------------------------
@@ -214,8 +261,13 @@ function onKey(ev) {
 /** A move as the room's own move list writes it (the engine's text when the entry has no
  * MOVE object), so that the review and the room name moves alike. */
 function textOf(move, engineText) {
+  // Backgammon's "roll" is the cube decision not to double (as gnubg names it).
+  if (move && move.action === "roll" && view.record.game === "backgammon") return "no double";
   return move ? moveText(view.record.game, move) : engineText || "";
 }
+
+/** A backgammon "roll" entry: the decision not to double, worth a line only when it was wrong. */
+const quietRoll = (e) => e.move && e.move.action === "roll" && (e.verdict === "best" || e.verdict === "good");
 
 /** The move the engine preferred at this entry, when the one played gave something away. */
 function betterMove(entry) {
@@ -362,13 +414,14 @@ function renderMoves() {
   const bg = rec.game === "backgammon";
   view.moves.forEach((e, i) => {
     const dice = bg && e.move && e.move.play ? playDice(rec.rolls, i) : null;
-    const li = h("li", { class: `rv-move s${e.seat} v-${e.verdict}`, "data-ply": i, tabindex: "-1" },
-      h("span", { class: "num" }, `${i + 1}.`),
+    const quiet = quietRoll(e);
+    const li = h("li", { class: `rv-move s${e.seat} v-${e.verdict}${quiet ? " quiet" : ""}`, "data-ply": i, tabindex: "-1" },
+      h("span", { class: "num" }, quiet ? "" : `${i + 1}.`),
       h("span", { class: `swatch tiny g-${rec.game} s${e.seat}`, "aria-hidden": "true" }),
       dice ? h("span", { class: "mv-dice" }, `${dice.join("-")}: `) : null,
       h("button", { class: "rv-move-btn", type: "button", title: `go to move ${i + 1}`,
         on: { click: () => go(i) } }, textOf(e.move, e.move_text)),
-      verdictTag(e),
+      quiet ? null : verdictTag(e),
       Number(e.loss) > 0 ? h("span", { class: "rv-loss" }, `−${lossText(e.loss).split(" ")[0]}`) : null);
     ol.append(li);
   });
@@ -417,9 +470,9 @@ function renderChart() {
   svg.append(s("rect", { x: 0, y: 0, width: CHART_W, height: CHART_H / 2, rx: 8, class: "rv-chart-s0" }));
   svg.append(s("line", { x1: CHART_PAD, x2: CHART_W - CHART_PAD, y1: CHART_H / 2, y2: CHART_H / 2, class: "rv-chart-zero" }));
   svg.append(s("text", { x: CHART_W - CHART_PAD, y: CHART_PAD + 4, class: "rv-chart-label", "text-anchor": "end" },
-    `${seatName(rec, 0)} better`));
+    `${sideName(rec, 0)} better`));
   svg.append(s("text", { x: CHART_W - CHART_PAD, y: CHART_H - CHART_PAD, class: "rv-chart-label", "text-anchor": "end" },
-    `${seatName(rec, 1)} better`));
+    `${sideName(rec, 1)} better`));
   const known = view.moves.map((e, i) => [i, e.score_after]).filter(([, v]) => v !== null && v !== undefined);
   if (known.length > 1) {
     svg.append(s("polyline", { class: "rv-chart-line",

@@ -1,6 +1,7 @@
 // The room view: board, players, turn, moves, result, chat, analysis, dice verification.
 import { h, clear, fmtClock } from "./dom.js";
-import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds } from "./notation.js";
+import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds,
+  matchScore, RESIGN_KINDS } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
@@ -43,6 +44,7 @@ export function mountRoom(app, root, roomId) {
     h("aside", { class: "room-side" },
       h("div", { class: "panel status-panel" },
         h("div", { id: "turn", class: "turn", role: "status", "aria-live": "polite" }),
+        h("div", { id: "resign-offer", class: "resign-offer", role: "status", hidden: true }),
         h("div", { id: "room-actions", class: "row" }),
         h("div", { id: "share", class: "share" })),
       h("div", { class: "panel rules", id: "rules", hidden: true }),
@@ -185,8 +187,7 @@ export function resultText(room) {
   // A backgammon match: the room's result is the match's; say so, with the final score.
   const st = room.state || {};
   if (st.match_to) {
-    const score = (st.score || [0, 0]).slice();
-    if (r.reason !== "match") score[r.winner] = r.points;  // the match given away
+    const score = matchScore(room);
     return `${head} the match to ${st.match_to} — ${why} · ${score[0]}–${score[1]}`;
   }
   return `${head} — ${why}${pts}`;
@@ -282,8 +283,12 @@ function renderActions(app, room) {
       el.append(h("button", { class: "btn primary", id: "claim-win-btn", title: "your opponent has left: after a while the game is yours to claim",
         on: { click: () => app.claimWin() } }, "Claim the win"));
     }
+    // Backgammon: give up this game for a single, a gammon or a backgammon, which the
+    // opponent accepts or declines; the plain button gives up the whole match at once.
+    if (room.game === "backgammon") el.append(resignGameControl(app, room));
+    const whole = room.game === "backgammon" && room.state.match_to ? "Resign the match" : "Resign";
     el.append(confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
-      "Resign", "Really resign?", () => app.resign()));
+      whole, `Really ${whole.toLowerCase()}?`, () => app.resign()));
     const hand = confirmButton(`${room.room_id}:hand`,
       { class: "btn", id: "hand-to-bot-btn", title: "a bot plays your seat from here on" },
       "Let a bot finish", "Hand my seat to a bot?", () => app.handToBot(viewSeat(room)));
@@ -319,6 +324,63 @@ function renderActions(app, room) {
   share.append(h("label", { class: "muted small" }, room.status === "waiting" ? "Invite a friend:" : "Link to this room:"),
     h("div", { class: "row nowrap" }, input,
       h("button", { class: "btn small", on: { click: () => copy(url) } }, "Copy")));
+  // The link is the address this browser used; a loopback one reaches this computer alone.
+  if (/^(127\.|localhost$|\[::1\]$)/.test(location.hostname)) {
+    share.append(h("p", { class: "muted small", id: "share-local" },
+      "This address works only on this computer. To invite someone on another, start the server with ",
+      h("code", {}, "tablas serve --host 0.0.0.0"), " and open the page by this machine's address (its name or IP)."));
+  }
+}
+
+// Rooms whose "Resign this game" choices are open: a redraw (an update) keeps them open.
+const resignOpen = new Set();
+
+/** The backgammon offer to resign the current game: a single, a gammon or a backgammon,
+ * each worth its points times the cube (contract section 8). */
+function resignGameControl(app, room) {
+  const cube = (room.state.cube && room.state.cube.value) || 1;
+  const box = h("details", { class: "resign-game", id: "resign-game" },
+    h("summary", { class: "btn" }, "Resign this game…"));
+  box.open = resignOpen.has(room.room_id);
+  box.addEventListener("toggle", () => {
+    if (box.open) resignOpen.add(room.room_id); else resignOpen.delete(room.room_id);
+  });
+  const row = h("div", { class: "row" });
+  for (const points of [1, 2, 3]) {
+    const pts = points * cube;
+    row.append(h("button", { class: "btn small", id: `resign-${RESIGN_KINDS[points]}`,
+      disabled: !!room.resign_offer, title: `offer your opponent ${pts} point${pts === 1 ? "" : "s"} for this game`,
+      on: { click: () => { resignOpen.delete(room.room_id); app.offerResign(points); } } },
+      `a ${RESIGN_KINDS[points]} · ${pts} pt${pts === 1 ? "" : "s"}`));
+  }
+  box.append(row);
+  return box;
+}
+
+/** A resignation waiting for its answer: the side facing it accepts or declines; everyone
+ * else sees it. */
+function renderOffer(app, room) {
+  const el = document.getElementById("resign-offer");
+  const o = room.status === "playing" ? room.resign_offer : null;
+  clear(el);
+  el.hidden = !o;
+  if (!o) return;
+  const mine = room.your_seats || [];
+  const cube = (room.state.cube && room.state.cube.value) || 1;
+  const pts = o.points * cube;
+  const what = `a ${RESIGN_KINDS[o.points]}, ${pts} point${pts === 1 ? "" : "s"}`;
+  const who = (room.seats[o.seat] && room.seats[o.seat].name) || pieceName(room.game, o.seat);
+  if (mine.includes(1 - o.seat)) {
+    const them = mine.includes(o.seat) ? "This seat" : who;
+    el.append(h("p", { id: "resign-offer-text" }, `${them} offers to resign this game: ${what} to you.`),
+      h("div", { class: "row" },
+        h("button", { class: "btn primary", id: "accept-resign-btn", on: { click: () => app.acceptResign() } }, "Accept"),
+        h("button", { class: "btn", id: "decline-resign-btn", on: { click: () => app.declineResign() } }, "Decline")));
+  } else if (mine.includes(o.seat)) {
+    el.append(h("p", { id: "resign-offer-text" }, `You offered to resign this game (${what}): waiting for the answer.`));
+  } else {
+    el.append(h("p", { id: "resign-offer-text" }, `${who} offers to resign this game: ${what}.`));
+  }
 }
 
 function copy(text) {
@@ -344,10 +406,14 @@ function renderMoves(app, room) {
   // stake it names.
   const cube = room.game === "backgammon" ? cubeNotes(room.history, room.rolls) : new Map();
   const ends = room.game === "backgammon" ? gameEnds(room.history, room.rolls) : new Set();
+  let line = 0;
   room.history.forEach((mv, i) => {
     const seat = seats[i];
+    // A backgammon "roll" (no double) is no line of its own: its dice head the play after it.
+    if (room.game === "backgammon" && mv.action === "roll") return;
+    line += 1;
     const li = h("li", { class: `mv s${seat}${i === room.history.length - 1 ? " last" : ""}`, "data-ply": i + 1 },
-      h("span", { class: "num" }, `${i + 1}.`),
+      h("span", { class: "num" }, `${line}.`),
       h("span", { class: `swatch tiny g-${room.game} s${seat}`, "aria-hidden": "true" }));
     const dice = room.game === "backgammon" && mv.play ? playDice(room.rolls, i) : null;
     if (dice) li.append(h("span", { class: "mv-dice" }, `${dice.join("-")}: `));
@@ -493,6 +559,7 @@ export function renderRoom(app, fresh = false) {
   turn.className = `turn${canMove(app, room) ? " mine" : ""}${room.status === "finished" ? (lost ? " lost" : " over") : ""}`;
   renderBoard(app, fresh);
   renderBanner(app, room);
+  renderOffer(app, room);
   renderActions(app, room);
   renderMoves(app, room);
   renderAnalysis(app, room);

@@ -40,7 +40,13 @@ Phases of a :class:`BGState` (``state.phase``):
 
 Moves: a play is a tuple of steps ``((from, to), ...)``, one per die used, in the mover's
 numbering; ``()`` is the play when no checker can move (it must still be played). Actions are
-the strings ``"roll"``, ``"double"``, ``"take"`` and ``"drop"``.
+the strings ``"roll"``, ``"double"``, ``"take"`` and ``"drop"``. A :class:`Resignation`
+(``{"action": "resign", "seat": S, "points": P}``) is a resignation accepted: seat S gives up
+the current game for P (1 single, 2 gammon, 3 backgammon) times the cube, reason ``resign``,
+as if the game had ended on the board (a match goes on to its next game). It is never among
+the legal moves (:meth:`Backgammon.resignation` checks one; a server applies it once the other
+side accepts), so ``check_move`` refuses it, and its seat need not be the one on roll
+(:meth:`Backgammon.actor`).
 
 Position notation: the GNU Backgammon Position ID (14 characters), written from the point of
 view of the player on roll (``state.turn``). Parsing one gives seat 0 on roll, awaiting its
@@ -82,15 +88,17 @@ from tablas.engine.games.backgammon_mat import MAT
 from tablas.engine.games.backgammon_state import BAR as BAR
 from tablas.engine.games.backgammon_state import CHECKERS as CHECKERS
 from tablas.engine.games.backgammon_state import OFF as OFF
+from tablas.engine.games.backgammon_state import RESIGN_VALUES as RESIGN_VALUES
 from tablas.engine.games.backgammon_state import BGState as BGState
 from tablas.engine.games.backgammon_state import Board as Board
 from tablas.engine.games.backgammon_state import Match as Match
 from tablas.engine.games.backgammon_state import Play as Play
+from tablas.engine.games.backgammon_state import Resignation as Resignation
 from tablas.engine.games.backgammon_state import Step as Step
 from tablas.engine.games.backgammon_state import encode_position_id as encode_position_id
 from tablas.engine.games.backgammon_state import position_id as position_id
 
-Move = Play | str
+Move = Play | str | Resignation
 
 MAX_CUBE = 64
 ACTIONS: tuple[str, ...] = ("roll", "double", "take", "drop")
@@ -681,7 +689,36 @@ class Backgammon(Game[BGState, Move]):
             match=state.match,
         )
 
+    def resignation(self, state: BGState, seat: int, points: int) -> Resignation:
+        """``seat``'s resignation of the current game for ``points`` (1, 2 or 3) times the
+        cube, checked: the game is being played (not over, no roll pending). Applying it
+        ends the game; :class:`IllegalMoveError` says why it cannot be offered."""
+        if state.result is not None:
+            raise GameOverError("backgammon: the game is over: there is nothing to resign")
+        if seat not in (0, 1) or points not in RESIGN_VALUES:
+            raise IllegalMoveError(
+                f"backgammon: a resignation is seat 0 or 1 giving up 1, 2 or 3 points times"
+                f" the cube, got seat {seat!r}, points {points!r}")
+        if self.is_chance(state):
+            raise IllegalMoveError("backgammon: the dice are being rolled: resign after them")
+        return Resignation(seat, points)
+
+    def check_action(self, state: BGState, move: Move) -> Move:
+        """A record's action: a legal move, or a resignation that could be offered here."""
+        if isinstance(move, Resignation):
+            return self.resignation(state, move.seat, move.points)
+        return self.check_move(state, move)
+
+    def actor(self, state: BGState, move: Move) -> int | None:
+        """A resignation is its resigner's, whoever is on roll."""
+        if isinstance(move, Resignation):
+            return move.seat
+        return self.to_move(state)
+
     def apply(self, state: BGState, move: Move) -> BGState:
+        if isinstance(move, Resignation):
+            won = Outcome(1 - move.seat, move.points * state.cube, "resign")
+            return _game_over(state, state.boards, state.turn, won)
         if isinstance(move, str):
             s = state
             if move == "roll":
@@ -714,6 +751,9 @@ class Backgammon(Game[BGState, Move]):
                 f"backgammon: move {self.move_repr(move)} after the end of the game "
                 f"in position {position_id(state)!r}"
             )
+        if isinstance(move, Resignation):
+            raise self._illegal(state, move, ": a resignation is offered with resign and"
+                                " applied when the other side accepts it, never moved")
         if isinstance(move, str):
             if move in self.legal_moves(state):
                 return move
@@ -812,9 +852,12 @@ class Backgammon(Game[BGState, Move]):
     # notations
 
     def is_play(self, move: Move) -> bool:
-        return not isinstance(move, str)  # "roll", "double", "take", "drop" are no plays
+        # "roll", "double", "take", "drop" and a resignation are no plays
+        return not isinstance(move, str | Resignation)
 
     def move_to_json(self, move: Move) -> JSON:
+        if isinstance(move, Resignation):
+            return {"action": "resign", "seat": move.seat, "points": move.points}
         if isinstance(move, str):
             return {"action": move}
         return {"play": [[f, t] for f, t in move]}
@@ -823,6 +866,8 @@ class Backgammon(Game[BGState, Move]):
         def bad(why: str) -> InvalidMoveError:
             return InvalidMoveError(f"backgammon: move {obj!r} {why}")
 
+        if isinstance(obj, dict) and obj.get("action") == "resign":
+            return self._resignation_from_json(obj)
         if not isinstance(obj, dict) or len(obj) != 1:
             raise bad('must be {"play": [[from, to], ...]} or {"action": "roll"|...}')
         if "action" in obj:
@@ -845,7 +890,21 @@ class Backgammon(Game[BGState, Move]):
             out.append((st[0], st[1]))
         return tuple(out)
 
+    @staticmethod
+    def _resignation_from_json(obj: dict[str, Any]) -> Resignation:
+        seat, points = obj.get("seat"), obj.get("points")
+        if (set(obj) != {"action", "seat", "points"} or seat not in (0, 1)
+                or points not in RESIGN_VALUES or isinstance(seat, bool)
+                or isinstance(points, bool)):
+            raise InvalidMoveError(
+                f'backgammon: move {obj!r} must be {{"action": "resign", "seat": 0|1,'
+                f' "points": 1|2|3}}')
+        assert isinstance(seat, int) and isinstance(points, int)
+        return Resignation(seat, points)
+
     def move_text(self, state: BGState, move: Move) -> str:
+        if isinstance(move, Resignation):
+            return f"resigns a {RESIGN_VALUES[move.points]}"
         if isinstance(move, str):
             return move
         return format_play(state.boards[1 - state.turn], move)
@@ -854,6 +913,10 @@ class Backgammon(Game[BGState, Move]):
         if not isinstance(text, str):
             raise InvalidMoveError(f"backgammon: move {text!r} must be text")
         t = text.strip().lower()
+        if t.startswith("resign"):
+            raise InvalidMoveError(
+                f"backgammon: {text!r}: a resignation is offered with resign and accepted by"
+                " the other side, never written as a move")
         if t in ACTIONS:
             return t
         if t in ("pass", "reject"):

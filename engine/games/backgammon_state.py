@@ -27,6 +27,20 @@ CHECKERS = 15
 
 
 @dataclass(frozen=True, slots=True)
+class Resignation:
+    """A resignation the other side accepted: ``seat`` gives up the current game for
+    ``points`` (1 a single, 2 a gammon, 3 a backgammon) times the cube. Never a legal move
+    (a server offers it with ``resign`` and applies it once accepted), but an action of the
+    game's record like any other: replayed, it ends the game as a finished one ends."""
+
+    seat: int
+    points: int
+
+
+RESIGN_VALUES = {1: "single", 2: "gammon", 3: "backgammon"}
+
+
+@dataclass(frozen=True, slots=True)
 class Match:
     """Where a match stands during one of its games: ``score`` before this game, ``game`` its
     number (1-based), ``crawford`` whether it is the Crawford game, ``post_crawford`` whether

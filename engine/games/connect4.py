@@ -254,7 +254,7 @@ def winning_cells(state: C4State) -> int:
 
 class Connect4(Game[C4State, int]):
     id = "connect4"
-    title = "Connect Four"
+    title = "Connect-4"
 
     def initial(self, options: Mapping[str, Any] | None = None) -> C4State:
         check_options(self.id, options, set())

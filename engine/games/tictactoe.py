@@ -1,7 +1,9 @@
 """Tic-tac-toe: X (seat 0) moves first on a 3×3 board; three in a line wins.
 
 Position notation: 9 characters of ``X``, ``O`` and ``.``, row-major. A move is a cell
-0..8, written as its digit.
+0..8 (its MOVE ``{"cell": i}``), written as the board shows it: column ``a``–``c`` from the
+left, row ``1``–``3`` from the bottom, so cell 0 (top left) is ``a3``, cell 4 ``b2`` and cell 8
+(bottom right) ``c1``, as on a chessboard. Reading a move also takes the bare digit 0..8.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ LINES: tuple[tuple[int, int, int], ...] = (
     (0, 4, 8),
     (2, 4, 6),
 )
+def cell_name(cell: int) -> str:
+    """Cell 0..8 as the board names it: ``a3`` top left … ``c1`` bottom right."""
+    return "abc"[cell % 3] + str(3 - cell // 3)
+
+
 LINE_MASKS: tuple[int, ...] = tuple((1 << a) | (1 << b) | (1 << c) for a, b, c in LINES)
 FULL = (1 << 9) - 1
 MARKS = "XO"
@@ -183,9 +190,14 @@ class TicTacToe(Game[TTTState, int]):
         return cell
 
     def move_text(self, state: TTTState, move: int) -> str:
-        return str(move)
+        return cell_name(move)
 
     def parse_move(self, state: TTTState, text: str) -> int:
-        if len(text) != 1 or text not in "012345678":
-            raise InvalidMoveError(f"tictactoe: move {text!r} must be a cell digit 0..8")
-        return int(text)
+        t = text.strip().lower() if isinstance(text, str) else ""
+        if len(t) == 1 and t in "012345678":
+            return int(t)
+        if len(t) == 2 and t[0] in "abc" and t[1] in "123":
+            return (3 - int(t[1])) * 3 + "abc".index(t[0])
+        raise InvalidMoveError(
+            f"tictactoe: move {text!r} must be a square a1..c3 (column a-c from the left, row"
+            " 1-3 from the bottom) or a cell digit 0..8")

@@ -52,7 +52,7 @@ from tablas.engine.games.boom import Boom, seat_to_act
 from tablas.engine.games.connect4 import C4State, Connect4
 from tablas.engine.games.grundy import Grundy, GrundyState, position_value
 from tablas.engine.games.tictactoe import TicTacToe, TTTState, canonical_key
-from tablas.engine.search import evals
+from tablas.engine.search import backgammon_resign, evals
 from tablas.engine.search.alphabeta import AlphaBeta
 from tablas.engine.search.alphabeta_bots import AlphaBetaBots, LevelSpec
 from tablas.engine.search.backgammon_bot import BackgammonBots, skip_cube
@@ -132,6 +132,11 @@ class GameProfile:
     # Each bot level's fixed rating and RD (contract section 10: house bots are anchors),
     # from the measured bot ladder (tools/anchors.py says how; docs/ratings.md). Required.
     bot_ratings: Mapping[Level, tuple[int, int]] = field(kw_only=True)
+    # Whether a bot takes the other side's offer to resign the current game for ``points``
+    # (state, resigner's seat, points): backgammon's, by the bot's equity; None for the games
+    # whose resignations have no value (they are no offers).
+    accepts_resignation: Callable[[Any, int, int], bool] | None = field(default=None,
+                                                                       kw_only=True)
 
 
 def _seat0(game: Game[Any, Any], evaluate: Callable[[Any], int]) -> Callable[[Any], float]:
@@ -278,6 +283,7 @@ PROFILES: dict[str, GameProfile] = {
         bot_ratings={"random": (700, 30), "easy": (1498, 175), "medium": (1671, 179),
                      "hard": (1871, 183), "max": (1884, 186)},
         review=BackgammonReviewer(_EQUITY_THRESHOLDS),
+        accepts_resignation=backgammon_resign.accepts,
     ),
 }
 

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args
 
 from tablas.engine.core import Game, Outcome
-from tablas.engine.games.backgammon import Backgammon
+from tablas.engine.games.backgammon import Backgammon, Resignation
 from tablas.engine.search.alphabeta import Limits
 from tablas.engine.search.alphabeta_bots import AlphaBetaBots
 from tablas.engine.search.backgammon_bot import cube_verdict, rank_plays
+from tablas.engine.search.backgammon_resign import resign_loss
 from tablas.engine.search.exact import ExactSolver, exact_scores
 from tablas.engine.search.opening_book import book_play
 from tablas.engine.search.scores import Proven, is_proven_loss, is_proven_win, proven_of
@@ -234,6 +235,11 @@ class BackgammonReviewer:
     def judge(self, game: Game[Any, Any], state: Any, move: Any, budget_ms: float
               ) -> Judgement:
         assert isinstance(game, Backgammon), "the backgammon reviewer reviews backgammon"
+        if isinstance(move, Resignation):
+            # What playing on was worth to the resigner against the points given up.
+            loss = resign_loss(state, move.seat, move.points)
+            return Judgement(None, loss, self.thresholds.of_loss(loss), None, None,
+                             -float(move.points))
         if state.phase in ("roll", "take"):
             verdict = cube_verdict(state, self.level)
             best_action, values = verdict.action, verdict.values

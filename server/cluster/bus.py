@@ -16,15 +16,17 @@ import enum
 import json
 import logging
 import time
+import urllib.parse
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
-from tablas.server.errors import StartupError
 
 log = logging.getLogger("tablas.server")
 
 ALL = "tablas:all"  # the channel every node listens to: rooms that moved
+CONNECT_RETRY_S = 0.5  # how often a starting node asks for Redis until it answers
+CONNECT_WARN_S = 10.0  # how often it says so in its log meanwhile
 
 
 class ItemKind(enum.StrEnum):
@@ -48,6 +50,15 @@ class ItemKind(enum.StrEnum):
     PRESENCE = "p"
     # ["g", cid]: the sender's connection ``cid`` closed (its player is gone from it).
     GONE = "g"
+    # ["s", cid, text, room_id]: the receiver's connection ``cid`` is seated in ``room_id``
+    # (the sender owns it): send it ``text`` (``paired``), then have it follow the room.
+    SEAT = "s"
+    # ["n", cid, text]: a message for the receiver's connection ``cid``, if still open.
+    NOTE = "n"
+    # ["a", challenge_id, player_id, name, registered, cid, accept, re]: the sender's
+    # connection ``cid`` answered the receiver's challenge (accept: true or false) in its
+    # message ``re`` (which a refusal answers).
+    ANSWER = "a"
 
 
 def _redis_failed(what: str, e: Exception) -> None:
@@ -62,7 +73,16 @@ def _redis_failed(what: str, e: Exception) -> None:
     log.warning("%s: %s", what, e, exc_info=not isinstance(e, RedisError | OSError))
 
 
-def _alive(node: str) -> str:
+def _without_password(url: str) -> str:
+    """``url`` as the log may show it: a password in it is replaced by ``***``."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return parts._replace(netloc=f"{parts.username or ''}:***@{host}").geturl()
+
+
+def alive_key(node: str) -> str:
     """The key a living node keeps in Redis (it expires ``lease_s`` after the last renewal)."""
     return f"tablas:alive:{node}"
 
@@ -103,6 +123,28 @@ class Listener(Protocol):
         """``node`` has not said it is alive for ``lease_s``."""
 
 
+class Listeners:
+    """Several listeners heard as one: each hears every message and every event."""
+
+    def __init__(self, *listeners: Listener) -> None:
+        self.listeners = listeners
+
+    def on_message(self, msg: dict[str, Any]) -> None:
+        for listener in self.listeners:
+            listener.on_message(msg)
+
+    def resubscribed(self) -> None:
+        for listener in self.listeners:
+            listener.resubscribed()
+
+    def remote_nodes(self) -> set[str]:
+        return set().union(*(listener.remote_nodes() for listener in self.listeners))
+
+    def node_died(self, node: str) -> None:
+        for listener in self.listeners:
+            listener.node_died(node)
+
+
 class Bus:
     """This node's end of Redis."""
 
@@ -118,13 +160,27 @@ class Bus:
         self.subscribed = asyncio.Event()
         self._rebuild = asyncio.Event()  # the reader must subscribe again
         self._run_id: str | None = None  # the Redis server's, to see it restart
+        # Whether Redis answered this node's last look (connect, then alive() every
+        # lease_s / 3): what /readyz says of Redis.
+        self.reached = False
 
     async def connect(self) -> None:
-        """A :class:`StartupError` if Redis cannot be used."""
-        try:
-            await self.redis.ping()
-        except Exception as e:  # whatever kind: see _redis_failed
-            raise StartupError(f"cannot use Redis at {self.redis_url}: {e}") from None
+        """Returns once Redis answers: a node may start before its Redis (a compose file's
+        services start together), and waits, not ready (``/readyz``), saying so in its log
+        every :data:`CONNECT_WARN_S`."""
+        warned = -CONNECT_WARN_S
+        while True:
+            try:
+                await self.redis.ping()
+                self.reached = True
+                return
+            except Exception as e:  # whatever kind: see _redis_failed
+                now = time.monotonic()
+                if now - warned >= CONNECT_WARN_S:
+                    warned = now
+                    log.warning("cannot reach Redis at %s (%s): waiting for it",
+                                _without_password(self.redis_url), e)
+            await asyncio.sleep(CONNECT_RETRY_S)
 
     async def drain(self) -> None:
         """What was posted last reaches the other nodes (a second at most)."""
@@ -212,7 +268,7 @@ class Bus:
         ``lease_s`` (a node that died never says goodbye for its connections)."""
         while True:
             try:
-                await self.redis.set(_alive(self.node), 1, px=int(self.lease_s * 1000))
+                await self.redis.set(alive_key(self.node), 1, px=int(self.lease_s * 1000))
                 run_id = str((await self.redis.info("server"))["run_id"])
                 if self._run_id is not None and run_id != self._run_id:
                     self._rebuild.set()  # Redis restarted: messages may have been lost
@@ -222,17 +278,19 @@ class Bus:
                         _channel(self.node).encode()):
                     self._rebuild.set()
                 nodes = sorted(listener.remote_nodes())
-                alive = await self.redis.exists(*map(_alive, nodes)) if nodes else 0
+                alive = await self.redis.exists(*map(alive_key, nodes)) if nodes else 0
                 if nodes and alive < len(nodes):
                     now = time.monotonic()
                     for node in nodes:
-                        if await self.redis.exists(_alive(node)):
+                        if await self.redis.exists(alive_key(node)):
                             self._missing.pop(node, None)
                         elif now - self._missing.setdefault(node, now) > self.lease_s:
                             self._missing.pop(node, None)
                             listener.node_died(node)
                 else:
                     self._missing.clear()
+                self.reached = True
             except Exception as e:
+                self.reached = False
                 _redis_failed("cannot tell Redis this node is alive", e)
             await asyncio.sleep(self.lease_s / 3)

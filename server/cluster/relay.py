@@ -35,6 +35,7 @@ from tablas.server.cluster.leases import Leases
 from tablas.server.connections import Conn, Player, Presence
 from tablas.server.errors import LeaseLost, NotOwner, Refused, RoomError
 from tablas.server.hub import Hub
+from tablas.server.metrics import Metrics
 from tablas.server.players import Players
 from tablas.server.protocol import (
     AnyClientMessage,
@@ -82,7 +83,9 @@ class Relay:
     :class:`~tablas.server.cluster.bus.Listener`)."""
 
     def __init__(self, bus: Bus, leases: Leases, store: PostgresStore, hub: Hub,
-                 presence: Presence, players: Players) -> None:
+                 presence: Presence, players: Players, metrics: Metrics) -> None:
+        """``metrics``: where the errors it sends for forwarded commands are counted (the
+        node that ran a command counts its error; the asker's node only passes it on)."""
         self.node = bus.node
         self.bus = bus
         self.leases = leases
@@ -90,6 +93,7 @@ class Relay:
         self.hub = hub
         self.presence = presence
         self.players = players
+        self.metrics = metrics
         leases.lost(self._drop)
         leases.taken(self._taken)
         self._ids = itertools.count(1)
@@ -284,6 +288,7 @@ class Relay:
         """A command another node forwarded: run here for its connection's proxy."""
         _, req, cid, player_id, name, registered, body = item
         proxy = self._proxy(sender, cid)
+        proxy.received = time.perf_counter()  # a move is timed from here (on its owner)
         ok, retry = True, False
         msg: AnyClientMessage | None = None
         try:
@@ -300,11 +305,13 @@ class Relay:
             ok = False
             proxy.send(Error(re=e.re if e.re is not None else msg.id if msg else None,
                              code=e.code, message=e.message))
+            self.metrics.error(e.code)
         except Exception:
             ok = False
             log.exception("forwarded command failed: node %s, %r", sender, body)
             proxy.send(Error(re=msg.id if msg else None, code="internal",
                              message="internal server error"))
+            self.metrics.error("internal")
         self.bus.post(sender, [ItemKind.DONE, req, {"ok": ok, "retry": retry}])
 
     def _proxy(self, node: str, cid: int) -> RemoteConn:
@@ -322,7 +329,10 @@ class Relay:
         the other way), and a rated room asks."""
         if proxy.player is None:
             player = Player(player_id, name, registered=registered)
-            if self.presence.arrive(proxy, player, room_ids):
+            first = self.presence.arrive(proxy, player, room_ids)
+            if registered:  # a bot account's seat says so: the items predate the flag
+                player.bot = bool(await self.store.bot_accounts([player_id]))
+            if first:
                 await self.hub.presence_changed(player_id, self.hub.in_memory(room_ids))
         else:
             proxy.player.registered = proxy.player.registered or registered
@@ -373,6 +383,8 @@ class Relay:
         if msg.get("op") == "resync":
             if msg["node"] != self.node:
                 self._resync(msg["node"])
+            return
+        if "items" not in msg:  # another listener's (meeting an opponent: cluster/reach.py)
             return
         sender = msg["from"]
         for item in msg["items"]:

@@ -8,6 +8,12 @@ Static files are served from the package's own ``client/`` (found through
 :mod:`importlib.resources`, so an installed wheel serves them from wherever it is installed):
 a path is URL-decoded, resolved and must stay inside that folder; anything else is 404.
 
+Operators (contract section 14): ``/readyz`` says whether the node can serve
+(:mod:`tablas.server.readiness`; ``503`` until it can, and until then every path but
+``/healthz``, ``/readyz`` and ``/metrics`` answers ``503`` too), ``/metrics`` renders the
+server's figures (:mod:`tablas.server.metrics`) to the addresses of ``--metrics-allow``
+(:class:`~tablas.server.edge.networks.AddressAllow`; ``403`` to the others).
+
 A request HTTP itself tells a server to refuse gets a 4xx and nothing else happens
 (:func:`malformed`; RFC 9112 §3.2): no ``Host``, two ``Host`` or ``Origin`` headers, a target
 that is neither a path nor an absolute URL; a method other than GET and HEAD is 405, a path
@@ -36,7 +42,7 @@ import json
 import logging
 import mimetypes
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from http import HTTPStatus
 from pathlib import Path
@@ -49,7 +55,10 @@ from tablas.engine.search.decision import LEVELS
 from tablas.engine.search.profiles import profile
 from tablas.server.bot_pool import BotPool
 from tablas.server.edge.limits import AddressBudget, AddressSlots
+from tablas.server.edge.networks import LOOPBACK, AddressAllow, parse_networks
 from tablas.server.errors import RecordError, RecordRefusal
+from tablas.server.metrics import Metrics
+from tablas.server.readiness import Readiness
 from tablas.server.room_records import Records, check_room_id
 from tablas.server.shipped import package_folder
 from tablas.server.standings import Standings
@@ -105,11 +114,18 @@ _TYPES = {
 _PAGES = {"/explain": "/explain.html", "/leaderboard": "/leaderboard.html"}
 # A player's page: the same file whatever the id (the page asks /api/players/{id}).
 _PLAYER_PAGE = re.compile(r"/players/[^/]+")
+# A tournament's page: one file whatever the id (the page asks /api/tournaments/{id}).
+_TOURNAMENT_PAGE = re.compile(r"/tournaments/[^/]+")
+# A JSON body looked up by the rest of the path (GET /api/tournaments/{id}).
+_LOOKUP = re.compile(r"(/api/[a-z]+/)([^/]+)")
 _PLAYER_ROUTE = re.compile(r"/api/players/([^/]+)")
 # The review page of one room: the same file whatever the id (the page reads the id from its
 # address).
 _REVIEW_ROUTE = re.compile(r"/review/([^/]*)")
 _METHODS = ("GET", "HEAD")
+# What answers before the server has started (everything else: 503).
+_WHILE_STARTING = frozenset(("/healthz", "/readyz", "/metrics"))
+STARTING = "the server is starting: try again in a moment"
 # A ``%`` not followed by two hex digits: ``unquote`` would leave it as it is.
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # A room's record and what hangs off it; the id is checked by :mod:`tablas.server.room_records`.
@@ -141,6 +157,13 @@ def response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
         ]
     )
     return Response(status.value, status.phrase, headers, body)
+
+
+def starting() -> Response:
+    """The ``503`` a request gets before the server has started (``Retry-After: 1``)."""
+    refused = response(HTTPStatus.SERVICE_UNAVAILABLE, STARTING.encode() + b"\n", "text/plain")
+    refused.headers["Retry-After"] = "1"
+    return refused
 
 
 def json_response(status: HTTPStatus, obj: Any) -> Response:
@@ -222,17 +245,30 @@ def explain_answer(arguments: dict[str, Any]) -> tuple[HTTPStatus, bytes]:
         return HTTPStatus.BAD_REQUEST, json.dumps({"error": str(e)}).encode()
 
 
+# A JSON body read when asked (GET /api/seeks, /api/stats).
+Feed = Callable[[], Awaitable[bytes]]
+# A JSON body found by an id (GET /api/tournaments/{id}); None: no such thing (404).
+Lookup = Callable[[str], Awaitable[bytes | None]]
+
+
 class Http:
     """Answers every HTTP request but the WebSocket's upgrade."""
 
     def __init__(self, web: Path, lobby_body: Callable[[], bytes], explainer: BotPool,
                  records: Records, standings: Standings, node: str = "",
-                 max_api_per_address: float | None = API_RATE) -> None:
-        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``explainer``: the
+                 max_api_per_address: float | None = API_RATE,
+                 feeds: Mapping[str, Feed] | None = None,
+                 lookups: Mapping[str, Lookup] | None = None, *, metrics: Metrics,
+                 readiness: Readiness, metrics_allow: AddressAllow | None = None) -> None:
+        """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``feeds``: more
+        JSON bodies by their path (``/api/seeks``, ``/api/stats``); ``lookups``: JSON bodies
+        by a path's prefix and an id after it (``/api/tournaments/``); ``explainer``: the
         processes explain trees are built in; ``records``: the answers about one room;
         ``standings``: the leaderboards and players; ``node``: this node's name
         (``/healthz`` says it); ``max_api_per_address``: ``/api/*`` requests a second per
-        client address (None or 0: no limit).
+        client address (None or 0: no limit); ``metrics``: what ``/metrics`` renders, to the
+        addresses ``metrics_allow`` allows (default: loopback); ``readiness``: what
+        ``/readyz`` says.
 
         Trees are built in a pool of their own rather than the bots'
         (:mod:`tablas.server.bot_pool`): a ``ProcessPoolExecutor`` takes jobs first come first
@@ -242,7 +278,12 @@ class Http:
         process runs below the bots' priority, and :data:`EXPLAIN_TOTAL` bounds its queue."""
         self.web = web.resolve()
         self.node = node
+        self.metrics = metrics
+        self.metrics_allow = metrics_allow or AddressAllow(parse_networks(LOOPBACK))
+        self.readiness = readiness
         self.lobby_body = lobby_body
+        self.feeds = dict(feeds or {})
+        self.lookups = dict(lookups or {})
         self.explainer = explainer
         self.records = records
         self.standings = standings
@@ -264,7 +305,11 @@ class Http:
                                "text/plain")
             refused.headers["Allow"] = ", ".join(_METHODS)
             return refused
-        if target[0].startswith("/api/") and budget is not None and not budget.take(address):
+        if target[0] == "/metrics":
+            answer = self._metrics(address, request.headers.get("Accept"))
+        elif not self.readiness.started and target[0] not in _WHILE_STARTING:
+            answer = starting()
+        elif target[0].startswith("/api/") and budget is not None and not budget.take(address):
             if self.held.enter(address) is None:
                 try:
                     await asyncio.sleep(HOLD_S)
@@ -282,10 +327,19 @@ class Http:
     async def _get(self, path: str, query: str, address: str) -> Response:
         if path == "/healthz":
             return json_response(HTTPStatus.OK, {"status": "ok", "node": self.node})
+        if path == "/readyz":
+            return self._readyz()
         if path == "/api/rooms":
             return response(HTTPStatus.OK, self.lobby_body(), "application/json")
         if path == "/api/games":
             return json_response(HTTPStatus.OK, games_info())
+        if (feed := self.feeds.get(path)) is not None:
+            return response(HTTPStatus.OK, await feed(), "application/json")
+        if (m := _LOOKUP.fullmatch(path)) is not None and m.group(1) in self.lookups:
+            found = await self.lookups[m.group(1)](unquote(m.group(2)))
+            if found is None:
+                return refusal(HTTPStatus.NOT_FOUND, f"nothing at {path}")
+            return response(HTTPStatus.OK, found, "application/json")
         if path == "/api/explain":
             return await self._explain(dict(parse_qsl(query)), address)
         if path.startswith("/api/rooms/"):
@@ -296,7 +350,27 @@ class Http:
             return await self._standings(path, query)
         if _PLAYER_PAGE.fullmatch(path):
             return await self._static("/player.html")
+        if _TOURNAMENT_PAGE.fullmatch(path):
+            return await self._static("/tournament.html")
         return await self._static(_PAGES.get(path, path))
+
+    def _readyz(self) -> Response:
+        """``200`` once the node can serve, ``503`` otherwise; the body says which check
+        fails (:class:`~tablas.server.readiness.Readiness`)."""
+        checks = self.readiness.checks()
+        ready = all(checks.values())
+        return json_response(HTTPStatus.OK if ready else HTTPStatus.SERVICE_UNAVAILABLE,
+                             {"status": "ready" if ready else "not ready", "node": self.node,
+                              "checks": checks})
+
+    def _metrics(self, address: str, accept: str | None) -> Response:
+        """The figures in Prometheus' format, to an address ``--metrics-allow`` allows."""
+        if not self.metrics_allow.allows(address):
+            return response(HTTPStatus.FORBIDDEN,
+                            b"/metrics is not served to your address (--metrics-allow)\n",
+                            "text/plain")
+        body, content_type = self.metrics.render(accept)
+        return response(HTTPStatus.OK, body, content_type)
 
     async def _standings(self, path: str, query: str) -> Response:
         """``/api/leaderboard?game=G`` and ``/api/players/{id}``; a refusal is its status
@@ -358,7 +432,7 @@ class Http:
                 refused.headers["Retry-After"] = "60"
             return refused
         answer = response(HTTPStatus.OK, export.body.encode(), export.media_type)
-        answer.headers["Content-Disposition"] = f'inline; filename="{export.filename}"'
+        answer.headers["Content-Disposition"] = f'attachment; filename="{export.filename}"'
         return answer
 
     async def _explain(self, query: dict[str, str], address: str) -> Response:

@@ -15,14 +15,23 @@ import contextlib
 import json
 import logging
 import socket
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from http import HTTPStatus
 from typing import Any
 
 from tablas.server.connections import Conn, Presence
-from tablas.server.edge.http import Http, bad_request, malformed, response, split_target
+from tablas.server.edge.http import (
+    Http,
+    bad_request,
+    malformed,
+    response,
+    split_target,
+    starting,
+)
 from tablas.server.edge.limits import AddressBudget
-from tablas.server.errors import ProtocolError, Refused
+from tablas.server.errors import ErrorCode, ProtocolError, Refused
+from tablas.server.metrics import Metrics
 from tablas.server.protocol import (
     AnyClientMessage,
     Error,
@@ -102,6 +111,7 @@ class _Connection(ServerConnection):
     hundred thousand (docs/server.md, "The garbage collector")."""
 
     answered_bad_request = False
+    metrics: Metrics | None = None  # set on the class each Edge makes (_counted_by)
 
     def send_data(self) -> None:
         # A request websockets cannot parse as HTTP (a junk request line, a body, a header
@@ -113,6 +123,8 @@ class _Connection(ServerConnection):
             bad = bad_request("not an HTTP/1.1 request this server reads")
             bad.headers["Connection"] = "close"
             self.transport.write(bad.serialize())
+            if self.metrics is not None:
+                self.metrics.http(bad.status_code)
         super().send_data()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -140,6 +152,18 @@ class _Connection(ServerConnection):
         self.protocol.parser.close()
 
 
+def _counted_by(metrics: Metrics) -> type[_Connection]:
+    """The connection class of one edge: its 400s to what websockets cannot parse are
+    counted in ``metrics`` (websockets makes the connections; one class per server keeps
+    several servers in one process apart)."""
+
+    class Counted(_Connection):
+        pass
+
+    Counted.metrics = metrics
+    return Counted
+
+
 class Edge:
     """Listens, admits connections, reads their frames and hands each message over."""
 
@@ -150,14 +174,19 @@ class Edge:
         goodbye: Callable[[Conn], Awaitable[None]],
         http: Http,
         *,
+        metrics: Metrics,
         allow_origins: Sequence[str] | None = None,
         max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
         max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
     ) -> None:
         """``handlers``: per message type, what it does; ``goodbye``: what a closed
-        connection leaves behind. ``allow_origins`` None: any; ``max_conns_per_address``
-        and ``max_msgs_per_address`` (a second) None or 0: no cap."""
+        connection leaves behind; ``metrics``: where the edge counts what it sends (HTTP
+        answers, errors) and times the moves. ``allow_origins`` None: any;
+        ``max_conns_per_address`` and ``max_msgs_per_address`` (a second) None or 0: no
+        cap."""
         self.handlers = handlers
+        self.metrics = metrics
+        self._connection = _counted_by(metrics)
         self.presence = presence
         self.goodbye = goodbye
         self.http = http
@@ -178,6 +207,7 @@ class Edge:
             host,
             port,
             process_request=self.process_request,
+            process_response=self.process_response,
             max_size=MAX_FRAME,
             max_queue=32,
             backlog=LISTEN_BACKLOG,
@@ -185,7 +215,7 @@ class Edge:
             # cost ~8% of the server's CPU under load (docs/benchmarks.md).
             compression=None,
             server_header="tablas",
-            create_connection=_Connection,
+            create_connection=self._connection,
         )
         sock = next(iter(self.server.sockets))
         bound: int = sock.getsockname()[1]
@@ -198,7 +228,7 @@ class Edge:
             self.server.close(close_connections=False)
         # All at once: one by one, every client that does not answer the close frame
         # would add its own timeout to the shutdown (4 of them took 16 s).
-        await asyncio.gather(*(self._say_goodbye(c) for c in list(self.presence.conns)))
+        await asyncio.gather(*(self._say_goodbye(c) for c in list(self.presence.conns.values())))
         if self.server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.server.wait_closed(), 5)
@@ -225,6 +255,12 @@ class Edge:
             answer.headers["Connection"] = "close"
         return answer
 
+    def process_response(self, connection: ServerConnection, request: Request,
+                         answer: Response) -> None:
+        """Counts every answer to a request websockets parsed: this edge's, the HTTP
+        answers, a WebSocket accepted (``101``) or refused by websockets' own checks."""
+        self.metrics.http(answer.status_code)
+
     async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
         """None to go on with the WebSocket's handshake, or the answer to send instead."""
         refused = malformed(request)
@@ -234,6 +270,8 @@ class Edge:
         address = _peer(connection)
         if target is None or target[0] != "/ws":
             return await self.http.answer(request, address)
+        if not self.http.readiness.started:
+            return starting()
         if self.budget is not None and not self.budget.take(address):
             refused = _too_many(TOO_MANY_MSGS)
             refused.headers["Retry-After"] = "1"  # a token comes back within the second
@@ -292,15 +330,15 @@ class Edge:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         conn = Conn(ws, address=address)
         budget = self.budget
-        self.presence.conns.add(conn)
+        self.presence.opened(conn)
         try:
             async for raw in ws:
                 if budget is None or budget.take(address):
                     await self._on_frame(conn, raw)
                 else:
-                    conn.send(Error(re=peek_id(raw), code="rate_limited",
-                                    message=f"more than {budget.rate:g} messages a second "
-                                            "from your address"))
+                    self._refuse(conn, peek_id(raw), "rate_limited",
+                                 f"more than {budget.rate:g} messages a second from your "
+                                 "address")
         except ConnectionClosed:
             pass
         finally:
@@ -308,6 +346,8 @@ class Edge:
             await self.goodbye(conn)
 
     async def _on_frame(self, conn: Conn, raw: str | bytes) -> None:
+        # A move's receipt: its update to the mover is timed from here (server.live_room).
+        conn.received = time.perf_counter()
         msg: AnyClientMessage | None = None
         try:
             msg = parse_client(raw)
@@ -316,10 +356,15 @@ class Edge:
             await self.handlers[type(msg)](conn, msg)
         except Refused as e:
             re = e.re if e.re is not None else msg.id if msg is not None else None
-            conn.send(Error(re=re, code=e.code, message=e.message))
+            self._refuse(conn, re, e.code, e.message)
         except Exception:
             log.exception(
                 "internal error: player %s, frame %r", conn.player_id, _loggable(raw)
             )
-            conn.send(Error(re=msg.id if msg else peek_id(raw), code="internal",
-                            message="internal server error"))
+            self._refuse(conn, msg.id if msg else peek_id(raw), "internal",
+                         "internal server error")
+
+    def _refuse(self, conn: Conn, re: str | int | None, code: ErrorCode, message: str) -> None:
+        """Sends the contract's ``error`` and counts it (``tablas_errors_total``)."""
+        conn.send(Error(re=re, code=code, message=message))
+        self.metrics.error(code)

@@ -96,6 +96,19 @@ class Clocks:
         left[seat] += -round((now - started) * 1000) + self.spec.increment_ms
         return left[0], left[1]
 
+    def charged(self, now: float) -> tuple[int, int] | None:
+        """The clocks once the running one is charged up to ``now``, no increment earned (an
+        action no seat's turn made: an accepted resignation). :class:`Flagged` if its time
+        is up."""
+        if self.remaining is None:
+            return None
+        flagged = self.flag_fall(now)
+        if flagged is not None:
+            raise Flagged(*flagged)
+        live = self.live(now)
+        assert live is not None
+        return live[0], live[1]
+
     def start(self, at: float) -> None:
         """The turn to move starts at ``at``: the game starts, or is played again."""
         self.turn_started = at

@@ -27,6 +27,14 @@ class SeatState:
     level: Level | None = None
     player_id: str | None = None
     name: str | None = None
+    # A bot's seat handed over by a person: that person's name, which the seat goes on
+    # showing ("bot (medium) for Ana"). Kept in memory: a room reloaded shows the bot alone.
+    stands_for: str | None = None
+    bot: bool = False  # the person seated is a bot account (kind "human": a player)
+
+    def copy(self) -> SeatState:
+        return SeatState(self.kind, self.level, self.player_id, self.name, self.stands_for,
+                         self.bot)
 
     @property
     def filled(self) -> bool:
@@ -92,7 +100,7 @@ class Seating:
     def __init__(self, room_id: str, seats: Sequence[SeatState], seeds: Seeds | None,
                  room: Seated) -> None:
         self.room_id = room_id
-        self.seats = [SeatState(s.kind, s.level, s.player_id, s.name) for s in seats]
+        self.seats = [s.copy() for s in seats]
         self.seeds = seeds
         self.room = room
 
@@ -103,7 +111,7 @@ class Seating:
         return [i for i, s in enumerate(self.seats) if s.player_id == player_id]
 
     def copy(self) -> list[SeatState]:
-        return [SeatState(s.kind, s.level, s.player_id, s.name) for s in self.seats]
+        return [s.copy() for s in self.seats]
 
     @property
     def full(self) -> bool:
@@ -128,11 +136,12 @@ class Seating:
         return (new[0], new[1])
 
     def prepare_join(self, player_id: str, name: str, seat: int | None = None,
-                     seed: str | None = None, *, registered: bool = False
+                     seed: str | None = None, *, registered: bool = False, bot: bool = False
                      ) -> SeatChange | None:
         """Taking ``seat`` (or the first open one) with the seat's dice ``seed``, and the start
         of the game if it fills the last; None when the player holds it already (or any seat,
-        when none is named) and the seed changes nothing."""
+        when none is named) and the seed changes nothing. ``bot``: the player is a bot
+        account (its seat says so)."""
         room = self.room
         if room.status == "closed":
             room.check_not_over()
@@ -159,7 +168,7 @@ class Seating:
             raise RoomError("bad_request", "a rated game is played against someone else:"
                             " you hold a seat already")
         seats = self.copy()
-        seats[seat] = SeatState("human", None, player_id, name)
+        seats[seat] = SeatState("human", None, player_id, name, bot=bot)
         return room.seat_change(seats, self.with_seed((seat,), seed))
 
     def _reseed(self, held: list[int], seed: str | None) -> SeatChange | None:
@@ -214,7 +223,9 @@ class Seating:
         """Seat ``seat`` becoming a bot's (a waiting room whose seats are all filled then
         starts); the caller has checked who may (:meth:`check_hand_to_bot`)."""
         seats = self.copy()
-        seats[seat] = SeatState("bot", level)
+        old = self.seats[seat]
+        seats[seat] = SeatState("bot", level, stands_for=old.name if old.kind == "human"
+                                else old.stands_for)
         handover = Handover(seat, level, self.seats[seat].player_id, reason, self.room.ply,
                             self.room.clock())
         return self.room.seat_change(seats, self.seeds, handover)

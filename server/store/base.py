@@ -35,7 +35,9 @@ from tablas.server.protocol import RoomOptions, json_text
 from tablas.server.ratings import Rating, RatingChange, bot_level
 from tablas.server.room import Action, Dice, RoomRecord, SeatState, Status
 from tablas.server.shipped import package_folder
-from tablas.server.store.commit import CommitStats, GroupCommit, Write, _row
+from tablas.server.store.commit import CommitObserver, CommitStats, GroupCommit, Write, _row
+from tablas.server.store.seeks import SeekStore
+from tablas.server.store.tournaments import TournamentStore
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
@@ -118,6 +120,7 @@ class Account:
     name: str
     registered: bool
     password_hash: str | None = None
+    bot: bool = False  # a bot account (contract section 12)
 
 
 def _rolls(text: str | None) -> list[Dice]:
@@ -155,9 +158,9 @@ def room_record(
     """A room as read back, from its rows (the same columns, in the same order, in every
     backend): ``room`` (game, options, status, dice_seed, opening_dice, created_at,
     room_options, created_by, status_at, dice_seeds), ``seats`` (seat, kind, level,
-    player_id, the player's name) in seat order, ``moves`` (ply, seat, move, dice,
-    created_at, clock0_ms, clock1_ms) in ply order, ``result`` (winner, points, reason,
-    clock0_ms, clock1_ms) or None."""
+    player_id, the player's name, whether that player is a bot account) in seat order,
+    ``moves`` (ply, seat, move, dice, created_at, clock0_ms, clock1_ms) in ply order,
+    ``result`` (winner, points, reason, clock0_ms, clock1_ms) or None."""
     (game_id, options, status, seed, opening, created_at, ropts, created_by, status_at,
      seeds) = room
     actions = [
@@ -178,8 +181,9 @@ def room_record(
         seed=None if seed is None else bytes.fromhex(seed) if isinstance(seed, str)
         else bytes(seed),
         created_at=float(created_at),
-        seats=[SeatState(kind, None if level is None else check_level(level), player_id, name)
-               for _seat, kind, level, player_id, name in seats],
+        seats=[SeatState(kind, None if level is None else check_level(level), player_id, name,
+                         bot=bool(bot))
+               for _seat, kind, level, player_id, name, bot in seats],
         seeds=None if seeds is None else _seeds(seeds),
         opening_rolls=_rolls(opening),
         actions=actions,
@@ -199,10 +203,22 @@ class Storage(ABC):
     The write methods return once their write is committed, durably (the group commit);
     the reads never see a transaction half done."""
 
+    # The open seeks of every node (contract section 11): a backend's own table.
+    seeks: SeekStore
+    # Tournaments, their entrants and pairings (contract section 13).
+    tournaments: TournamentStore
+
     def __init__(self) -> None:
         # The group commit holds it while a batch is written; SQLite's reads take it too.
         self._lock = asyncio.Lock()
         self._commits = GroupCommit(self._transaction, self._lock, self._is_lease_lost)
+        self.closed = False  # close() has begun: nothing more is written
+
+    def time_commits(self, observe: CommitObserver) -> None:
+        """``observe(writes, seconds)`` after every group commit (a server's metrics, wired
+        by its composition root: the store is opened, and migrated, before the server is
+        built)."""
+        self._commits.observers.append(observe)
 
     @property
     def commit_stats(self) -> CommitStats:
@@ -254,6 +270,10 @@ class Storage(ABC):
         (player id, name), the earliest registered first."""
 
     @abstractmethod
+    async def count_playing(self) -> int:
+        """How many rooms have a game in play (``GET /api/stats``' ``playing``)."""
+
+    @abstractmethod
     async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:
         """Each of ``player_ids``' rating in ``game`` (a new rating for one never rated)."""
 
@@ -273,6 +293,11 @@ class Storage(ABC):
     @abstractmethod
     async def player_info(self, player_id: str) -> tuple[str, bool] | None:
         """A player's name and whether they are registered; None for no such player."""
+
+    @abstractmethod
+    async def bot_accounts(self, player_ids: Sequence[str]) -> set[str]:
+        """Those of ``player_ids`` that are bot accounts (migration 14): players, so a bot
+        level's rated id (``bot:GAME:LEVEL``) is never one."""
 
     @abstractmethod
     async def ratings_by_game(self, player_id: str) -> dict[str, Rating]:
@@ -330,6 +355,7 @@ class Storage(ABC):
     # --- closing ---------------------------------------------------------------------------
 
     async def close(self) -> None:
+        self.closed = True
         await self._commits.drain()  # moves already handed to the store are written first
         await self._close_database()
 
@@ -343,17 +369,20 @@ class Storage(ABC):
         await self._commits.write(_row("player_seen", player_id, name, time.time()))
 
     async def register_player(self, player_id: str, name: str, name_key: str,
-                              password_hash: str, when: float, name_skeleton: str | None = None
+                              password_hash: str, when: float, name_skeleton: str | None = None,
+                              *, bot: bool = False
                               ) -> Literal["registered", "name_taken", "look_alike",
                                            "already_registered"]:
         """The player's name (``name``: renamed to it) becomes theirs, with their password's
-        hash: ``registered``; or nothing is written, because the key is a registered
-        player's (``name_taken``) or the skeleton is (``look_alike``; the unique indexes
-        decide between two registrations at once), or the player registered already."""
+        hash (``bot``: as a bot account, in the same transaction): ``registered``; or
+        nothing is written, because the key is a registered player's (``name_taken``) or the
+        skeleton is (``look_alike``; the unique indexes decide between two registrations at
+        once), or the player registered already."""
         try:
             await self._commits.write(_row("player_seen", player_id, name, when),
                               _row("register", player_id, name_key, password_hash, when,
-                                   name_skeleton))
+                                   name_skeleton),
+                              *([_row("bot_account", player_id)] if bot else []))
         except Exception as e:
             why = self._refused(e)
             if why is None:

@@ -29,6 +29,8 @@ from tablas.server.ownership import Fence
 # A write: its rows, each ``[kind, a, b, …]``, already written as JSON text (a batch is
 # these joined in a JSON array: the one parameter of the one statement a backend runs).
 Write = str
+# Told of each transaction: its writes and its time (``perf_counter`` seconds).
+CommitObserver = Callable[[int, float], None]
 
 
 def _row(kind: str, *values: Any) -> list[Any]:
@@ -110,6 +112,7 @@ class GroupCommit:
         self._pending: list[tuple[Write, asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.stats = CommitStats()
+        self.observers: list[CommitObserver] = []
 
     async def write(self, *rows: list[Any], fence: Fence | None = None) -> None:
         """The write (``rows``) goes into the next transaction, with whatever else was handed
@@ -159,7 +162,10 @@ class GroupCommit:
                         for _, fut in batch:
                             fut.cancel()
                         raise
-                    self.stats.add(len(batch), time.perf_counter() - started)
+                    took = time.perf_counter() - started
+                    self.stats.add(len(batch), took)
+                    for observe in self.observers:
+                        observe(len(batch), took)
                 for (_, fut), error in zip(batch, errors, strict=True):
                     if fut.done():
                         continue

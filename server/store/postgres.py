@@ -41,6 +41,8 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.postgres_seeks import PostgresSeeks
+from tablas.server.store.postgres_tournaments import PostgresTournaments
 
 FOLDER = "postgresql"
 # pg_advisory_lock's key for migrations: any constant the application uses for nothing else.
@@ -71,7 +73,45 @@ async def _keep_session(con: asyncpg.Connection) -> None:
     connection given back (advisory locks released, cursors closed, ``LISTEN`` ended,
     settings reset), a round trip and PostgreSQL's work for every read and every commit;
     the store takes none of these, but for the migrations' advisory lock, which
-    :meth:`PostgresStore.migrate` releases itself (or ends the connection)."""
+    :func:`_migrate` releases itself (or ends the connection)."""
+
+
+async def _version(con: asyncpg.Connection) -> int:
+    if await con.fetchval("SELECT to_regclass('schema_migrations')") is None:
+        return 0
+    version = await con.fetchval("SELECT MAX(version) FROM schema_migrations")
+    return 0 if version is None else int(version)
+
+async def _migrate(pool: asyncpg.Pool, upto: int | None) -> int:
+    """Applies every migration newer than the database (up to ``upto``), each in one
+    transaction with its row of ``schema_migrations``; the new version. Nodes that start
+    together take turns (an advisory lock): the first migrates, the others find it done."""
+    async with pool.acquire() as con:
+        await con.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
+        try:
+            await con.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                " applied_at DOUBLE PRECISION NOT NULL)")
+            current = await _version(con)
+            for version, name, sql in postgres_migrations():
+                if version <= current or (upto is not None and version > upto):
+                    continue
+                async with con.transaction():
+                    await con.execute(sql)  # no arguments: the simple protocol, a script
+                    await con.execute(
+                        "INSERT INTO schema_migrations (version, name, applied_at)"
+                        " VALUES ($1, $2, $3)", version, name, time.time())
+                current = version
+        finally:
+            try:
+                await con.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+            except BaseException:
+                # The pool does not reset its connections' sessions (_keep_session): one
+                # that may still hold the lock is not handed out again.
+                con.terminate()
+                raise
+    return current
 
 
 class PostgresStore(Storage):
@@ -80,6 +120,8 @@ class PostgresStore(Storage):
     def __init__(self, pool: asyncpg.Pool) -> None:
         super().__init__()
         self.pool = pool
+        self.seeks = PostgresSeeks(pool)
+        self.tournaments = PostgresTournaments(pool)
 
     @classmethod
     async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10
@@ -114,45 +156,13 @@ class PostgresStore(Storage):
 
     async def schema_version(self) -> int:
         async with self.pool.acquire() as con:
-            return await self._version(con)
-
-    @staticmethod
-    async def _version(con: asyncpg.Connection) -> int:
-        if await con.fetchval("SELECT to_regclass('schema_migrations')") is None:
-            return 0
-        version = await con.fetchval("SELECT MAX(version) FROM schema_migrations")
-        return 0 if version is None else int(version)
+            return await _version(con)
 
     async def migrate(self, upto: int | None = None) -> int:
         """Applies every migration newer than the database (up to ``upto``), each in one
         transaction with its row of ``schema_migrations``; the new version. Nodes that start
         together take turns (an advisory lock): the first migrates, the others find it done."""
-        async with self.pool.acquire() as con:
-            await con.execute("SELECT pg_advisory_lock($1)", _MIGRATION_LOCK)
-            try:
-                await con.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                    " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
-                    " applied_at DOUBLE PRECISION NOT NULL)")
-                current = await self._version(con)
-                for version, name, sql in postgres_migrations():
-                    if version <= current or (upto is not None and version > upto):
-                        continue
-                    async with con.transaction():
-                        await con.execute(sql)  # no arguments: the simple protocol, a script
-                        await con.execute(
-                            "INSERT INTO schema_migrations (version, name, applied_at)"
-                            " VALUES ($1, $2, $3)", version, name, time.time())
-                    current = version
-            finally:
-                try:
-                    await con.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
-                except BaseException:
-                    # The pool does not reset its connections' sessions (_keep_session):
-                    # one that may still hold the lock is not handed out again.
-                    con.terminate()
-                    raise
-        return current
+        return await _migrate(self.pool, upto)
 
     # --- the group commit's one statement --------------------------------------------------
 
@@ -167,15 +177,21 @@ class PostgresStore(Storage):
     async def account_by_token(self, token: str) -> Account | None:
         h = token_hash(token)
         row = await self.pool.fetchrow(
-            "SELECT id, name, password_hash IS NOT NULL FROM players WHERE token_hash = $1"
-            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL FROM player_tokens t"
-            " JOIN players p ON p.id = t.player_id WHERE t.token_hash = $1 LIMIT 1", h)
-        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]))
+            "SELECT id, name, password_hash IS NOT NULL, bot FROM players WHERE token_hash = $1"
+            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL, p.bot"
+            " FROM player_tokens t JOIN players p ON p.id = t.player_id"
+            " WHERE t.token_hash = $1 LIMIT 1", h)
+        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]),
+                                                bot=bool(row[3]))
+
+    async def count_playing(self) -> int:
+        return int(await self.pool.fetchval("SELECT COUNT(*) FROM rooms WHERE status = 'playing'"))
 
     async def account_by_key(self, name_key: str) -> Account | None:
         row = await self.pool.fetchrow(
-            "SELECT id, name, password_hash FROM players WHERE name_key = $1", name_key)
-        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+            "SELECT id, name, password_hash, bot FROM players WHERE name_key = $1", name_key)
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]),
+                                                bool(row[3]))
 
     async def name_holders(self, name_key: str, name_skeleton: str
                            ) -> tuple[Account | None, Account | None]:
@@ -202,6 +218,12 @@ class PostgresStore(Storage):
         row = await self.pool.fetchrow(
             "SELECT name, password_hash IS NOT NULL FROM players WHERE id = $1", player_id)
         return None if row is None else (str(row[0]), bool(row[1]))
+
+    async def bot_accounts(self, player_ids: Sequence[str]) -> set[str]:
+        rows = await self.pool.fetch(
+            "SELECT id FROM players WHERE id = ANY($1::text[]) AND bot = 1",
+            list(dict.fromkeys(player_ids)))
+        return {str(r[0]) for r in rows}
 
     async def ratings_of(self, game: str, player_ids: Sequence[str]) -> dict[str, Rating]:
         ids = list(dict.fromkeys(player_ids))
@@ -393,9 +415,9 @@ class PostgresStore(Storage):
                 " ORDER BY status = 'playing', created_at DESC, seq DESC LIMIT $1", limit)
             ids = [str(r[0]) for r in rooms]
             seats = await con.fetch(
-                "SELECT s.room_id, s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
-                " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ANY($1::text[])"
-                " ORDER BY s.room_id, s.seat", ids)
+                "SELECT s.room_id, s.seat, s.kind, s.level, s.player_id, p.name,"
+                " COALESCE(p.bot, 0) FROM seats s LEFT JOIN players p ON p.id = s.player_id"
+                " WHERE s.room_id = ANY($1::text[]) ORDER BY s.room_id, s.seat", ids)
         by_room: dict[str, list[tuple[Any, ...]]] = {}
         for s in seats:
             by_room.setdefault(str(s[0]), []).append(tuple(s)[1:])
@@ -412,8 +434,8 @@ class PostgresStore(Storage):
             if room is None:
                 return None
             seats = await con.fetch(
-                "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
-                " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = $1"
+                "SELECT s.seat, s.kind, s.level, s.player_id, p.name, COALESCE(p.bot, 0)"
+                " FROM seats s LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = $1"
                 " ORDER BY s.seat", room_id)
             moves = await con.fetch(
                 "SELECT ply, seat, move, dice, created_at, clock0_ms, clock1_ms FROM moves"

@@ -44,6 +44,8 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.sqlite_seeks import SqliteSeeks
+from tablas.server.store.sqlite_tournaments import SqliteTournaments
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -71,12 +73,60 @@ _WRITE_ROWS = (
 )
 
 
+async def _schema_version(db: aiosqlite.Connection) -> int:
+    async with db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ) as cur:
+        if await cur.fetchone() is None:
+            return 0
+    async with db.execute("SELECT MAX(version) FROM schema_migrations") as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+async def _migrate(db: aiosqlite.Connection, upto: int | None) -> int:
+    """Applies every migration newer than the database (up to ``upto``); the new version."""
+    await db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+    )
+    current = await _schema_version(db)
+    for version, name, sql in migration_files():
+        if version <= current or (upto is not None and version > upto):
+            continue
+        # The script runs inside our own transaction, recorded in the same commit. Foreign
+        # keys are off meanwhile (they can only be switched outside a transaction), so a
+        # migration may rebuild a table others refer to, as SQLite's documentation says
+        # to; they are checked before the commit instead.
+        await db.execute("PRAGMA foreign_keys=OFF")
+        try:
+            await db.executescript("BEGIN IMMEDIATE;\n" + sql)
+            async with db.execute("PRAGMA foreign_key_check") as cur:
+                broken = list(await cur.fetchall())
+            if broken:
+                raise RuntimeError(f"migration {name} breaks foreign keys: {broken[:5]}")
+            await db.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, time.time()),
+            )
+            await db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                await db.execute("ROLLBACK")
+            raise
+        finally:
+            await db.execute("PRAGMA foreign_keys=ON")
+        current = version
+    return current
+
+
 class SqliteStore(Storage):
     """One SQLite database; open with :meth:`open` (which migrates), close with :meth:`close`."""
 
     def __init__(self, db: aiosqlite.Connection) -> None:
         super().__init__()
         self.db = db
+        self.seeks = SqliteSeeks(db, self._lock)
+        self.tournaments = SqliteTournaments(db, self._lock)
 
     @classmethod
     async def open(
@@ -105,68 +155,33 @@ class SqliteStore(Storage):
     # --- migrations ----------------------------------------------------------------------
 
     async def schema_version(self) -> int:
-        async with self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-        ) as cur:
-            if await cur.fetchone() is None:
-                return 0
-        async with self.db.execute("SELECT MAX(version) FROM schema_migrations") as cur:
-            row = await cur.fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
+        return await _schema_version(self.db)
 
     async def migrate(self, upto: int | None = None) -> int:
         """Applies every migration newer than the database (up to ``upto``); the new version."""
-        await self.db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-        )
-        current = await self.schema_version()
-        for version, name, sql in migration_files():
-            if version <= current or (upto is not None and version > upto):
-                continue
-            # The script runs inside our own transaction, recorded in the same commit. Foreign
-            # keys are off meanwhile (they can only be switched outside a transaction), so a
-            # migration may rebuild a table others refer to, as SQLite's documentation says
-            # to; they are checked before the commit instead.
-            await self.db.execute("PRAGMA foreign_keys=OFF")
-            try:
-                await self.db.executescript("BEGIN IMMEDIATE;\n" + sql)
-                async with self.db.execute("PRAGMA foreign_key_check") as cur:
-                    broken = list(await cur.fetchall())
-                if broken:
-                    raise RuntimeError(f"migration {name} breaks foreign keys: {broken[:5]}")
-                await self.db.execute(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (version, name, time.time()),
-                )
-                await self.db.execute("COMMIT")
-            except BaseException:
-                if self.db.in_transaction:
-                    await self.db.execute("ROLLBACK")
-                raise
-            finally:
-                await self.db.execute("PRAGMA foreign_keys=ON")
-            current = version
-        return current
+        return await _migrate(self.db, upto)
 
     # --- players -------------------------------------------------------------------------
 
     async def account_by_token(self, token: str) -> Account | None:
         h = token_hash(token)
         rows = await self.fetch_at_once(
-            "SELECT id, name, password_hash IS NOT NULL FROM players WHERE token_hash = ?"
-            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL FROM player_tokens t"
-            " JOIN players p ON p.id = t.player_id WHERE t.token_hash = ? LIMIT 1",
+            "SELECT id, name, password_hash IS NOT NULL, bot FROM players WHERE token_hash = ?"
+            " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL, p.bot"
+            " FROM player_tokens t JOIN players p ON p.id = t.player_id"
+            " WHERE t.token_hash = ? LIMIT 1",
             (h, h),
         )
         row = rows[0] if rows else None
-        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]))
+        return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]),
+                                                bot=bool(row[3]))
 
     async def account_by_key(self, name_key: str) -> Account | None:
         rows = await self.fetch_at_once(
-            "SELECT id, name, password_hash FROM players WHERE name_key = ?", (name_key,))
+            "SELECT id, name, password_hash, bot FROM players WHERE name_key = ?", (name_key,))
         row = rows[0] if rows else None
-        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]))
+        return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]),
+                                                bool(row[3]))
 
     async def name_holders(self, name_key: str, name_skeleton: str
                            ) -> tuple[Account | None, Account | None]:
@@ -196,6 +211,15 @@ class SqliteStore(Storage):
         ) as cur:
             row = await cur.fetchone()
         return None if row is None else (str(row[0]), bool(row[1]))
+
+    @_serialised
+    async def bot_accounts(self, player_ids: Sequence[str]) -> set[str]:
+        # One read for any number of ids: the list travels as one JSON parameter.
+        async with self.db.execute(
+            "SELECT id FROM players WHERE bot = 1 AND id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(dict.fromkeys(player_ids))),),
+        ) as cur:
+            return {str(r[0]) for r in await cur.fetchall()}
 
     # --- ratings -------------------------------------------------------------------------
 
@@ -286,20 +310,25 @@ class SqliteStore(Storage):
     # --- rooms ---------------------------------------------------------------------------
 
     async def fetch_at_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
-        """The rows of one read, run and fetched in one step of aiosqlite's thread, without
-        the store's lock. The lock keeps a read statement that spans several steps (run,
-        then fetch) from being open on the connection while a write commits on it; a read
-        done in one step leaves nothing open, and every write is one statement too (the
-        group commit's, or the migrations' before the store is handed out). So the reads
-        of every ``hello`` do not queue with the commits: under the lock, each held it for
-        two turns of a busy event loop, and a rush of 1,000 visitors in a second could hold
-        the moves' commits back behind theirs (docs/notes/benchmarks-method.md, "Bursts")."""
-        return list(await self.db.execute_fetchall(sql, params))
+        """The rows of one read, run and fetched in one step of aiosqlite's thread, under the
+        store's lock (the seeks' and tournaments' transactions span several steps: a read
+        must not land inside one). A read through a cursor holds the lock for two steps (run,
+        then fetch), each a turn of the event loop; the reads of every ``hello`` are done so,
+        so a rush of visitors holds the moves' commits back half as long
+        (docs/notes/benchmarks-method.md, "Bursts")."""
+        async with self._lock:
+            return list(await self.db.execute_fetchall(sql, params))
 
     async def _transaction(self, writes: Sequence[Write]) -> None:
         """Every row of ``writes`` in one statement, which SQLite runs as a transaction of
         its own (committed and fsynced before it returns, or not written at all)."""
         await self.db.execute(_WRITE_ROWS, ("[" + ",".join(writes) + "]",))
+
+    @_serialised
+    async def count_playing(self) -> int:
+        async with self.db.execute("SELECT COUNT(*) FROM rooms WHERE status = 'playing'") as cur:
+            row = await cur.fetchone()
+        return 0 if row is None else int(row[0])
 
     @_serialised
     async def seat_changes(self, room_id: str) -> list[dict[str, Any]]:
@@ -396,8 +425,9 @@ class SqliteStore(Storage):
         if room is None:
             return None
         async with db.execute(
-            "SELECT s.seat, s.kind, s.level, s.player_id, p.name FROM seats s"
-            " LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ? ORDER BY s.seat",
+            "SELECT s.seat, s.kind, s.level, s.player_id, p.name, COALESCE(p.bot, 0)"
+            " FROM seats s LEFT JOIN players p ON p.id = s.player_id WHERE s.room_id = ?"
+            " ORDER BY s.seat",
             (room_id,),
         ) as cur:
             seats = list(await cur.fetchall())

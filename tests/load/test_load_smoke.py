@@ -61,10 +61,11 @@ def test_churn_smoke_report_is_sane() -> None:
 
 
 def test_compare_runs_both_servers_in_turn() -> None:
-    """``python -m tools.load load --baseline DIR``: each round measures this checkout's server
-    and the baseline's (here the same checkout), human pace and saturation, both answered."""
+    """``python -m tools.load load --baseline DIR --scrape 10``: each round measures this
+    checkout's server and the baseline's (here the same checkout), human pace and saturation,
+    both answered, ``/metrics`` scraped 10 times a second through each window."""
     report = run_compare(ROOT, rounds=2, games=3, spectators=3, seconds=2.0,
-                         think=(0.1, 0.3), sat_games=3, sat_seconds=1.5, workers=1)
+                         think=(0.1, 0.3), sat_games=3, sat_seconds=1.5, workers=1, scrape=10)
     assert len(report["rounds"]) == 2
     first, second = (list(r) for r in report["rounds"])
     assert first[0].startswith("this") and second[0].startswith("baseline")  # order alternates
@@ -74,6 +75,9 @@ def test_compare_runs_both_servers_in_turn() -> None:
         for run in row.values():
             assert run["errors"] == 0 and run["moves_per_s"] > 0, run
             assert run["own_update"]["n"] > 0 and run["commits"]["transactions"] > 0, run
+            scrapes = run["scrapes"]
+            assert set(scrapes["statuses"]) == {200} and 8 <= scrapes["per_s"] <= 11, scrapes
+            assert scrapes["bytes_each"] > 1000 and scrapes["scrape"]["n"] > 0, scrapes
 
 
 def test_burst_smoke_report_is_sane() -> None:

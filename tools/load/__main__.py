@@ -43,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", type=Path, metavar="DIR",
                    help="another checkout: run each measurement against both, alternately")
     p.add_argument("--rounds", type=int, default=2, help="with --baseline")
+    p.add_argument("--scrape", type=float, default=0.0, metavar="N",
+                   help="with --baseline: GET /metrics N times a second during every run, as"
+                   " Prometheus would (on both sides)")
     p.add_argument("--json", action="store_true")
     add_loop(p, "the event loop of the server, the echo and frames-only servers and the"
              " clients alike")
@@ -113,12 +116,14 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(run_churn(args.seconds, tuple(args.modes), args.threads, args.loop),
                          indent=2))
         return 0
+    if args.scrape and args.baseline is None:
+        _parser().error("--scrape goes with --baseline")
     if args.baseline is not None:
         report = run_compare(
             args.baseline, rounds=args.rounds, games=args.games, spectators=args.spectators,
             seconds=args.seconds, think=(args.think[0], args.think[1]),
             sat_games=args.sat_games, sat_seconds=args.sat_seconds, workers=args.workers,
-            seed=args.seed, loop=args.loop, progress=sys.stderr)
+            seed=args.seed, loop=args.loop, progress=sys.stderr, scrape=args.scrape)
     else:
         report = run_load(
             games=args.games, spectators=args.spectators, seconds=args.seconds,

@@ -21,7 +21,9 @@ def _brief(r: dict[str, Any]) -> dict[str, Any]:
             "lag_p99_ms": r["server"].get("lag_p99_ms"),
             "lag_max_ms": r["server"].get("lag_max_ms"),
             "cpu_us_per_move": r["cpu_us_per_move"],
-            "commits": r["server"].get("commits"), "VmHWM_MiB": r["server"].get("VmHWM")}
+            "commits": r["server"].get("commits"), "VmHWM_MiB": r["server"].get("VmHWM"),
+            "machine_cpu_s": r["machine_cpu_s"]} | (
+                {"scrapes": r["scrapes"]} if "scrapes" in r else {})
 
 
 def run_compare(
@@ -37,17 +39,19 @@ def run_compare(
     seed: int = 1,
     loop: str = "auto",
     progress: Any = None,
+    scrape: float = 0.0,
 ) -> dict[str, Any]:
     """This checkout's server and ``baseline``'s, side by side in one run: ``rounds`` times,
     a human-pace run and a saturation run of each, the two servers alternating (which goes
     first alternates too), so a machine that slows down or speeds up during the run touches
     both alike. Per server and run: moves/s, the opponent's and the mover's update (p50/p99:
     the mover's own update is the acknowledged move, its commit included), the server's lag,
-    and its group commits."""
+    and its group commits. ``scrape``: ``GET /metrics`` that many times a second during every
+    run, on both sides (the baseline may answer 404)."""
     raise_nofile()
     checkouts = sides(baseline)
     report: dict[str, Any] = {"baseline": str(baseline), "rounds": [],
-                              "think_s": list(think)}
+                              "think_s": list(think), "scrapes_per_s": scrape}
     with tempfile.TemporaryDirectory(prefix="tablas-compare-") as tmp:
         n = 0
         for i in range(rounds):
@@ -60,7 +64,7 @@ def run_compare(
                     child = fresh_server(tmp, 1, n, loop, checkouts[name])
                     try:
                         r = measure(child, f"ws://127.0.0.1:{child.port}/ws", g, specs, th,
-                                    secs, workers, seed + i, loop)
+                                    secs, workers, seed + i, loop, scrape=scrape)
                     finally:
                         child.stop()
                     row[f"{name} {kind}"] = _brief(r)
@@ -68,7 +72,8 @@ def run_compare(
                         print(f"round {i + 1}, {name}, {kind}: {r['moves_per_s']} moves/s, own"
                               f" p50/p99 {r['own_update']['p50_ms']}/{r['own_update']['p99_ms']}"
                               f" ms, opponent p99 {r['opponent_update']['p99_ms']} ms, errors"
-                              f" {r['errors']}", file=progress, flush=True)
+                              f" {r['errors']}, scrapes {r.get('scrapes', {}).get('statuses')}",
+                              file=progress, flush=True)
             report["rounds"].append(row)
     report["machine"] = machine(loop)
     return report

@@ -13,6 +13,7 @@ from tools.load.child import Child
 from tools.load.clients import client_worker
 from tools.load.machine import busy_s, listen_overflows
 from tools.load.rush import Burst, burst_worker
+from tools.load.scrape import Scraper
 from tools.load.stats import lag_summary, latency, per_move, windows
 from tools.load.sync import STUCK_S, Sync
 
@@ -20,14 +21,15 @@ from tools.load.sync import STUCK_S, Sync
 def measure(child: Child, url: str, games: int, spectators: int, think: tuple[float, float],
             seconds: float, workers: int, seed: int, loop: str,
             mode: str = "game", bursts: Sequence[Burst] = (), by_second: bool = False,
-            warmup: float = 0.0) -> dict[str, Any]:
+            warmup: float = 0.0, scrape: float = 0.0) -> dict[str, Any]:
     """One measurement: ``games`` slots and ``spectators`` spread over them, for ``seconds``;
     ``mode`` says what the clients drive: ``game`` the server, ``echo`` the echo server,
     ``frames`` the frames-only server. ``bursts``: rushes of other clients during the window,
     each from a process of its own (:func:`~tools.load.rush.burst_worker`), each reported;
     ``by_second``: the report also has the figures of each one-second window; ``warmup``:
     the clients start that many seconds before the window opens (a server in its stride,
-    not starting)."""
+    not starting); ``scrape``: ``GET /metrics`` that many times a second through the window
+    (:class:`~tools.load.scrape.Scraper`), reported as ``scrapes``."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
@@ -73,7 +75,16 @@ def measure(child: Child, url: str, games: int, spectators: int, think: tuple[fl
     ours = [child.proc.pid, os.getpid()] + [p.pid for p in procs + burst_procs if p.pid]
     cpu0 = (busy_s(), busy_s(ours))
     overflows = listen_overflows()
+    scraper = Scraper(child.port, scrape) if scrape > 0 else None
+    if scraper is not None:
+        time.sleep(max(0.0, start - time.perf_counter()))
+        scraper.start()
     time.sleep(max(0.0, start + seconds - time.perf_counter()))
+    if scraper is not None:
+        scraper.stop()
+        extra_scrapes = {"scrapes": scraper.report()}
+    else:
+        extra_scrapes = {}
     for _ in procs + burst_procs:  # the moves sent before the end answered
         sync.done.get(timeout=STUCK_S + 30)
     cpu1 = (busy_s(), busy_s(ours))
@@ -100,7 +111,7 @@ def measure(child: Child, url: str, games: int, spectators: int, think: tuple[fl
         for second, n in r["slow"].items():
             slow[int(second)] = slow.get(int(second), 0) + int(n)
     client_lags = cat("lags")
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = dict(extra_scrapes)
     if bursts:
         extra["bursts"] = sorted(burst_results, key=lambda r: r["at_s"])
     if by_second:

@@ -5,7 +5,7 @@
 // left) and made less deep, so that a point is a finger-sized target across a narrow screen.
 import { h, s, clickable } from "../dom.js";
 import { PlayBuilder, pips } from "../bg-logic.js";
-import { gameEnds, historySeats, playDice } from "../notation.js";
+import { gameEnds, historySeats, matchScore, playDice, reasonText } from "../notation.js";
 
 const W = 792, F = 16, P = 52, BARW = 56, R = 23;
 const LX = F, BX = F + 6 * P, RX = BX + BARW, TX = RX + 6 * P + F, TW = 64;
@@ -417,9 +417,9 @@ function onPoint(ctx, b, p, dests) {
 }
 
 /** A match's standing, or null in a money game: "Match to 5 · 2–1 · Crawford game". */
-export function matchText(st) {
+export function matchText(st, shown = null) {
   if (!st || !st.match_to) return null;
-  const score = st.score || [0, 0];
+  const score = shown || st.score || [0, 0];
   const parts = [`Match to ${st.match_to}`, `${score[0]}–${score[1]}`];
   if (st.crawford) parts.push("Crawford game (no doubling)");
   else if (st.game_number > 1 && st.phase !== "over") parts.push(`game ${st.game_number}`);
@@ -435,14 +435,15 @@ function controls(ctx, b) {
   const { room, canMove, ui } = ctx;
   const st = room.state;
   const box = h("div", { class: "bg-controls" });
-  const match = matchText(st);
+  const score = matchScore(room);
+  const match = matchText(st, score);
   if (match) {
     box.append(h("span", { class: `match-score${st.crawford ? " crawford" : ""}`, id: "match-score",
-      "data-score": (st.score || [0, 0]).join("-"), "data-crawford": st.crawford ? "1" : "0" }, match));
+      "data-score": score.join("-"), "data-crawford": st.crawford ? "1" : "0" }, match));
     const last = st.last_game;
     if (last && st.phase !== "over" && room.status === "playing" && st.game_number > 1) {
       box.append(h("span", { class: "hint", id: "last-game" },
-        `Last game: ${COLORS[last.winner]} won ${last.points} point${last.points === 1 ? "" : "s"}.`));
+        `Last game: ${COLORS[last.winner]} won ${last.points} point${last.points === 1 ? "" : "s"} (${reasonText(last.reason)}).`));
     }
   }
   if (!canMove) {
@@ -503,5 +504,5 @@ export function cardExtra(room, seat) {
   const st = room.state;
   const p = st.pips;
   const base = p ? `${COLORS[seat]} · pips ${p[seat]}` : COLORS[seat];
-  return st.match_to ? `${base} · score ${(st.score || [0, 0])[seat]}/${st.match_to}` : base;
+  return st.match_to ? `${base} · score ${matchScore(room)[seat]}/${st.match_to}` : base;
 }

@@ -1,0 +1,234 @@
+// Meeting an opponent (contract section 11): quick pairing (a seek), the open seeks of
+// everyone (GET /api/seeks, asked every second while the lobby shows), challenges out and in,
+// and how many are online (GET /api/stats).
+import { h, clear } from "./dom.js";
+import { GAMES, gameTitle } from "./notation.js";
+
+// The usual clocks, lichess-style "minutes + seconds per move"; "" is no clock.
+export const PRESETS = [["1+0", 60, 0], ["3+2", 180, 2], ["5+0", 300, 0], ["10+5", 600, 5],
+  ["30+0", 1800, 0]];
+const SEEKS_EVERY_MS = 500;  // a seek made elsewhere shows within a second
+const STATS_EVERY_MS = 5000;
+
+function clockOf(value) {
+  if (!value) return null;
+  const [base, inc] = value.split(":").map(Number);
+  return { base_ms: base, increment_ms: inc };
+}
+
+export function clockLabel(clock) {
+  if (!clock) return "no clock";
+  const inc = Math.round((clock.increment_ms || 0) / 1000);
+  const base = clock.base_ms / 60000;
+  return `${Number.isInteger(base) ? base : base.toFixed(1)}+${inc}`;
+}
+
+function terms(game, clockValue, rated) {
+  const t = { game, options: {}, clock: clockOf(clockValue), rated: !!rated };
+  // A rated game has a clock (contract section 10): five minutes when none is chosen.
+  if (t.rated && !t.clock) t.clock = { base_ms: 300000, increment_ms: 0 };
+  return t;
+}
+
+function gameSelect(id, value) {
+  return h("select", { id },
+    Object.keys(GAMES).map((g) => h("option", { value: g, selected: g === value }, gameTitle(g))));
+}
+
+function clockSelect(id, value) {
+  const el = h("select", { id }, h("option", { value: "" }, "No clock"),
+    PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)));
+  el.value = value;
+  return el;
+}
+
+/** The panel: quick pairing, the seeks on show, a challenge box, challenges received. */
+export function renderMeet(app) {
+  const box = document.getElementById("meet");
+  if (!box) return;
+  clear(box);
+  const saved = JSON.parse(localStorage.getItem("tablas-seek") || "{}");
+  const registered = !!(app.me && app.me.registered);
+  const game = gameSelect("seek-game", saved.game || "connect4");
+  const clock = clockSelect("seek-clock", saved.clock ?? "180000:2000");
+  const rated = h("input", { type: "checkbox", id: "seek-rated", checked: registered && saved.rated !== false,
+    disabled: !registered });
+  const seekBtn = h("button", { class: "btn primary", type: "submit", id: "seek-btn" }, "Find an opponent");
+  const quick = h("form", { class: "meet-quick", id: "seek-form", "aria-label": "quick pairing" },
+    h("div", { class: "row" }, h("label", {}, "Game ", game), h("label", {}, "Clock ", clock),
+      h("label", { title: registered ? "Glicko-2 ratings per game" : "register to play rated games" },
+        rated, " Rated")),
+    seekBtn);
+  quick.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    localStorage.setItem("tablas-seek", JSON.stringify({ game: game.value, clock: clock.value,
+      rated: rated.checked }));
+    app.conn.request({ type: "seek", ...terms(game.value, clock.value, rated.checked), rating_range: null })
+      .then((m) => { app.mySeeks.add(m.seek_id); renderSeeks(app); app.toast("Looking for an opponent…"); },
+        (e) => app.toast(e.message || e.code, "error"));
+  });
+
+  const who = h("input", { id: "challenge-to", maxlength: 64, placeholder: "a player's name, or bot (hard)",
+    "aria-label": "who to challenge", autocomplete: "off" });
+  const cgame = gameSelect("challenge-game", saved.game || "connect4");
+  const cclock = clockSelect("challenge-clock", saved.clock ?? "180000:2000");
+  const crated = h("input", { type: "checkbox", id: "challenge-rated", disabled: !registered });
+  const challenge = h("form", { class: "meet-challenge", id: "challenge-form", "aria-label": "challenge a player" },
+    h("div", { class: "row" }, who, h("label", {}, "Game ", cgame), h("label", {}, "Clock ", cclock),
+      h("label", {}, crated, " Rated")),
+    h("button", { class: "btn", type: "submit", id: "challenge-btn" }, "Challenge"));
+  challenge.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const to = who.value.trim();
+    if (!to) { who.focus(); return; }
+    app.conn.request({ type: "challenge", to, ...terms(cgame.value, cclock.value, crated.checked) })
+      .then((m) => { app.challengesOut.set(m.challenge_id, to); renderChallenges(app); },
+        (e) => app.toast(e.message || e.code, "error"));
+  });
+
+  box.append(
+    h("div", { class: "panel-head" }, h("h2", {}, "Play someone now"),
+      h("span", { class: "muted", id: "online-count" }, app.stats ? statsText(app.stats) : "")),
+    quick,
+    h("h3", {}, "Open seeks"),
+    h("div", { id: "seeks-list", class: "rooms-list" }, h("p", { class: "muted" }, "Loading…")),
+    h("h3", {}, "Challenge someone"),
+    challenge,
+    h("div", { id: "challenges", "aria-live": "polite" }));
+  renderSeeks(app);
+  renderChallenges(app);
+}
+
+function statsText(st) {
+  return `${st.online} online · ${st.playing} playing`;
+}
+
+/** The seeks on show, oldest first: "Play" takes one (accept_seek), "Cancel" withdraws one's own. */
+export function renderSeeks(app) {
+  const list = document.getElementById("seeks-list");
+  if (!list || !app.seeks) return;
+  clear(list);
+  if (!app.seeks.length) {
+    list.append(h("p", { class: "muted", id: "no-seeks" }, "Nobody is seeking right now: find an opponent above and others see you here."));
+    return;
+  }
+  for (const sk of app.seeks) {
+    const mine = app.me && sk.player.player_id === app.me.player_id;
+    const btn = mine
+      ? h("button", { class: "btn small", type: "button", "data-cancel": sk.seek_id }, "Cancel")
+      : h("button", { class: "btn primary small", type: "button", "data-accept": sk.seek_id }, "Play");
+    btn.addEventListener("click", () => {
+      const msg = mine ? { type: "cancel_seek", seek_id: sk.seek_id } : { type: "accept_seek", seek_id: sk.seek_id };
+      app.conn.request(msg).then(() => { app.mySeeks.delete(sk.seek_id); app.pollSeeks(); },
+        (e) => { app.toast(e.message || e.code, "error"); app.pollSeeks(); });
+    });
+    const range = sk.rating_range ? ` · ${Math.round(sk.rating_range[0])}–${Math.round(sk.rating_range[1])}` : "";
+    list.append(h("div", { class: "room-row seek-row", "data-seek": sk.seek_id },
+      h("span", { class: "room-game" }, gameTitle(sk.game)),
+      h("span", { class: "players" }, `${sk.player.name}${sk.player.bot ? " (bot)" : ""} · ${sk.player.rating}`),
+      h("span", { class: "muted small" }, `${clockLabel(sk.clock)} · ${sk.rated ? "rated" : "casual"}${range}`),
+      btn));
+  }
+}
+
+/** Challenges received (Accept / Decline) and sent (Cancel). */
+export function renderChallenges(app) {
+  const box = document.getElementById("challenges");
+  if (!box) return;
+  clear(box);
+  for (const [id, c] of app.challengesIn) {
+    const accept = h("button", { class: "btn primary small", type: "button", "data-accept-challenge": id }, "Accept");
+    const decline = h("button", { class: "btn small", type: "button", "data-decline-challenge": id }, "Decline");
+    accept.addEventListener("click", () => app.answerChallenge(id, true));
+    decline.addEventListener("click", () => app.answerChallenge(id, false));
+    box.append(h("div", { class: "room-row challenge-in", "data-challenge": id, role: "group",
+      "aria-label": `challenge from ${c.from.name}` },
+      h("span", {}, h("strong", {}, c.from.name), ` (${c.from.rating}) challenges you`),
+      h("span", { class: "muted small" }, `${gameTitle(c.game)} · ${clockLabel(c.clock)} · ${c.rated ? "rated" : "casual"}`),
+      accept, decline));
+  }
+  for (const [id, to] of app.challengesOut) {
+    const cancel = h("button", { class: "btn small", type: "button" }, "Cancel");
+    cancel.addEventListener("click", () => app.conn.request({ type: "cancel_challenge", challenge_id: id })
+      .catch(() => {}).finally(() => { app.challengesOut.delete(id); renderChallenges(app); }));
+    box.append(h("div", { class: "room-row challenge-out", "data-challenge-out": id },
+      h("span", {}, `Waiting for ${to} to answer…`), cancel));
+  }
+}
+
+/** What the page keeps of meeting an opponent, and the messages that change it. */
+export class Meeting {
+  constructor(app) {
+    this.app = app;
+    app.seeks = null;
+    app.stats = null;
+    app.mySeeks = new Set();
+    app.challengesIn = new Map();
+    app.challengesOut = new Map();
+    setInterval(() => this.pollSeeks(), SEEKS_EVERY_MS);
+    setInterval(() => this.pollStats(), STATS_EVERY_MS);
+    app.pollSeeks = () => this.pollSeeks();
+    app.answerChallenge = (id, yes) => this.answer(id, yes);
+  }
+
+  inLobby() {
+    return !this.app.current && document.getElementById("meet");
+  }
+
+  pollSeeks() {
+    if (!this.inLobby()) return;
+    fetch("api/seeks").then((r) => (r.ok ? r.json() : null)).then((body) => {
+      if (!body) return;
+      this.app.seeks = body.seeks;
+      renderSeeks(this.app);
+    }).catch(() => {});
+  }
+
+  pollStats() {
+    if (!this.inLobby()) return;
+    fetch("api/stats").then((r) => (r.ok ? r.json() : null)).then((st) => {
+      if (!st) return;
+      this.app.stats = st;
+      const el = document.getElementById("online-count");
+      if (el) el.textContent = statsText(st);
+    }).catch(() => {});
+  }
+
+  answer(id, yes) {
+    this.app.challengesIn.delete(id);
+    renderChallenges(this.app);
+    this.app.conn.request({ type: yes ? "accept_challenge" : "decline_challenge", challenge_id: id })
+      .catch((e) => this.app.toast(e.message || e.code, "error"));
+  }
+
+  /** True if the message was one of meeting an opponent's. */
+  onMessage(m) {
+    const app = this.app;
+    switch (m.type) {
+      case "paired":
+        if (m.seek_id) app.mySeeks.delete(m.seek_id);
+        if (m.challenge_id) { app.challengesOut.delete(m.challenge_id); app.challengesIn.delete(m.challenge_id); }
+        app.openRoom(m.room_id);
+        return true;
+      case "challenge":
+        app.challengesIn.set(m.challenge_id, m);
+        renderChallenges(app);
+        app.toast(`${m.from.name} challenges you to ${gameTitle(m.game)}${app.current ? " (answer in the lobby)" : ""}`);
+        return true;
+      case "challenge_declined":
+        app.toast(`${app.challengesOut.get(m.challenge_id) || "They"} declined your challenge.`);
+        app.challengesOut.delete(m.challenge_id);
+        renderChallenges(app);
+        return true;
+      case "challenge_canceled":
+        app.challengesIn.delete(m.challenge_id);
+        app.challengesOut.delete(m.challenge_id);
+        renderChallenges(app);
+        return true;
+      case "seeking": case "seek_canceled": case "challenge_sent":
+        return true;
+      default:
+        return false;
+    }
+  }
+}

@@ -1,0 +1,167 @@
+"""Tournaments on PostgreSQL (:class:`~tablas.server.store.tournaments.TournamentStore`),
+shared by every node. A conditional change (join, leave, start) locks the tournament's row
+first, so two nodes' changes take turns; the owner's writes check its fence (the lease on
+``tour:ID``) in the same transaction, as the group commit's 'fence' row does for rooms."""
+
+from __future__ import annotations
+
+import asyncpg
+from tablas.server.errors import LeaseLost
+from tablas.server.ownership import Fence
+from tablas.server.store.tournaments import (
+    EntrantRow,
+    Joined,
+    Left,
+    PairingRow,
+    Started,
+    TournamentRow,
+    TournamentStore,
+)
+
+_LOCKED = "SELECT status, max_players, created_by FROM tournaments WHERE id = $1 FOR UPDATE"
+_ENTRANTS = ("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM tournament_players"
+             " WHERE tournament_id = $1")
+
+
+async def _fenced(con: asyncpg.Connection, fence: Fence | None) -> None:
+    """Raises LeaseLost (after telling the fence) unless the lease still carries it."""
+    if fence is None:
+        return
+    held = await con.fetchval(
+        "SELECT 1 FROM room_leases WHERE room_id = $1 AND node = $2 AND fence = $3 FOR SHARE",
+        fence.key, fence.node, fence.number)
+    if held is None:
+        fence.refused(fence)
+        raise LeaseLost(fence.key)
+
+
+class PostgresTournaments(TournamentStore):
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def create(self, t: TournamentRow, entrants: list[EntrantRow]) -> None:
+        async with self.pool.acquire() as con, con.transaction():
+            await con.execute(
+                "INSERT INTO tournaments (id, game, options, clock, format, rounds,"
+                " games_per_pairing, rated, max_players, created_by, status, round, created_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", *t.values())
+            for i, e in enumerate(entrants, 1):
+                await con.execute(
+                    "INSERT INTO tournament_players (tournament_id, player_id, name, registered,"
+                    " bot, level, seq) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    t.tournament_id, e.player_id, e.name, int(e.registered), int(e.bot),
+                    e.level, i)
+
+    async def join(self, tournament_id: str, e: EntrantRow) -> Joined:
+        async with self.pool.acquire() as con, con.transaction():
+            found = await con.fetchrow(_LOCKED, tournament_id)
+            if found is None:
+                return "unknown"
+            if found[0] != "waiting":
+                return "not_waiting"
+            if await con.fetchval("SELECT 1 FROM tournament_players WHERE tournament_id = $1"
+                                  " AND player_id = $2", tournament_id, e.player_id):
+                return "already"
+            count, last = await con.fetchrow(_ENTRANTS, tournament_id)
+            if int(count) >= int(found[1]):
+                return "full"
+            await con.execute(
+                "INSERT INTO tournament_players (tournament_id, player_id, name, registered,"
+                " bot, level, seq) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                tournament_id, e.player_id, e.name, int(e.registered), int(e.bot), e.level,
+                int(last) + 1)
+            return "joined"
+
+    async def leave(self, tournament_id: str, player_id: str) -> Left:
+        async with self.pool.acquire() as con, con.transaction():
+            found = await con.fetchrow(_LOCKED, tournament_id)
+            if found is None:
+                return "unknown"
+            if found[0] != "waiting":
+                return "not_waiting"
+            gone = await con.fetchval(
+                "DELETE FROM tournament_players WHERE tournament_id = $1 AND player_id = $2"
+                " RETURNING player_id", tournament_id, player_id)
+            return "left" if gone is not None else "not_entered"
+
+    async def start(self, tournament_id: str, by: str) -> Started:
+        async with self.pool.acquire() as con, con.transaction():
+            found = await con.fetchrow(_LOCKED, tournament_id)
+            if found is None:
+                return "unknown"
+            if found[2] != by:
+                return "not_creator"
+            if found[0] != "waiting":
+                return "not_waiting"
+            count, _ = await con.fetchrow(_ENTRANTS, tournament_id)
+            if int(count) < 2:
+                return "too_few"
+            await con.execute("UPDATE tournaments SET status = 'playing' WHERE id = $1",
+                              tournament_id)
+            return "started"
+
+    async def load(self, tournament_id: str
+                   ) -> tuple[TournamentRow, list[EntrantRow], list[PairingRow]] | None:
+        async with self.pool.acquire() as con, con.transaction(
+                isolation="repeatable_read", readonly=True):
+            row = await con.fetchrow(
+                "SELECT id, game, options, clock, format, rounds, games_per_pairing, rated,"
+                " max_players, created_by, status, round, created_at FROM tournaments"
+                " WHERE id = $1", tournament_id)
+            if row is None:
+                return None
+            entrants = [EntrantRow.of(r) for r in await con.fetch(
+                "SELECT player_id, name, registered, bot, level, seq FROM tournament_players"
+                " WHERE tournament_id = $1 ORDER BY seq", tournament_id)]
+            pairings = [PairingRow.of(r) for r in await con.fetch(
+                "SELECT g.round, g.idx, g.room_id, g.p0, g.p1, r.status, x.winner, x.reason,"
+                    " x.points"
+                " FROM tournament_games g LEFT JOIN rooms r ON r.id = g.room_id"
+                " LEFT JOIN results x ON x.room_id = g.room_id WHERE g.tournament_id = $1"
+                " ORDER BY g.round, g.idx", tournament_id)]
+        return TournamentRow.of(row), entrants, pairings
+
+    async def adoptable(self, limit: int) -> list[str]:
+        rows = await self.pool.fetch(
+            "SELECT t.id FROM tournaments t LEFT JOIN room_leases l ON l.room_id = 'tour:' || t.id"
+            " WHERE t.status IN ('waiting', 'playing') AND (l.room_id IS NULL"
+            " OR l.expires_at < extract(epoch FROM clock_timestamp()))"
+            " ORDER BY t.created_at LIMIT $1", limit)
+        return [str(r[0]) for r in rows]
+
+    async def write_round(self, tournament_id: str, round_: int, rounds: int,
+                          pairings: list[PairingRow], fence: Fence | None) -> None:
+        async with self.pool.acquire() as con, con.transaction():
+            await _fenced(con, fence)
+            moved = await con.fetchval(
+                "UPDATE tournaments SET round = $1, rounds = $2 WHERE id = $3 AND round = $4"
+                " RETURNING id", round_, rounds, tournament_id, round_ - 1)
+            if moved is not None:
+                for p in pairings:
+                    await con.execute(
+                        "INSERT INTO tournament_games (tournament_id, round, idx, room_id, p0,"
+                        " p1) VALUES ($1, $2, $3, $4, $5, $6)",
+                        tournament_id, round_, p.idx, p.room_id, p.p0, p.p1)
+
+    async def finish(self, tournament_id: str, fence: Fence | None) -> None:
+        async with self.pool.acquire() as con, con.transaction():
+            await _fenced(con, fence)
+            await con.execute("UPDATE tournaments SET status = 'finished' WHERE id = $1",
+                              tournament_id)
+
+    async def listing(self, limit: int) -> list[tuple[TournamentRow, int]]:
+        rows = await self.pool.fetch(
+            "SELECT t.id, t.game, t.options, t.clock, t.format, t.rounds,"
+            " t.games_per_pairing, t.rated, t.max_players, t.created_by, t.status, t.round,"
+            " t.created_at, (SELECT COUNT(*) FROM tournament_players p"
+            " WHERE p.tournament_id = t.id) FROM tournaments t"
+            " ORDER BY t.status = 'finished', t.created_at DESC LIMIT $1", limit)
+        return [(TournamentRow.of(r), int(r[13])) for r in rows]
+
+    async def current_games(self, player_id: str) -> list[tuple[str, int, str, int]]:
+        rows = await self.pool.fetch(
+            "SELECT g.tournament_id, g.round, g.room_id, CASE WHEN g.p0 = $1 THEN 0 ELSE 1 END"
+            " FROM tournament_games g JOIN rooms r ON r.id = g.room_id"
+            " WHERE (g.p0 = $1 OR g.p1 = $1) AND r.status IN ('waiting', 'playing', 'adjourned')",
+            player_id)
+        return [(str(r[0]), int(r[1]), str(r[2]), int(r[3])) for r in rows]
