@@ -19,8 +19,8 @@ both holding the protocol), so those walks buy nothing. :func:`quiet_collector`
 keeps the young generation's collections (a few milliseconds; they catch short-lived cycles)
 and replaces the automatic older ones by a full collection every
 :data:`FULL_COLLECTION_EVERY` seconds, which frees whatever cycles did reach the old
-generations, or sooner once resident memory has grown by half since the last one (cycles
-nobody expected, under some input, cannot pile up for an hour). The figures are in
+generations, or sooner once resident memory has grown by half (and by 256 MiB) since the
+last one (cycles nobody expected, under some input, cannot pile up for an hour). The figures are in
 docs/benchmarks.md.
 """
 
@@ -49,6 +49,11 @@ FULL_COLLECTION_EVERY = 3600.0
 # few seconds): garbage in cycles then stays under half the live heap, as with CPython's own
 # thresholds, which collect everything once the long-lived objects have grown by a quarter.
 EARLY_COLLECTION_GROWTH = 1.5
+# ... and by this many bytes at least. A server starts at some 40 MiB, so half of it is what
+# 2,000 sockets opening take: a rush of visitors brought on a full collection at once, which
+# stalled every room for 190 to 330 ms (docs/benchmarks.md, "Bursts"). Garbage in cycles
+# stays under this much or under half the live heap, whichever is larger.
+EARLY_COLLECTION_MIN_BYTES = 256 * 2**20
 MEMORY_CHECK_EVERY = 5.0
 # A generation's threshold the count of younger collections never exceeds (a C int).
 _NEVER = 2**31 - 1
@@ -104,11 +109,13 @@ async def quiet_collector(
     memory: Callable[[], int | None] = resident_bytes,
     growth: float = EARLY_COLLECTION_GROWTH,
     check_every: float = MEMORY_CHECK_EVERY,
+    min_growth: int = EARLY_COLLECTION_MIN_BYTES,
 ) -> AsyncIterator[None]:
     """Within the block, the cyclic collector's automatic passes stop at the young generation,
     and ``collect`` (a full collection) runs every ``every`` seconds on the running loop, or
     sooner when ``memory()`` (looked at every ``check_every`` seconds) has grown past
-    ``growth`` times what it was after the last one: a safety net for cycles nobody expected
+    ``growth`` times what it was after the last one, and by ``min_growth`` bytes at least:
+    a safety net for cycles nobody expected
     (a library's, under some input), which would otherwise pile up until the schedule.
     The collector is process-wide: enter this in the process's entry point (``tablas serve``
     does), not in library code that shares a process with others. On exit the thresholds in
@@ -117,9 +124,10 @@ async def quiet_collector(
     before = gc.get_threshold()
     gc.set_threshold(before[0], _NEVER, _NEVER)
     log.info("garbage collector: young generation automatically, everything every %g s"
-             " or once memory has grown %g times", every, growth)
+             " or once memory has grown %g times and by %d MiB", every, growth,
+             min_growth // 2**20)
     task = asyncio.get_running_loop().create_task(
-        _full_collections(every, collect, memory, growth, check_every))
+        _full_collections(every, collect, memory, growth, check_every, min_growth))
     try:
         yield
     finally:
@@ -131,14 +139,15 @@ async def quiet_collector(
 
 async def _full_collections(every: float, collect: Callable[[], int],
                             memory: Callable[[], int | None], growth: float,
-                            check_every: float) -> None:
+                            check_every: float, min_growth: int) -> None:
     loop = asyncio.get_running_loop()
     baseline = memory()
     due = loop.time() + every
     while True:
         await asyncio.sleep(max(0.0, min(check_every, due - loop.time())))
         resident = memory()
-        grown = baseline is not None and resident is not None and resident > baseline * growth
+        grown = baseline is not None and resident is not None \
+            and resident > max(baseline * growth, baseline + min_growth)
         if not grown and loop.time() < due:
             continue
         started = time.perf_counter()

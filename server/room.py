@@ -263,9 +263,10 @@ class Room:
     def legal_for(self, player_id: str | None) -> list[JSON]:
         """``legal_moves`` as the contract sends it: only to the seat to move."""
         seat = self.to_move
-        if seat is None or self.seats[seat].kind != "human":
+        if seat is None or player_id is None:
             return []
-        if self.seats[seat].player_id != player_id or player_id is None:
+        held = self.seating.seats[seat]  # asked for every follower of every move
+        if held.kind != "human" or held.player_id != player_id:
             return []
         return self.legal_moves()
 
@@ -454,10 +455,11 @@ class Room:
         self.endings.offer = None
         self.state = pending.state
         self.clocks.commit(pending.action.clocks, pending.action.time)
+        # prepare_move asked the game for the outcome of this very state: no need to ask
+        # again (finish_if_over) at every move.
         if pending.outcome is not None:
             self.result = pending.outcome
             self.status = "finished"
-        self.finish_if_over()
         return pending.action
 
     def finish_if_over(self) -> None:

@@ -89,12 +89,16 @@ class Feed:
 
     def send_update(self, action: Action, answer: Conn | None, re: str | int | None) -> None:
         room = self.room
-        texts: dict[bool, str] = {}  # written once: with the legal moves, and without
+        # Written once: without the legal moves (for most followers), and with them (for
+        # the seat to move), from one dict: the rest of an update is the same for all.
+        data = views.update_data(room, action, [])
+        texts: dict[bool, str] = {}
         for c in self.conns:
             legal = room.legal_for(c.player_id)
             text = texts.get(bool(legal))
             if text is None:
-                text = texts[bool(legal)] = json_text(views.update_data(room, action, legal))
+                data["legal_moves"] = legal
+                text = texts[bool(legal)] = json_text(data)
             c.send(with_re(text, re) if c is answer else text)
 
     def send_analysis(self, job: BotJob, info: SearchInfo, *, final: bool) -> None:

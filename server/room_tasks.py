@@ -45,8 +45,13 @@ class RoomTasks:
         self.services = services
         self.feed = feed
         self.bot_task: asyncio.Task[None] | None = None
-        self.timer_task: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()
+        # The timer is a call on the loop at the next moment something may be due, moved at
+        # every reschedule, not a task woken by every command: a move then costs a
+        # computation and a timer handle, where a task's wake-up and a new wait cost a few
+        # turns of the loop (docs/notes/benchmarks-method.md, "A move's cost").
+        self._timer: asyncio.TimerHandle | None = None
+        # The timer's Tick on its way through the door (the timer waits for it).
+        self._tick_task: asyncio.Task[None] | None = None
 
     def reschedule(self) -> None:
         """Times the room again (clocks, absent players) and lets a bot to move think."""
@@ -54,44 +59,61 @@ class RoomTasks:
         self._kick_bot()
 
     def idle(self) -> bool:
-        """Whether neither task runs (one still running would go on with the room)."""
-        return all(t is None or t.done() for t in (self.bot_task, self.timer_task))
+        """Whether neither the bot nor the timer is at work (either would go on with the
+        room): no bot task running, no timer set, no Tick on its way."""
+        return self._timer is None and all(
+            t is None or t.done() for t in (self.bot_task, self._tick_task))
 
     # --- the timer -------------------------------------------------------------------------
 
     def _arm_timer(self) -> None:
-        """(Re)computes when the room's timer must fire; starts its task if needed."""
+        """(Re)computes when the room's timer must fire and sets it for then (or for never);
+        while its Tick is on its way, that Tick sets it again once through."""
         if self.services.closing:
             return
-        room = self.owner.room
-        room.presence.sync(self.services.presence.connected)
-        self._wake.set()
-        timed = room.clocks.remaining is not None or room.room_options.abandon_to_bot_after_ms \
-            is not None or self.services.abandon_after is not None
-        if room.status not in LIVE or not timed:
+        self.owner.room.presence.sync(self.services.presence.connected)
+        if self._tick_task is not None:
             return
-        if self.timer_task is None or self.timer_task.done():
-            self.timer_task = asyncio.get_running_loop().create_task(self._timer_loop())
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        wait = self._next_wait()
+        if wait is not None:
+            self._timer = asyncio.get_running_loop().call_later(wait + 0.001, self._fire)
 
-    async def _timer_loop(self) -> None:
+    def _next_wait(self) -> float | None:
+        """Seconds until a flag may fall, an away player's seat go to a bot or an absence be
+        due (contract section 6), whichever comes first; None: nothing to wait for."""
+        room = self.owner.room
+        if room.status not in LIVE:
+            return None
+        after = self.services.abandon_after
+        if room.clocks.remaining is None and room.room_options.abandon_to_bot_after_ms is None \
+                and after is None:
+            return None
+        waits = [w for w in (room.clocks.seconds_to_flag(), room.presence.seconds_to_abandon(),
+                             room.presence.seconds_to_due(after)) if w is not None]
+        return min(waits) if waits else None
+
+    def _fire(self) -> None:
+        self._timer = None
+        if not self.services.closing:
+            self._tick_task = asyncio.get_running_loop().create_task(self._tick())
+
+    async def _tick(self) -> None:
+        """The Tick through the door, then the timer set again (not after a failure: the
+        next command sets it, rather than a failing Tick every millisecond)."""
         try:
-            while not self.services.closing:
-                room = self.owner.room
-                after = self.services.abandon_after
-                waits = [w for w in (room.clocks.seconds_to_flag(),
-                                     room.presence.seconds_to_abandon(),
-                                     room.presence.seconds_to_due(after)) if w is not None]
-                if room.status not in LIVE or not waits:
-                    return
-                self._wake.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), min(waits) + 0.001)
-                    continue  # something changed: compute again
-                await self.owner.run(Tick())
+            await self.owner.run(Tick())
         except asyncio.CancelledError:
+            self._tick_task = None
             raise
         except Exception:
+            self._tick_task = None
             log.exception("timer of room %s failed", self.owner.room.room_id)
+            return
+        self._tick_task = None
+        self._arm_timer()
 
     # --- the bot ---------------------------------------------------------------------------
 
@@ -137,8 +159,12 @@ class RoomTasks:
     # --- shutdown --------------------------------------------------------------------------
 
     def stop(self) -> None:
-        """Cancels both tasks (the server is shutting down, or the room was lost)."""
-        for task in (self.bot_task, self.timer_task):
+        """Cancels the timer and both tasks (the server is shutting down, or the room was
+        lost)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        for task in (self.bot_task, self._tick_task):
             if task is not None:
                 task.cancel()
 

@@ -153,7 +153,7 @@ async def test_quiet_collector_collects_early_when_memory_grows() -> None:
         return 0
 
     async with quiet_collector(every=3600, collect=collect, memory=memory, growth=1.5,
-                               check_every=0.01):
+                               check_every=0.01, min_growth=0):
         for _ in range(200):
             if len(ran) == 2:
                 break
@@ -162,6 +162,19 @@ async def test_quiet_collector_collects_early_when_memory_grows() -> None:
     # 151 > 1.5 x 100: collected, and 151 (read after it) is the new baseline; 160 is not
     # past 226.5, 230 is.
     assert ran == [4, 1], ran
+
+    # ... and by min_growth at least: 151 and 160 are not 100 past 100, 230 is (and then
+    # nothing is 100 past 230).
+    readings[:] = [100, 120, 149, 151, 151, 160, 230, 230]
+    ran.clear()
+    async with quiet_collector(every=3600, collect=collect, memory=memory, growth=1.5,
+                               check_every=0.01, min_growth=100):
+        for _ in range(200):
+            if ran:
+                break
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+    assert ran == [1], ran
 
     ran.clear()
     async with quiet_collector(every=3600, collect=collect, memory=lambda: None,

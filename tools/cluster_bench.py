@@ -8,14 +8,22 @@ cluster (``initdb`` in a temporary folder, as the tests make it: ``tests/pg_supp
 a ``redis-server`` (``tests/redis_support.py``), PostgreSQL with ``fsync`` on (unlike the
 tests' cluster), with 1, 2 or 3 ``tablas serve --redis`` nodes.
 ``--games`` game loops play Connect-4 and tic-tac-toe person against person (random legal
-moves, as fast as answers come) for ``--seconds``; with several nodes each game's two players
-sit on different nodes (player 0 on node i, who creates the room and so owns it, player 1 on
-node i + 1), so every other move is forwarded and every update fanned out across nodes.
+moves, as fast as answers come) for ``--seconds``. Where the players sit (``--placement``):
+``random`` (the default), each connection on a node drawn at random, as a load balancer
+without stickiness places them (a third of the games on one node when there are three);
+``split``, each game's two players on different nodes (player 0 on node i, who creates the
+room and so owns it, player 1 on node i + 1): every other move is forwarded and every update
+fanned out across nodes, the worst case; ``together``, both players of a game on one node
+drawn at random, no move forwarded: what sending players to their room's node would reach.
+``--connections persistent`` (the default): each
+player keeps one connection for the whole run, as a person at the page does; ``per-game``:
+two new connections (``hello`` included) for every game.
 
 Per configuration: moves/s, the acknowledged move's p50/p99 (``move`` sent → the mover's own
 ``update``), and the CPU seconds per move of every server process, read from /proc (user +
 system, with their reaped children): the nodes, PostgreSQL's (the postmaster and its
-backends), Redis; the load generator's own is shown apart. docs/benchmarks.md has figures.
+backends), Redis; the load generator's own is shown apart; and the ratio of the servers' CPU
+per move to the single SQLite node's of the same run. docs/benchmarks.md has figures.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the tests' PostgreSQL and Redis (not 
 from pg_support import Cluster, pg_bin  # noqa: E402
 from redis_support import RedisServer  # noqa: E402
 from server_support import Subprocess  # noqa: E402
+from tablas.server.client import ProtocolClient, Refused  # noqa: E402
 from tablas.server.server_bench import percentile, pvp_game  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -75,36 +84,102 @@ def cpu_of(pids: list[int]) -> float:
     return sum(cpu_seconds(p) for root in pids for p in descendants(root))
 
 
-async def load(urls: list[str], games: int, seconds: float) -> tuple[int, list[float]]:
+async def kept_game(a: ProtocolClient, b: ProtocolClient, game: str, rng: random.Random,
+                    rtts: list[float]) -> int:
+    """One game between two players on connections they keep (``pvp_game`` opens its own):
+    each message is picked by its room, since the connections saw the games before; the
+    moves played (a refused move ends the game early: the room may move between nodes)."""
+    created = await a.request({"type": "create_room", "game": game, "options": {},
+                               "seats": [{"kind": "human"}, {"kind": "human"}],
+                               "join_seat": 0})
+    room = created["room_id"]
+    await b.request({"type": "join", "room_id": room, "seat": 1})
+    view = await a.next_of(lambda m: m.get("type") == "room" and m.get("room_id") == room
+                           and m.get("status") == "playing")
+    players, views, moves = (a, b), {0: view}, 0
+    while view["status"] == "playing":
+        seat = view["to_move"]
+        t0 = time.perf_counter()
+        try:
+            answer = await players[seat].request({
+                "type": "move", "room_id": room, "ply": view["ply"],
+                "move": rng.choice(views[seat]["legal_moves"])})
+        except Refused:
+            return moves
+        rtts.append((time.perf_counter() - t0) * 1000)
+        moves += 1
+        other = await players[1 - seat].next_of(
+            lambda m, ply=answer["ply"]: m.get("type") == "update"
+            and m.get("room_id") == room and m.get("ply") == ply)
+        views, view = {seat: answer, 1 - seat: other}, answer
+    return moves
+
+
+async def load(urls: list[str], games: int, seconds: float, placement: str = "random",
+               persistent: bool = True, seed: int = 1) -> tuple[int, list[float], int]:
+    """``games`` game loops for ``seconds``: the moves, their round trips, and how many of
+    the loops (connections kept) or of the games (connections per game) had their two
+    players on different nodes."""
     rtts: list[float] = []
     end = time.perf_counter() + seconds
+    place = random.Random(seed)
+    split = 0
+
+    together: dict[int, str] = {}
+
+    def node(i: int, player: int) -> str:
+        if placement == "split":
+            return urls[(i + player) % len(urls)]
+        if placement == "together":  # both players on one node drawn at random
+            if player == 0:
+                together[i] = place.choice(urls)
+            return together[i]
+        return place.choice(urls)
 
     async def loop(i: int) -> int:
+        nonlocal split
         rng = random.Random(i)
+        kind = ("connect4", "tictactoe")[i % 2]
         n = 0
-        while time.perf_counter() < end:
-            n += await pvp_game(urls[i % len(urls)], ("connect4", "tictactoe")[i % 2], rng,
-                                rtts, other_url=urls[(i + 1) % len(urls)],
-                                refused_ends_game=True)
+        if not persistent:
+            while time.perf_counter() < end:
+                url_a, url_b = node(i, 0), node(i, 1)
+                split += url_a != url_b
+                n += await pvp_game(url_a, kind, rng, rtts, other_url=url_b,
+                                    refused_ends_game=True)
+            return n
+        url_a, url_b = node(i, 0), node(i, 1)
+        split += url_a != url_b
+        a = await ProtocolClient.open(url_a, f"bench-a{i}")
+        b = await ProtocolClient.open(url_b, f"bench-b{i}")
+        try:
+            while time.perf_counter() < end:
+                n += await kept_game(a, b, kind, rng, rtts)
+        finally:
+            await a.close()
+            await b.close()
         return n
 
-    return sum(await asyncio.gather(*(loop(i) for i in range(games)))), rtts
+    moves = sum(await asyncio.gather(*(loop(i) for i in range(games))))
+    return moves, rtts, split
 
 
 def measure(name: str, urls: list[str], servers: dict[str, list[int]], games: int,
-            seconds: float) -> dict[str, Any]:
+            seconds: float, placement: str, persistent: bool) -> dict[str, Any]:
     """One configuration's run: a short warm-up, then the window that is measured."""
-    asyncio.run(load(urls, games, 1.0))
+    asyncio.run(load(urls, games, 1.0, placement, persistent, seed=0))
     before = {k: cpu_of(v) for k, v in servers.items()}
     mine = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    moves, rtts = asyncio.run(load(urls, games, seconds))
+    moves, rtts, split = asyncio.run(load(urls, games, seconds, placement, persistent))
     wall = time.perf_counter() - t0
     after = {k: cpu_of(v) for k, v in servers.items()}
     me = resource.getrusage(resource.RUSAGE_SELF)
     cpu = {k: after[k] - before[k] for k in servers}
     return {
-        "config": name, "moves": moves, "moves_per_s": round(moves / wall, 1),
+        "config": name, "placement": placement,
+        "connections": "persistent" if persistent else "per-game", "split_games": split,
+        "moves": moves, "moves_per_s": round(moves / wall, 1),
         "p50_ms": round(percentile(rtts, 50), 2), "p99_ms": round(percentile(rtts, 99), 2),
         "cpu_ms_per_move": {k: round(v / max(moves, 1) * 1000, 3) for k, v in cpu.items()},
         "servers_cpu_ms_per_move": round(sum(cpu.values()) / max(moves, 1) * 1000, 3),
@@ -125,7 +200,8 @@ def started(procs: list[Subprocess]) -> Iterator[None]:
             p.terminate()
 
 
-def run(games: int, seconds: float) -> list[dict[str, Any]]:
+def run(games: int, seconds: float, placement: str = "random", persistent: bool = True,
+        nodes_counts: tuple[int, ...] = (1, 2, 3)) -> list[dict[str, Any]]:
     results = []
     # Every player connects from 127.0.0.1: the limits per address are lifted.
     args = ["--max-msgs-per-address", "0", "--max-conns-per-address", "0",
@@ -136,13 +212,14 @@ def run(games: int, seconds: float) -> list[dict[str, Any]]:
         with started([single]):
             assert single.proc is not None
             results.append(measure("sqlite, 1 node", [single.url],
-                                   {"node": [single.proc.pid]}, games, seconds))
+                                   {"node": [single.proc.pid]}, games, seconds, placement,
+                                   persistent))
         bin_dir = pg_bin()
         if bin_dir is None:
             print("PostgreSQL is not installed: the cluster's rows are left out",
                   file=sys.stderr)
             return results
-        for n in (1, 2, 3):
+        for n in nodes_counts:
             pg = Cluster(bin_dir, fsync=True)  # durable, as SQLite's synchronous=FULL
             pg.start()
             folder = tmp / f"redis{n}"
@@ -160,10 +237,14 @@ def run(games: int, seconds: float) -> list[dict[str, Any]]:
                     servers = {"nodes": [p.proc.pid for p in nodes if p.proc is not None],
                                "postgresql": [postmaster], "redis": [redis.proc.pid]}
                     results.append(measure(f"postgresql + redis, {n} node(s)",
-                                           [p.url for p in nodes], servers, games, seconds))
+                                           [p.url for p in nodes], servers, games, seconds,
+                                           placement, persistent))
             finally:
                 redis.stop()
                 pg.stop()
+    single_cpu = results[0]["servers_cpu_ms_per_move"]
+    for r in results:
+        r["vs_single_node"] = round(r["servers_cpu_ms_per_move"] / max(single_cpu, 1e-9), 2)
     return results
 
 
@@ -171,16 +252,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=40, help="game loops at once")
     parser.add_argument("--seconds", type=float, default=10.0, help="the measured window")
+    parser.add_argument("--placement", choices=("random", "split", "together"),
+                        default="random",
+                        help="each connection on a node drawn at random, each game's players"
+                        " on different nodes, or both on one node drawn at random")
+    parser.add_argument("--connections", choices=("persistent", "per-game"),
+                        default="persistent", help="one connection per player for the run,"
+                        " or two new ones for every game")
+    parser.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3],
+                        help="the cluster's sizes measured")
     parser.add_argument("--json", action="store_true", help="print JSON lines")
     args = parser.parse_args()
-    for r in run(args.games, args.seconds):
+    for r in run(args.games, args.seconds, args.placement, args.connections == "persistent",
+                 tuple(args.nodes)):
         if args.json:
             print(json.dumps(r), flush=True)
         else:
             print(f"{r['config']:28} {r['moves_per_s']:8.1f} moves/s  p50 {r['p50_ms']:6.2f}"
                   f" ms  p99 {r['p99_ms']:7.2f} ms  servers' CPU"
                   f" {r['servers_cpu_ms_per_move']:6.3f} ms/move {r['cpu_ms_per_move']}"
-                  f"  (load generator {r['load_generator_cpu_ms_per_move']} ms/move)",
+                  f" = {r['vs_single_node']}x the single node; split games"
+                  f" {r['split_games']} (load generator"
+                  f" {r['load_generator_cpu_ms_per_move']} ms/move)",
                   flush=True)
 
 

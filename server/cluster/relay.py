@@ -56,6 +56,7 @@ FORWARD_WAIT = 1.0  # seconds between looks at the lease while the owner has not
 FORWARD_GIVE_UP = 5.0  # seconds a living owner has to answer before the command is resent
 ROUTE_TRIES = 3  # owners asked in turn (the room may move meanwhile) before giving up
 ORPHAN_BATCH = 500  # rooms taken over per look
+OWNERS_KEPT = 10_000  # other nodes' rooms whose owner is remembered (the oldest forgotten)
 
 
 @dataclass(eq=False)
@@ -104,6 +105,12 @@ class Relay:
         self._nodes_of: dict[Conn, set[str]] = {}
         # Other nodes' connections, as the rooms owned here see them.
         self._proxies: dict[tuple[str, int], RemoteConn] = {}
+        # The owner last found for rooms of other nodes: their commands go there straight,
+        # not first through a claim of the lease (a trip to PostgreSQL for every forwarded
+        # move). Only a hint: the owner checks its lease, and answers ``retry`` if the room
+        # is not its own; forgotten then, when a node says it took the room, when Redis
+        # comes back (messages may have been lost) and when its node dies.
+        self._owners: dict[str, str] = {}
         self._jobs: set[asyncio.Task[Any]] = set()
         self.closing = False
 
@@ -124,6 +131,7 @@ class Relay:
 
     def _taken(self, room_id: str) -> None:
         """This node took ``room_id``, perhaps from another: every node hears it."""
+        self._owners.pop(room_id, None)
         self.bus.publish({"op": "moved", "room": room_id, "node": self.node})
 
     def _drop(self, room_id: str) -> None:
@@ -175,28 +183,47 @@ class Relay:
 
     async def _route(self, conn: Conn, msg: AnyClientMessage) -> None:
         log.debug("route %s %s follows %s", msg.type, id(conn), self._follows.get(conn))
+        room_id = getattr(msg, "room_id", "")
         for _ in range(ROUTE_TRIES):
-            try:
-                await self._local(conn, msg)
-                return
-            except NotOwner as e:
-                owner = e.node
-            except LeaseLost as e:
-                self.leases.let_go(e.room_id)
-                continue
-            room_id = getattr(msg, "room_id", "")
-            followed = self._follows.get(conn, {}).get(room_id)
-            if followed is not None and followed != owner and not isinstance(
-                    msg, Join | Spectate):
-                # It followed the room through a node that lost it: it follows it on the
-                # owner first, so that it gets its command's answer and what comes after.
-                if not await self._forward(conn, Spectate(type="spectate", room_id=room_id),
-                                           owner):
+            owner = self._owners.get(room_id) if room_id else None
+            if owner is not None:
+                self.leases.check()  # as _local does first
+            else:
+                try:
+                    await self._local(conn, msg)
+                    return
+                except NotOwner as e:
+                    owner = e.node
+                    self._remember(room_id, owner)
+                except LeaseLost as e:
+                    self.leases.let_go(e.room_id)
                     continue
-            log.debug("forward %s %s to %s", msg.type, id(conn), owner)
-            if await self._forward(conn, msg, owner):
+            if await self._send_to_owner(conn, msg, room_id, owner):
                 return
+            self._owners.pop(room_id, None)  # it moved: found afresh on the next try
         raise RoomError("internal", "the room's node did not answer: try again")
+
+    def _remember(self, room_id: str, owner: str) -> None:
+        if not room_id or owner in ("", self.node):
+            return
+        self._owners.pop(room_id, None)
+        self._owners[room_id] = owner
+        if len(self._owners) > OWNERS_KEPT:
+            del self._owners[next(iter(self._owners))]
+
+    async def _send_to_owner(self, conn: Conn, msg: AnyClientMessage, room_id: str,
+                             owner: str) -> bool:
+        """``msg`` forwarded to ``owner``; False if it was not run there (the room moved)."""
+        followed = self._follows.get(conn, {}).get(room_id)
+        if followed is not None and followed != owner and not isinstance(
+                msg, Join | Spectate):
+            # It followed the room through a node that lost it: it follows it on the
+            # owner first, so that it gets its command's answer and what comes after.
+            if not await self._forward(conn, Spectate(type="spectate", room_id=room_id),
+                                       owner):
+                return False
+        log.debug("forward %s %s to %s", msg.type, id(conn), owner)
+        return await self._forward(conn, msg, owner)
 
     async def _local(self, conn: Conn, msg: AnyClientMessage) -> None:
         self.leases.check()
@@ -396,10 +423,13 @@ class Relay:
                     extra={"event": "node_gone", "node": node})
         for n, cid in [key for key in self._proxies if key[0] == node]:
             self._spawn(self._remote_gone(n, cid))
+        for room_id in [r for r, owner in self._owners.items() if owner == node]:
+            del self._owners[room_id]
 
     def _moved(self, room_id: str, node: str) -> None:
         """``node`` took ``room_id`` over: connections that followed it through another
         node follow it there (or here, when ``node`` is this one)."""
+        self._owners.pop(room_id, None)
         # Their record says the old node until they follow it on the new one: a command of
         # theirs meanwhile subscribes them there first (``_route``).
         movers = [c for c, rooms in self._follows.items()
@@ -410,6 +440,7 @@ class Relay:
     def _resync(self, node: str | None) -> None:
         """Every connection of this node that follows a room through ``node`` (None: any
         other node) follows it again: a fresh snapshot, whatever was lost."""
+        self._owners.clear()  # what was said meanwhile may have been lost
         rooms: dict[str, list[Conn]] = {}
         for c, followed in self._follows.items():
             for room_id, owner in followed.items():

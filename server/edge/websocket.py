@@ -106,9 +106,9 @@ class _Connection(ServerConnection):
     the parser's frames: more cycles for every connection that ends badly (a reset, a
     handshake refused or broken off, a frame too large). Only a pass over the older
     generations frees a cycle that outlived a young collection, and ``tablas serve`` makes
-    one every hour, or once memory has grown by half (``tablas.server.loop.quiet_collector``):
-    until then a client could pile them up by the hundred thousand (docs/server.md, "The
-    garbage collector")."""
+    one every hour, or once memory has grown by half and 256 MiB
+    (``tablas.server.loop.quiet_collector``): until then a client could pile them up by the
+    hundred thousand (docs/server.md, "The garbage collector")."""
 
     answered_bad_request = False
     metrics: Metrics | None = None  # set on the class each Edge makes (_counted_by)

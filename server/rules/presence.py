@@ -150,6 +150,9 @@ class Presence:
         long as nobody comes or goes): when the room's timer must ask again."""
         if abandon_after is None:
             return None
+        if self.creator_away_since is None and self.away_since.count(None) == len(
+                self.away_since):
+            return None  # nobody away (the common case, asked after every move)
         room = self.room
         now = room.clock() if now is None else now
         if self.due(abandon_after, now) is not None:

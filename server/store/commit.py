@@ -45,12 +45,24 @@ def _encode(rows: Sequence[list[Any]]) -> Write:
     """A write's rows as JSON text, or :class:`ValueError` for a value some backend cannot
     hold as text (a lone surrogate is not UTF-8; PostgreSQL's text holds no U+0000): refused
     at once, on every backend alike, before it joins a batch."""
-    if any(type(v) is str and "\x00" in v for row in rows for v in row):
-        raise ValueError("a value the database cannot store: U+0000 in a text")
     try:
-        return to_json(rows).decode()[1:-1]
+        text = to_json(rows).decode()[1:-1]
     except PydanticSerializationError as e:
+        if _nul(rows):
+            raise ValueError(_NUL) from None
         raise ValueError(f"a value the database cannot store: {e}") from None
+    # JSON writes U+0000 as the escape \u0000: only a text holding that sequence is looked
+    # at value by value (a text may hold a backslash and 'u0000' too), not every write.
+    if "\\u0000" in text and _nul(rows):
+        raise ValueError(_NUL)
+    return text
+
+
+_NUL = "a value the database cannot store: U+0000 in a text"
+
+
+def _nul(rows: Sequence[list[Any]]) -> bool:
+    return any(type(v) is str and "\x00" in v for row in rows for v in row)
 
 
 @dataclass

@@ -67,6 +67,15 @@ def postgres_migrations() -> list[tuple[int, str, str]]:
     return migration_files(migrations_folder(FOLDER))
 
 
+async def _keep_session(con: asyncpg.Connection) -> None:
+    """What the pool does to a connection given back, past what asyncpg always does (roll
+    back a transaction left open): nothing. asyncpg's default sends a query for every
+    connection given back (advisory locks released, cursors closed, ``LISTEN`` ended,
+    settings reset), a round trip and PostgreSQL's work for every read and every commit;
+    the store takes none of these, but for the migrations' advisory lock, which
+    :func:`_migrate` releases itself (or ends the connection)."""
+
+
 async def _version(con: asyncpg.Connection) -> int:
     if await con.fetchval("SELECT to_regclass('schema_migrations')") is None:
         return 0
@@ -95,7 +104,13 @@ async def _migrate(pool: asyncpg.Pool, upto: int | None) -> int:
                         " VALUES ($1, $2, $3)", version, name, time.time())
                 current = version
         finally:
-            await con.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+            try:
+                await con.execute("SELECT pg_advisory_unlock($1)", _MIGRATION_LOCK)
+            except BaseException:
+                # The pool does not reset its connections' sessions (_keep_session): one
+                # that may still hold the lock is not handed out again.
+                con.terminate()
+                raise
     return current
 
 
@@ -117,7 +132,8 @@ class PostgresStore(Storage):
         try:
             pool = await asyncpg.create_pool(
                 url, min_size=1, max_size=max_size, timeout=CONNECT_TIMEOUT,
-                server_settings={"synchronous_commit": "on", "application_name": "tablas"})
+                server_settings={"synchronous_commit": "on", "application_name": "tablas"},
+                reset=_keep_session)
         except (OSError, TimeoutError, ValueError, asyncpg.PostgresError,
                 asyncpg.InterfaceError) as e:
             raise StartupError(f"cannot use the database {safe_url(url)}: "

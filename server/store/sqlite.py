@@ -163,40 +163,34 @@ class SqliteStore(Storage):
 
     # --- players -------------------------------------------------------------------------
 
-    @_serialised
     async def account_by_token(self, token: str) -> Account | None:
         h = token_hash(token)
-        async with self.db.execute(
+        rows = await self.fetch_at_once(
             "SELECT id, name, password_hash IS NOT NULL, bot FROM players WHERE token_hash = ?"
             " UNION ALL SELECT p.id, p.name, p.password_hash IS NOT NULL, p.bot"
             " FROM player_tokens t JOIN players p ON p.id = t.player_id"
             " WHERE t.token_hash = ? LIMIT 1",
             (h, h),
-        ) as cur:
-            row = await cur.fetchone()
+        )
+        row = rows[0] if rows else None
         return None if row is None else Account(str(row[0]), str(row[1]), bool(row[2]),
                                                 bot=bool(row[3]))
 
-    @_serialised
     async def account_by_key(self, name_key: str) -> Account | None:
-        async with self.db.execute(
-            "SELECT id, name, password_hash, bot FROM players WHERE name_key = ?", (name_key,)
-        ) as cur:
-            row = await cur.fetchone()
+        rows = await self.fetch_at_once(
+            "SELECT id, name, password_hash, bot FROM players WHERE name_key = ?", (name_key,))
+        row = rows[0] if rows else None
         return None if row is None else Account(str(row[0]), str(row[1]), True, str(row[2]),
                                                 bool(row[3]))
 
-    @_serialised
     async def name_holders(self, name_key: str, name_skeleton: str
                            ) -> tuple[Account | None, Account | None]:
-        async with self.db.execute(
+        return holders(await self.fetch_at_once(
             "SELECT id, name, password_hash, name_key = ?,"
             " name_skeleton = ? AND name_skeleton_shared = 0 FROM players"
             " WHERE name_key = ? OR (name_skeleton = ? AND name_skeleton_shared = 0)",
             (name_key, name_skeleton, name_key, name_skeleton),
-        ) as cur:
-            rows = await cur.fetchall()
-        return holders(rows)
+        ))
 
     @_serialised
     async def names_without_skeleton(self, limit: int) -> list[tuple[str, str]]:
@@ -315,6 +309,16 @@ class SqliteStore(Storage):
 
     # --- rooms ---------------------------------------------------------------------------
 
+    async def fetch_at_once(self, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows of one read, run and fetched in one step of aiosqlite's thread, under the
+        store's lock (the seeks' and tournaments' transactions span several steps: a read
+        must not land inside one). A read through a cursor holds the lock for two steps (run,
+        then fetch), each a turn of the event loop; the reads of every ``hello`` are done so,
+        so a rush of visitors holds the moves' commits back half as long
+        (docs/notes/benchmarks-method.md, "Bursts")."""
+        async with self._lock:
+            return list(await self.db.execute_fetchall(sql, params))
+
     async def _transaction(self, writes: Sequence[Write]) -> None:
         """Every row of ``writes`` in one statement, which SQLite runs as a transaction of
         its own (committed and fsynced before it returns, or not written at all)."""
@@ -387,29 +391,27 @@ class SqliteStore(Storage):
         ) as cur:
             return [str(r[0]) for r in await cur.fetchall()]
 
-    @_serialised
     async def seats_held(self, player_id: str) -> list[tuple[str, int, Status]]:
         """Every seat ``player_id`` holds in a room that may still be played (waiting,
         playing or adjourned): (room id, seat, the room's status), oldest room first. Rooms
         left idle are on disk only, so this, not memory, is the list of a returning player's
         seats."""
-        async with self.db.execute(
+        rows = await self.fetch_at_once(
             "SELECT s.room_id, s.seat, r.status FROM seats s JOIN rooms r ON r.id = s.room_id"
             " WHERE s.player_id = ? AND r.status IN ('waiting', 'playing', 'adjourned')"
             " ORDER BY r.created_at, r.rowid, s.seat",
             (player_id,),
-        ) as cur:
-            return [(str(r), int(seat), status) for r, seat, status in await cur.fetchall()]
+        )
+        return [(str(r), int(seat), status) for r, seat, status in rows]
 
-    @_serialised
     async def waiting_rooms_opened_by(self, player_id: str) -> list[str]:
         """The waiting rooms ``player_id`` opened (seated in them or not)."""
-        async with self.db.execute(
+        rows = await self.fetch_at_once(
             "SELECT id FROM rooms WHERE created_by = ? AND status = 'waiting'"
             " ORDER BY created_at",
             (player_id,),
-        ) as cur:
-            return [str(r[0]) for r in await cur.fetchall()]
+        )
+        return [str(r[0]) for r in rows]
 
     @_serialised
     async def load_room(self, room_id: str) -> RoomRecord | None:
