@@ -455,9 +455,7 @@ class Room:
         self.endings.offer = None
         self.state = pending.state
         self.clocks.commit(pending.action.clocks, pending.action.time)
-        # prepare_move asked the game for the outcome of this very state: no need to ask
-        # again (finish_if_over) at every move.
-        if pending.outcome is not None:
+        if pending.outcome is not None:  # prepare_move's, asked of the game once a move
             self.result = pending.outcome
             self.status = "finished"
         return pending.action

@@ -68,7 +68,7 @@ class Cluster:
         await self.bus.drain()
         for task in self._tasks:
             task.cancel()
-        self.relay.end_jobs()
+        self.relay.jobs.cancel()
         self.meet.stop()
         await self.leases.release()
         await self.bus.close()

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from tablas.server.cluster.bus import Bus, ItemKind, alive_key
+from tablas.server.cluster.jobs import Jobs
 from tablas.server.cluster.relay import Relay
 from tablas.server.connections import Conn, Player, Presence
 from tablas.server.meet.challenges import Challenges
@@ -143,12 +144,7 @@ class MeetListener:
         self.relay = relay
         self.challenges = challenges
         self.seeks = seeks
-        self._jobs: set[asyncio.Task[Any]] = set()
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._jobs.add(task)
-        task.add_done_callback(self._jobs.discard)
+        self.jobs = Jobs()
 
     def on_message(self, msg: dict[str, Any]) -> None:
         if msg.get("op") == "to_player":
@@ -165,14 +161,14 @@ class MeetListener:
                 conn = self.reach.presence.local_conn(cid)
                 if conn is not None:
                     conn.send(text)
-                    self._spawn(self.relay.command(conn, Join(type="join", room_id=room_id)))
+                    self.jobs.spawn(self.relay.command(conn, Join(type="join", room_id=room_id)))
             elif kind == ItemKind.NOTE:
                 conn = self.reach.presence.local_conn(item[1])
                 if conn is not None:
                     conn.send(item[2])
             elif kind == ItemKind.ANSWER:
                 _, challenge_id, player_id, name, registered, cid, accept, re = item
-                self._spawn(self.challenges.answered(
+                self.jobs.spawn(self.challenges.answered(
                     challenge_id, Player(player_id, name, registered), sender, cid, accept,
                     re))
 
@@ -210,5 +206,4 @@ class MeetListener:
                 log.exception("sweeping the seeks of gone nodes failed; trying again")
 
     def stop(self) -> None:
-        for task in list(self._jobs):
-            task.cancel()
+        self.jobs.cancel()

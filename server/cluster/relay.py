@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from tablas.server.cluster.bus import Bus, ItemKind
+from tablas.server.cluster.jobs import Jobs, OwnerHints
 from tablas.server.cluster.leases import Leases
 from tablas.server.connections import Conn, Player, Presence
 from tablas.server.errors import LeaseLost, NotOwner, Refused, RoomError
@@ -56,7 +57,6 @@ FORWARD_WAIT = 1.0  # seconds between looks at the lease while the owner has not
 FORWARD_GIVE_UP = 5.0  # seconds a living owner has to answer before the command is resent
 ROUTE_TRIES = 3  # owners asked in turn (the room may move meanwhile) before giving up
 ORPHAN_BATCH = 500  # rooms taken over per look
-OWNERS_KEPT = 10_000  # other nodes' rooms whose owner is remembered (the oldest forgotten)
 
 
 @dataclass(eq=False)
@@ -105,33 +105,19 @@ class Relay:
         self._nodes_of: dict[Conn, set[str]] = {}
         # Other nodes' connections, as the rooms owned here see them.
         self._proxies: dict[tuple[str, int], RemoteConn] = {}
-        # The owner last found for rooms of other nodes: their commands go there straight,
-        # not first through a claim of the lease (a trip to PostgreSQL for every forwarded
-        # move). Only a hint: the owner checks its lease, and answers ``retry`` if the room
-        # is not its own; forgotten then, when a node says it took the room, when Redis
-        # comes back (messages may have been lost) and when its node dies.
-        self._owners: dict[str, str] = {}
-        self._jobs: set[asyncio.Task[Any]] = set()
+        self.owners = OwnerHints(self.node)  # where rooms of other nodes were last found
+        self.jobs = Jobs()
         self.closing = False
 
     def stop(self) -> None:
         """The node is closing: a room lost from now on is not followed again."""
         self.closing = True
 
-    def end_jobs(self) -> None:
-        for task in list(self._jobs):
-            task.cancel()
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._jobs.add(task)
-        task.add_done_callback(self._jobs.discard)
-
     # --- rooms that move -------------------------------------------------------------------
 
     def _taken(self, room_id: str) -> None:
         """This node took ``room_id``, perhaps from another: every node hears it."""
-        self._owners.pop(room_id, None)
+        self.owners.forget(room_id)
         self.bus.publish({"op": "moved", "room": room_id, "node": self.node})
 
     def _drop(self, room_id: str) -> None:
@@ -147,7 +133,7 @@ class Relay:
             c.rooms.pop(room_id, None)
             self._follows.setdefault(c, {})[room_id] = ""
         if local and not self.closing:
-            self._spawn(self._refollow(room_id, local))
+            self.jobs.spawn(self._refollow(room_id, local))
 
     async def _refollow(self, room_id: str, conns: list[Conn]) -> None:
         """``conns`` follow ``room_id`` again, wherever it lives now (a fresh snapshot)."""
@@ -185,7 +171,7 @@ class Relay:
         log.debug("route %s %s follows %s", msg.type, id(conn), self._follows.get(conn))
         room_id = getattr(msg, "room_id", "")
         for _ in range(ROUTE_TRIES):
-            owner = self._owners.get(room_id) if room_id else None
+            owner = self.owners.get(room_id)
             if owner is not None:
                 self.leases.check()  # as _local does first
             else:
@@ -194,22 +180,14 @@ class Relay:
                     return
                 except NotOwner as e:
                     owner = e.node
-                    self._remember(room_id, owner)
+                    self.owners.remember(room_id, owner)
                 except LeaseLost as e:
                     self.leases.let_go(e.room_id)
                     continue
             if await self._send_to_owner(conn, msg, room_id, owner):
                 return
-            self._owners.pop(room_id, None)  # it moved: found afresh on the next try
+            self.owners.forget(room_id)  # it moved: found afresh on the next try
         raise RoomError("internal", "the room's node did not answer: try again")
-
-    def _remember(self, room_id: str, owner: str) -> None:
-        if not room_id or owner in ("", self.node):
-            return
-        self._owners.pop(room_id, None)
-        self._owners[room_id] = owner
-        if len(self._owners) > OWNERS_KEPT:
-            del self._owners[next(iter(self._owners))]
 
     async def _send_to_owner(self, conn: Conn, msg: AnyClientMessage, room_id: str,
                              owner: str) -> bool:
@@ -399,13 +377,13 @@ class Relay:
                 if fut is not None and not fut.done():
                     fut.set_result(item[2])
             elif kind == ItemKind.COMMAND:
-                self._spawn(self._run_remote(sender, item))
+                self.jobs.spawn(self._run_remote(sender, item))
             elif kind == ItemKind.PRESENCE:
                 _, cid, player_id, name, registered, rooms = item
-                self._spawn(self._arrive(self._proxy(sender, cid), player_id, name,
+                self.jobs.spawn(self._arrive(self._proxy(sender, cid), player_id, name,
                                          registered, rooms))
             elif kind == ItemKind.GONE:
-                self._spawn(self._remote_gone(sender, item[1]))
+                self.jobs.spawn(self._remote_gone(sender, item[1]))
 
     def resubscribed(self) -> None:
         """Every room followed through another node is followed again (fresh snapshots),
@@ -422,29 +400,28 @@ class Relay:
         log.warning("node %s is gone: its connections leave", node,
                     extra={"event": "node_gone", "node": node})
         for n, cid in [key for key in self._proxies if key[0] == node]:
-            self._spawn(self._remote_gone(n, cid))
-        for room_id in [r for r, owner in self._owners.items() if owner == node]:
-            del self._owners[room_id]
+            self.jobs.spawn(self._remote_gone(n, cid))
+        self.owners.forget_node(node)
 
     def _moved(self, room_id: str, node: str) -> None:
         """``node`` took ``room_id`` over: connections that followed it through another
         node follow it there (or here, when ``node`` is this one)."""
-        self._owners.pop(room_id, None)
+        self.owners.forget(room_id)
         # Their record says the old node until they follow it on the new one: a command of
         # theirs meanwhile subscribes them there first (``_route``).
         movers = [c for c, rooms in self._follows.items()
                   if rooms.get(room_id) not in (None, node)]
         if movers:
-            self._spawn(self._refollow(room_id, movers))
+            self.jobs.spawn(self._refollow(room_id, movers))
 
     def _resync(self, node: str | None) -> None:
         """Every connection of this node that follows a room through ``node`` (None: any
         other node) follows it again: a fresh snapshot, whatever was lost."""
-        self._owners.clear()  # what was said meanwhile may have been lost
+        self.owners.clear()  # what was said meanwhile may have been lost
         rooms: dict[str, list[Conn]] = {}
         for c, followed in self._follows.items():
             for room_id, owner in followed.items():
                 if node is None or owner == node:
                     rooms.setdefault(room_id, []).append(c)
         for room_id, conns in rooms.items():
-            self._spawn(self._refollow(room_id, conns))
+            self.jobs.spawn(self._refollow(room_id, conns))
