@@ -108,13 +108,29 @@ if TYPE_CHECKING:
     from tablas.server.cluster import Cluster, Leases, SharedReach
 
 def in_turn(*steps: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
-    """One handler that runs ``steps`` one after the other with the same arguments."""
+    """One handler that runs ``steps`` one after the other with the same arguments; a step
+    that fails stops the rest (a refused ``hello`` is nobody's arrival)."""
 
     async def run(*args: Any) -> None:
         for step in steps:
             await step(*args)
 
     return run
+
+
+def each(*steps: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """One handler that runs every one of ``steps`` with the same arguments, whatever the
+    others do: a connection's goodbye must reach every part (a step that fails is logged)."""
+
+    async def run(*args: Any) -> None:
+        for step in steps:
+            try:
+                await step(*args)
+            except Exception:
+                log.exception("a goodbye's step failed: %s", getattr(step, "__qualname__", step))
+
+    return run
+
 
 log = logging.getLogger("tablas.server")
 
@@ -271,7 +287,7 @@ class TablasServer:
         # A connection that closes takes its seeks and challenges with it first, so that
         # nobody is paired with a player already gone.
         self.edge = Edge(handlers, self.presence,
-                         in_turn(self.seeks.gone, self.challenges.gone, goodbye, reach.left),
+                         each(self.seeks.gone, self.challenges.gone, goodbye, reach.left),
                          http, metrics=self.metrics, allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
                          max_msgs_per_address=max_msgs_per_address)

@@ -401,3 +401,25 @@ async def _second_connection_guest(url: str, c: Client) -> Client:
     other = Client(url)
     await other.connect(welcome["name"], token=welcome["token"])
     return other
+
+
+async def test_rooms_made_by_meeting_count_against_the_rooms_per_address(
+        tmp_path: Path) -> None:
+    """A house bot's challenge and a pairing open rooms as create_room does: past
+    --max-rooms-per-address rooms live from one address, the next is refused
+    (rate_limited) and nothing is opened."""
+    async with running(tmp_path / "t.db", max_rooms_per_address=2) as (_, url):
+        gus = Client(url)
+        await gus.connect("Gus")
+        bot = {"type": "challenge", "to": "bot (easy)", "game": "connect4"}
+        for _ in range(2):
+            await gus.request(bot, "challenge_sent")
+            await paired(gus)
+        assert (await gus.error(bot))["code"] == "rate_limited"
+        ana = Client(url)
+        await ana.connect("Ana")
+        assert (await ana.error(SEEK))["code"] == "rate_limited"
+        assert (await get(url, "/api/seeks"))["seeks"] == []
+        assert (await get(url, "/api/stats"))["playing"] == 2
+        for c in (gus, ana):
+            await c.close()

@@ -89,9 +89,10 @@ class Challenges:
         level = house_bot(msg.to)
         challenge_id = secrets.token_hex(8)
         if level is not None:  # the house accepts at once
+            self.tables.check_cap(conn.address)
             conn.send(ChallengeSent(re=msg.id, challenge_id=challenge_id))
             await self.tables.sit(msg.game, dict(msg.options), msg.room_options(),
-                                  Party(me, self.reach.node, id(conn),
+                                  Party(me, self.reach.node, id(conn), address=conn.address,
                                         challenge_id=challenge_id), level)
             return
         target = await self.store.account_by_key(name_key(msg.to))
@@ -167,6 +168,8 @@ class Challenges:
     async def _answer(self, conn: Conn, challenge_id: str, re: str | int | None,
                       accept: bool) -> None:
         assert conn.player is not None
+        if accept:
+            self.tables.check_cap(conn.address)  # an accepted challenge opens a room
         if challenge_id in self.open:
             await self.answered(challenge_id, conn.player, self.reach.node, id(conn),
                                 accept, re)
@@ -206,10 +209,12 @@ class Challenges:
                 conn.send(ChallengeDeclined(challenge_id=challenge_id))
             return
         req = ch.request
+        here = self.presence.local_conn(cid) if node == self.reach.node else None
         await self.tables.sit(req.game, dict(req.options), req.room_options(),
                               Party(ch.challenger, self.reach.node, ch.cid,
-                                    challenge_id=challenge_id),
-                              Party(player, node, cid, challenge_id=challenge_id))
+                                    challenge_id=challenge_id, address=ch.address),
+                              Party(player, node, cid, challenge_id=challenge_id,
+                                    address="" if here is None else here.address))
 
     def _tell(self, node: str, cid: int, text: str) -> None:
         if node == self.reach.node:

@@ -64,6 +64,7 @@ class Seeks:
         if self.max_per_address is not None and from_address >= self.max_per_address:
             raise MeetError("rate_limited", f"{from_address} seeks are open from your "
                             "address: no more until some are paired or canceled", msg.id)
+        self.tables.check_cap(conn.address)  # it may pair at once, opening a room
         lo, hi = msg.rating_range if msg.rating_range is not None else (None, None)
         row = SeekRow(secrets.token_hex(8), self.reach.node, id(conn), player.id, player.name,
                       player.registered, player.bot, conn.address,
@@ -73,7 +74,8 @@ class Seeks:
         partner = await self.pool.pair_or_add(row)
         conn.send(Seeking(re=msg.id, seek_id=row.seek_id))
         if partner is not None:
-            await self._sit(partner, Party(player, row.node, row.cid, seek_id=row.seek_id))
+            await self._sit(partner, Party(player, row.node, row.cid, seek_id=row.seek_id,
+                                           address=conn.address))
 
     async def accept(self, conn: Conn, msg: AcceptSeek) -> None:
         """Takes the open seek ``msg.seek_id`` by hand (refused, and left open, when the two
@@ -94,11 +96,12 @@ class Seeks:
         if not found.admits(rating):
             raise MeetError("bad_request", f"your rating {rating:.0f} is outside that seek's"
                             f" range {found.lo:.0f}–{found.hi:.0f}", msg.id)
+        self.tables.check_cap(conn.address)
         taken = await self.pool.take(msg.seek_id)
         if taken is None:
             raise MeetError("bad_request", f"seek {msg.seek_id!r} was just paired or "
                             "withdrawn", msg.id)
-        await self._sit(taken, Party(player, self.reach.node, id(conn)))
+        await self._sit(taken, Party(player, self.reach.node, id(conn), address=conn.address))
 
     async def cancel(self, conn: Conn, msg: CancelSeek) -> None:
         assert conn.player is not None
@@ -122,7 +125,9 @@ class Seeks:
             waiting.game, json.loads(waiting.options),
             RoomOptions(clock=None if clock is None else ClockSpec(**clock),
                         rated=waiting.rated),
-            Party(other, waiting.node, waiting.cid, seek_id=waiting.seek_id), newcomer)
+            Party(other, waiting.node, waiting.cid, seek_id=waiting.seek_id,
+                  address=waiting.address if waiting.node == self.reach.node else ""),
+            newcomer)
 
     def _player(self, conn: Conn, rated: bool, re: str | int | None) -> Player:
         assert conn.player is not None

@@ -26,6 +26,7 @@ class Party:
     cid: int
     seek_id: str | None = None
     challenge_id: str | None = None
+    address: str = ""  # its client address, on this node (the cap on rooms per address)
 
 
 class Tables:
@@ -33,6 +34,12 @@ class Tables:
         self.hub = hub
         self.reach = reach
         self.bots = BotAccounts(hub.store)
+
+    def check_cap(self, address: str) -> None:
+        """Refuses (``rate_limited``) a pairing that would open one more room from
+        ``address`` than ``--max-rooms-per-address`` allows: rooms made by meeting count as
+        rooms opened from there, as ``create_room``'s do."""
+        self.hub.caps.check_address_rooms(address)
 
     async def sit(self, game: str, options: dict[str, Any], room_options: RoomOptions,
                   a: Party, b: Party | Level) -> str:
@@ -50,6 +57,8 @@ class Tables:
                 continue
             text = Paired(seek_id=side.seek_id, challenge_id=side.challenge_id,
                           room_id=live.room_id, seat=seat).to_json()
+            if side.address:
+                self.hub.caps.opened_from(side.address, live.room_id)
             if side.node != self.reach.node:
                 self.reach.seat_remote(side.node, side.cid, text, live.room_id)
             elif (conn := self.hub.services.presence.local_conn(side.cid)) is not None:
