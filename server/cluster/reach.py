@@ -90,12 +90,25 @@ class SharedReach:
                               player.registered, cid, accept, re])
 
     async def arrived(self, conn: Conn, *_: object) -> None:
-        if conn.player is not None and len(self.local(conn.player.id)) == 1:
-            await self.bus.redis.sadd(_online_key(self.node), conn.player.id)
+        # Added at every hello (a set: once is enough, and two hellos of one player at once
+        # could each see the other's connection and skip it otherwise).
+        if conn.player is not None:
+            await self._online_set("sadd", conn.player.id)
 
     async def left(self, conn: Conn) -> None:
         if conn.player is not None and not self.local(conn.player.id):
-            await self.bus.redis.srem(_online_key(self.node), conn.player.id)
+            await self._online_set("srem", conn.player.id)
+
+    async def _online_set(self, op: str, player_id: str) -> None:
+        """This node's set of players online, changed; Redis away is logged, not raised (a
+        hello or goodbye does not fail for it; the next one of the player mends the set)."""
+        try:
+            if op == "sadd":
+                await self.bus.redis.sadd(_online_key(self.node), player_id)
+            else:
+                await self.bus.redis.srem(_online_key(self.node), player_id)
+        except Exception as e:  # whatever Redis' client raises (bus._redis_failed says why)
+            log.warning("cannot update the players online in Redis: %s", e)
 
     async def online(self, player_id: str) -> bool:
         if self.local(player_id):
