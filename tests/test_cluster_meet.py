@@ -7,26 +7,13 @@ the seeks of a node killed with SIGKILL go."""
 from __future__ import annotations
 
 import asyncio
-import json
-import urllib.request
 from pathlib import Path
-from typing import Any
 
 from redis_support import RedisServer
 from server_support import Client
 from test_cluster import nodes
-from test_server_meet import SEEK, paired, seek
-
-PASSWORD = "a cluster password"
-
-
-def _get(port: int, path: str) -> Any:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-        return json.loads(r.read())
-
-
-async def get(port: int, path: str) -> Any:
-    return await asyncio.to_thread(_get, port, path)
+from test_server_meet import SEEK, login, paired, seek
+from test_server_ratings import PASSWORD, get, member
 
 
 async def test_seeks_on_two_nodes_pair_and_the_game_plays_across(
@@ -37,7 +24,7 @@ async def test_seeks_on_two_nodes_pair_and_the_game_plays_across(
         await bob.connect("Bob")
         mine = await seek(ana, game="connect4")
         # Node b lists node a's seek.
-        assert [s["seek_id"] for s in (await get(n["b"].port, "/api/seeks"))["seeks"]] == [mine]
+        assert [s["seek_id"] for s in (await get(n["b"].url, "/api/seeks"))["seeks"]] == [mine]
         await seek(bob, game="connect4")
         (pa, sa), (pb, sb) = await asyncio.gather(paired(ana), paired(bob))
         assert pa["room_id"] == pb["room_id"] and {pa["seat"], pb["seat"]} == {0, 1}
@@ -50,8 +37,8 @@ async def test_seeks_on_two_nodes_pair_and_the_game_plays_across(
             await mover.request({"type": "move", "room_id": room, "ply": ply,
                                  "move": {"column": column}}, "update")
             assert (await other.expect("update"))["ply"] == ply + 1
-        for port in (n["a"].port, n["b"].port):
-            assert (await get(port, "/api/stats")) == {"online": 2, "playing": 1, "seeks": 0}
+        for url in (n["a"].url, n["b"].url):
+            assert (await get(url, "/api/stats")) == {"online": 2, "playing": 1, "seeks": 0}
         for c in (ana, bob):
             await c.close()
 
@@ -71,34 +58,19 @@ async def test_forty_guests_on_two_nodes_are_paired_exactly_once_each(
         assert len(rooms) == 20 and all(sorted(s) == [0, 1] for s in rooms.values())
         await asyncio.sleep(0.3)
         assert sum(m["type"] == "paired" for c in clients for m in c.inbox) == 40
-        assert (await get(n["a"].port, "/api/seeks"))["seeks"] == []
-        assert (await get(n["b"].port, "/api/stats")) == {"online": 40, "playing": 20,
+        assert (await get(n["a"].url, "/api/seeks"))["seeks"] == []
+        assert (await get(n["b"].url, "/api/stats")) == {"online": 40, "playing": 20,
                                                           "seeks": 0}
         for c in clients:
             await c.close()
 
 
-async def _member(url: str, name: str) -> Client:
-    c = Client(url)
-    await c.connect(name)
-    await c.request({"type": "register", "password": PASSWORD}, "registered")
-    return c
-
-
-async def _login(url: str, name: str) -> Client:
-    c = Client(url)
-    await c.open()
-    await c.send({"type": "hello", "name": name, "password": PASSWORD})
-    await c.expect("welcome")
-    return c
-
-
 async def test_a_challenge_reaches_the_target_on_every_node(
         tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
     async with nodes(tmp_path, pg_url, redis_server, "abc") as n:
-        ana = await _member(n["a"].url, "Ana")
-        bob_b = await _member(n["b"].url, "Bob")
-        bob_c = await _login(n["c"].url, "Bob")
+        ana = (await member(n["a"].url, "Ana"))[0]
+        bob_b = (await member(n["b"].url, "Bob"))[0]
+        bob_c = await login(n["c"].url, "Bob")
         terms = {"type": "challenge", "to": "bob", "game": "tictactoe"}
         first = (await ana.request(terms, "challenge_sent"))["challenge_id"]
         for c in (bob_b, bob_c):
@@ -130,7 +102,7 @@ async def test_a_challenge_reaches_the_target_on_every_node(
         for c in (bob_b, bob_c):
             await c.close()
         for _ in range(100):
-            if (await get(n["a"].port, "/api/stats"))["online"] == 1:
+            if (await get(n["a"].url, "/api/stats"))["online"] == 1:
                 break
             await asyncio.sleep(0.05)
         assert (await ana.error(terms))["code"] == "unknown_player"
@@ -142,7 +114,7 @@ async def test_a_bot_account_on_another_node_is_seated_as_one(
     """Contract section 12 across nodes: the nodes' messages carry no bot flag, so the node
     that seats a bot account answering from another node reads it from the database."""
     async with nodes(tmp_path, pg_url, redis_server, "ab") as n:
-        ana = await _member(n["a"].url, "Ana")
+        ana = (await member(n["a"].url, "Ana"))[0]
         robo = Client(n["b"].url)
         robo_id = (await robo.connect("Robo"))["player_id"]
         await robo.request({"type": "register", "password": PASSWORD, "bot": True},
@@ -167,15 +139,15 @@ async def test_the_seeks_of_a_killed_node_go_and_never_pair(
         ana = Client(n["b"].url)
         await ana.connect("Ana")
         await seek(ana, game="boom")
-        assert len((await get(n["a"].port, "/api/seeks"))["seeks"]) == 1
-        assert (await get(n["a"].port, "/api/stats"))["online"] == 1
+        assert len((await get(n["a"].url, "/api/seeks"))["seeks"]) == 1
+        assert (await get(n["a"].url, "/api/stats"))["online"] == 1
         n["b"].kill9()
         for _ in range(100):
-            if not (await get(n["a"].port, "/api/seeks"))["seeks"]:
+            if not (await get(n["a"].url, "/api/seeks"))["seeks"]:
                 break
             await asyncio.sleep(0.1)
-        assert (await get(n["a"].port, "/api/seeks"))["seeks"] == []
-        assert (await get(n["a"].port, "/api/stats"))["online"] == 0
+        assert (await get(n["a"].url, "/api/seeks"))["seeks"] == []
+        assert (await get(n["a"].url, "/api/stats"))["online"] == 0
         bob = Client(n["a"].url)
         await bob.connect("Bob")
         await seek(bob, game="boom")

@@ -289,16 +289,20 @@ async def test_a_challenge_reaches_every_connection_and_an_accept_seats_both(
             await c.close()
 
 
-async def _second_connection(url: str, c: Client) -> Client:
-    """Another connection of ``c``'s registered player (a login by name and password)."""
+async def login(url: str, name: str) -> Client:
+    """A connection of the registered player ``name`` (``member``'s password), logged in."""
     from test_server_ratings import PASSWORD
 
-    name = next(m["name"] for m in c.inbox if m["type"] == "registered")
-    other = Client(url)
-    await other.open()
-    await other.send({"type": "hello", "name": name, "password": PASSWORD})
-    await other.expect("welcome")
-    return other
+    c = Client(url)
+    await c.open()
+    await c.send({"type": "hello", "name": name, "password": PASSWORD})
+    await c.expect("welcome")
+    return c
+
+
+async def _second_connection(url: str, c: Client) -> Client:
+    """Another connection of ``c``'s registered player (a login by name and password)."""
+    return await login(url, next(m["name"] for m in c.inbox if m["type"] == "registered"))
 
 
 async def test_decline_cancel_expiry_and_a_challenger_who_leaves(tmp_path: Path) -> None:
