@@ -242,7 +242,6 @@ class TablasServer:
             listing = shared
             hello, goodbye = relay.hello, relay.goodbye
             command = rematch = relay.command
-        self.reach = reach
         self.lobby = Lobby(listing, recent)
         handlers: dict[type[Any], Handler] = {
             Hello: in_turn(hello, reach.arrived, self.tournaments.arrived),

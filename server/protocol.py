@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -189,6 +190,25 @@ class ClockSpec(BaseModel):
     increment_ms: Annotated[int, Field(ge=0, le=MAX_CLOCK_MS)] = 0
 
 
+def _long_enough(clock: ClockSpec) -> ClockSpec:
+    """A clock a request asks for (``create_room``, ``seek``, ``challenge``,
+    ``create_tournament``) gives each side :data:`MIN_CLOCK_MS` at least. On requests only:
+    rooms stored with a shorter clock still load."""
+    if clock.base_ms < MIN_CLOCK_MS:
+        raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
+    return clock
+
+
+RequestedClock = Annotated[ClockSpec, AfterValidator(_long_enough)]
+
+
+def _rated_has_clock(rated: bool, clock: ClockSpec | None) -> None:
+    """Contract section 10: a rated game (a room, a seek, a challenge) has a clock."""
+    if rated and clock is None:
+        raise ValueError("a rated game has a clock: give clock {base_ms, increment_ms}"
+                         " (contract section 10)")
+
+
 class RoomOptions(BaseModel):
     """Additive: options of the room itself (not of the game), set at ``create_room``."""
 
@@ -215,7 +235,7 @@ class CreateRoom(ClientMessage):
     seats: Annotated[list[SeatSpec], Field(min_length=2, max_length=2)]
     join_seat: Seat | None = None
     show_analysis: bool = Field(default=False, description="additive: see RoomOptions")
-    clock: ClockSpec | None = Field(default=None, description="additive: see RoomOptions")
+    clock: RequestedClock | None = Field(default=None, description="additive: see RoomOptions")
     abandon_to_bot_after_ms: Annotated[int, Field(ge=1, le=MAX_CLOCK_MS)] | None = Field(
         default=None, description="additive: see RoomOptions")
     seed: SeatSeed | None = Field(default=None, description="additive: join_seat's dice seed")
@@ -223,23 +243,13 @@ class CreateRoom(ClientMessage):
 
     @model_validator(mode="after")
     def _rated(self) -> CreateRoom:
-        if self.rated and self.clock is None:
-            raise ValueError("a rated game has a clock: give clock {base_ms, increment_ms}"
-                             " (contract section 10)")
+        _rated_has_clock(self.rated, self.clock)
         if self.rated and all(isinstance(s, BotSeat) for s in self.seats):
             raise ValueError("a rated game needs a person: bot against bot is not rated")
         if self.rated and self.abandon_to_bot_after_ms is not None:
             raise ValueError("a rated game cannot hand seats to bots"
                              " (abandon_to_bot_after_ms): an absent player loses it")
         return self
-
-    @field_validator("clock")
-    @classmethod
-    def _clock(cls, v: ClockSpec | None) -> ClockSpec | None:
-        # On the request only: rooms stored with a shorter clock still load.
-        if v is not None and v.base_ms < MIN_CLOCK_MS:
-            raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
-        return v
 
     def room_options(self) -> RoomOptions:
         return RoomOptions(show_analysis=self.show_analysis, clock=self.clock,
@@ -368,22 +378,13 @@ class _Terms(ClientMessage):
 
     game: GameId
     options: JSONObject = Field(default_factory=dict)
-    clock: ClockSpec | None = None
+    clock: RequestedClock | None = None
     rated: bool = False
 
     @model_validator(mode="after")
-    def _rated_has_clock(self) -> _Terms:
-        if self.rated and self.clock is None:
-            raise ValueError("a rated game has a clock: give clock {base_ms, increment_ms}"
-                             " (contract section 10)")
+    def _rated(self) -> _Terms:
+        _rated_has_clock(self.rated, self.clock)
         return self
-
-    @field_validator("clock")
-    @classmethod
-    def _clock(cls, v: ClockSpec | None) -> ClockSpec | None:
-        if v is not None and v.base_ms < MIN_CLOCK_MS:
-            raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
-        return v
 
     def room_options(self) -> RoomOptions:
         return RoomOptions(clock=self.clock, rated=self.rated)
@@ -447,7 +448,7 @@ class CreateTournament(ClientMessage):
     type: Literal["create_tournament"]
     game: GameId
     options: JSONObject = Field(default_factory=dict)
-    clock: ClockSpec
+    clock: RequestedClock
     format: Literal["round_robin", "swiss"]
     rounds: Annotated[int, Field(ge=1, le=30)] | None = None
     games_per_pairing: Literal[1, 2] = 1
@@ -465,12 +466,6 @@ class CreateTournament(ClientMessage):
             raise ValueError("more house bots than max_players")
         return self
 
-    @field_validator("clock")
-    @classmethod
-    def _clock(cls, v: ClockSpec) -> ClockSpec:
-        if v.base_ms < MIN_CLOCK_MS:
-            raise ValueError(f"a clock gives each side at least {MIN_CLOCK_MS} ms")
-        return v
 
 
 class JoinTournament(ClientMessage):
@@ -487,9 +482,6 @@ class StartTournament(ClientMessage):
     type: Literal["start_tournament"]
     tournament_id: TournamentId
 
-
-MeetCommand = (SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
-               | DeclineChallenge | CancelChallenge)
 
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
                   Rematch, HandToBot, Seed, Register, Abort, ClaimWin, AcceptResign,

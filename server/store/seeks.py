@@ -49,14 +49,6 @@ class SeekRow:
         """Whether a player of ``rating`` lies in this seek's range."""
         return (self.lo is None or self.lo <= rating) and (self.hi is None or rating <= self.hi)
 
-    def compatible(self, other: SeekRow) -> bool:
-        """Contract section 11: the same game, options, clock and ``rated``, each player's
-        rating in the other's range, and two players."""
-        return (self.game, self.options, self.clock, self.rated) == (
-            other.game, other.options, other.clock, other.rated) and \
-            self.player_id != other.player_id and self.admits(other.rating) and \
-            other.admits(self.rating)
-
     def values(self) -> tuple[Any, ...]:
         """The row's columns, in the table's order (the backends' statements name them)."""
         return (self.seek_id, self.node, self.cid, self.player_id, self.name,
@@ -78,9 +70,10 @@ class SeekStore(ABC):
 
     @abstractmethod
     async def pair_or_add(self, seek: SeekRow) -> SeekRow | None:
-        """The oldest open seek compatible with ``seek`` (:meth:`SeekRow.compatible`), taken
-        off the table, which now belongs to ``seek``'s player: pair them. None when there
-        is none: ``seek`` is open from now on."""
+        """The oldest open seek compatible with ``seek`` (contract section 11: the same game,
+        options, clock and ``rated``, each player's rating in the other's range, another
+        player), taken off the table, which now belongs to ``seek``'s player: pair them.
+        None when there is none: ``seek`` is open from now on."""
 
     @abstractmethod
     async def take(self, seek_id: str) -> SeekRow | None:

@@ -15,7 +15,7 @@ LISTED = 100
 
 
 def _result(p: PairingRow) -> dict[str, Any] | None:
-    if p.p1 is None or p.room_status not in ("finished", "closed") or p.reason is None:
+    if p.p1 is None or not played(p).finished or p.reason is None:
         return None
     return {"winner": p.winner, "points": p.points, "reason": p.reason}
 
