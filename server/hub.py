@@ -288,20 +288,20 @@ class Hub:
                     room_options=room_options, created_by=created_by)
 
     async def _write_new(self, room: Room) -> LiveRoom:
-        """A room made in private: rated as its pair's cap allows, claimed, written, then
-        in memory (its people's absence counts from now on)."""
+        """A room made in private: rated as its pair's cap allows, written with its lease,
+        then in memory (its people's absence counts from now on)."""
         rated = self.services.rated
         if rated is not None and await rated.capped(room):
             room.unrate()  # the pair's cap is reached: rated: false from the start
         if room.rated and rated is not None:
             room.ratings = await rated.current(room)
-        if await self.ownership.claim(room.room_id, True) is not None:
-            raise RoomError("internal", "the new room's id is taken: try again")
+        # Its lease is made by this write (a new id is nobody's): one transaction.
         await self.store.create_room(
             room.room_id, room.game_id, room.options, room.seats, room.status, room.seed,
             room.opening_rolls, room.created_at, room.room_options, room.created_by,
-            room.seeds, fence=self.ownership.fence(room.room_id),
+            room.seeds, fence=self.ownership.opening(room.room_id),
         )
+        self.ownership.opened(room.room_id)
         live = LiveRoom(room, self.services, self)
         self._add(live)
         for pid in {s.player_id for s in room.seats if s.player_id is not None}:

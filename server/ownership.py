@@ -10,9 +10,12 @@ it runs in a cluster.
 
 A thing's owner, through the port:
 
-- **claims** it before it loads or opens it (:meth:`Ownership.claim`): ``None`` means it is
+- **claims** it before it loads it (:meth:`Ownership.claim`): ``None`` means it is
   this process's now, else the name of the node that owns it (the thing is not loaded here;
-  a command for it goes there), ``""`` when there is no such thing;
+  a command for it goes there), ``""`` when there is no such thing; a thing it makes, whose
+  key nobody can hold yet (a new room), it **opens** instead (:meth:`Ownership.opening`):
+  its first write makes its lease, in the same transaction, and once that is committed
+  (:meth:`Ownership.opened`) it is held as a claimed thing is;
 - **fences** every write of a change to it (:meth:`Ownership.fence`): the :class:`Fence`
   goes into the store's write and is checked in the same transaction, so a write of a
   former owner fails (:class:`~tablas.server.errors.LeaseLost`) with nothing written;
@@ -43,6 +46,10 @@ class Fence:
     node: str
     number: int
     refused: Callable[[Fence], None] = field(compare=False, repr=False)
+    # A new thing's (:meth:`Ownership.opening`): the write makes the lease, lasting this
+    # many seconds, instead of checking it ('lease' row, not 'fence'); it fails if the key
+    # has a lease already.
+    opens: float | None = None
 
 
 class Ownership(Protocol):
@@ -64,6 +71,18 @@ class Ownership(Protocol):
         :class:`~tablas.server.errors.LeaseLost` when ``key`` is no longer this process's."""
         ...
 
+    def opening(self, key: str) -> Fence | None:
+        """What the first write of a new thing carries (None: nothing to check): the write
+        makes ``key``'s lease, one trip to the database where a claim and a write would be
+        two, and fails if ``key`` is anyone's already. Call :meth:`opened` once it is
+        committed; until then ``key`` is not held."""
+        ...
+
+    def opened(self, key: str) -> None:
+        """The write carrying :meth:`opening`'s fence is committed: ``key`` is held (its
+        later writes carry :meth:`fence`; it is renewed as everything held)."""
+        ...
+
     def lost(self, callback: Lost) -> None:
         """``callback(key)`` is called whenever a thing held here is lost (another node
         owns it now): whoever holds it in memory lets go of it."""
@@ -80,6 +99,12 @@ class Solo:
         return None
 
     def fence(self, key: str) -> Fence | None:
+        return None
+
+    def opening(self, key: str) -> Fence | None:
+        return None
+
+    def opened(self, key: str) -> None:
         return None
 
     def lost(self, callback: Lost) -> None:

@@ -280,6 +280,47 @@ async def test_a_stale_owner_cannot_write(pg_url: str) -> None:
         await b.close()
 
 
+
+async def test_a_new_rooms_first_write_makes_its_lease(pg_url: str) -> None:
+    """``opening``: the room's creation writes its lease in the same transaction (fence 1,
+    this node's, expiring by the database's clock), held once ``opened``; a second opening
+    of the same key fails with nothing written; a stale opener loses to a later claim as a
+    claimed room does."""
+    from tablas.server.cluster import Leases
+    from tablas.server.errors import LeaseLost
+    from tablas.server.room import Action, SeatState
+
+    a = await PostgresStore.open(pg_url)
+    b = await PostgresStore.open(pg_url)
+    seats = [SeatState("human"), SeatState("human")]
+    try:
+        la, lb = Leases(a, "a", 0.3), Leases(b, "b", 10)
+        fence = la.opening("r2")
+        assert "r2" not in la.held()  # not before the write is committed
+        await a.create_room("r2", "tictactoe", {}, seats, "playing", None, [], 1.0,
+                            fence=fence)
+        la.opened("r2")
+        assert la.held() == ["r2"] and la.fence("r2").number == 1
+        assert await owner_of(pg_url, "r2") == ("a", 1, True)
+        assert await a.renew_leases("a", ["r2"], 0.3) == {"r2"}
+        await a.record_move("r2", Action(0, 0, {"cell": 4}, (), 2.0), None,
+                            fence=la.fence("r2"))
+        # Another node opening the same key: its write fails and writes nothing.
+        with pytest.raises(Exception, match="room_leases"):
+            await b.create_room("r2", "connect4", {}, seats, "waiting", None, [], 5.0,
+                                fence=lb.opening("r2"))
+        assert "r2" not in lb.held()
+        room = await a.load_room("r2")
+        assert room is not None and room.game_id == "tictactoe" and len(room.actions) == 1
+        await asyncio.sleep(0.4)  # a's lease runs out: b claims the room, fence 2
+        assert await lb.claim("r2", new=False) is None and lb.fence("r2").number == 2
+        with pytest.raises(LeaseLost):
+            await a.record_move("r2", Action(1, 1, {"cell": 0}, (), 3.0), None,
+                                fence=la.fence("r2"))
+    finally:
+        await a.close()
+        await b.close()
+
 @pytest.mark.parametrize(("args", "said"), [
     (["--node", "a b"], "--node"),
     (["--node", "x" * 65], "--node"),

@@ -1,8 +1,8 @@
 """The ownership port (server/ownership.py): every write of a live room's owner carries the
-fence the port gives, the very first one (the room's creation) included. The store checks a
-fence in the same transaction on both backends (migration 0009), so a port whose fence the
-database does not hold makes every write fail with nothing written; the single server's port
-(``Solo``) carries none."""
+fence the port gives, the very first one (the room's creation, ``opening``'s) included. The
+store checks a fence in the same transaction on both backends (migration 0009), so a port
+whose fence the database does not hold makes every write fail with nothing written; the
+single server's port (``Solo``) carries none."""
 
 from __future__ import annotations
 
@@ -38,6 +38,12 @@ class ForeignFence:
     def fence(self, key: str) -> Fence | None:
         self.fenced.append(key)
         return Fence(key, "another-node", 7, lambda f: self.refused.append(f.key))
+
+    def opening(self, key: str) -> Fence | None:
+        return self.fence(key)
+
+    def opened(self, key: str) -> None:
+        raise AssertionError("a write that failed was taken as committed")
 
     def lost(self, callback: Lost) -> None:
         pass

@@ -37,6 +37,7 @@ import resource
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -164,10 +165,22 @@ async def load(urls: list[str], games: int, seconds: float, placement: str = "ra
     return moves, rtts, split
 
 
+def commits(urls: list[str]) -> int:
+    """The group commits the nodes at ``urls`` made so far (their ``/metrics``)."""
+    total = 0.0
+    for url in urls:
+        page = urllib.request.urlopen(url.replace("ws://", "http://").replace("/ws", "/metrics"),
+                                      timeout=10).read().decode()
+        total += sum(float(line.split()[-1]) for line in page.splitlines()
+                     if line.startswith("tablas_store_commit_seconds_count"))
+    return int(total)
+
+
 def measure(name: str, urls: list[str], servers: dict[str, list[int]], games: int,
             seconds: float, placement: str, persistent: bool) -> dict[str, Any]:
     """One configuration's run: a short warm-up, then the window that is measured."""
     asyncio.run(load(urls, games, 1.0, placement, persistent, seed=0))
+    commits_before = commits(urls)
     before = {k: cpu_of(v) for k, v in servers.items()}
     mine = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
@@ -175,11 +188,13 @@ def measure(name: str, urls: list[str], servers: dict[str, list[int]], games: in
     wall = time.perf_counter() - t0
     after = {k: cpu_of(v) for k, v in servers.items()}
     me = resource.getrusage(resource.RUSAGE_SELF)
+    made = commits(urls) - commits_before
     cpu = {k: after[k] - before[k] for k in servers}
     return {
         "config": name, "placement": placement,
         "connections": "persistent" if persistent else "per-game", "split_games": split,
         "moves": moves, "moves_per_s": round(moves / wall, 1),
+        "moves_per_commit": round(moves / max(made, 1), 2),
         "p50_ms": round(percentile(rtts, 50), 2), "p99_ms": round(percentile(rtts, 99), 2),
         "cpu_ms_per_move": {k: round(v / max(moves, 1) * 1000, 3) for k, v in cpu.items()},
         "servers_cpu_ms_per_move": round(sum(cpu.values()) / max(moves, 1) * 1000, 3),
@@ -272,7 +287,7 @@ def main() -> None:
                   f" ms  p99 {r['p99_ms']:7.2f} ms  servers' CPU"
                   f" {r['servers_cpu_ms_per_move']:6.3f} ms/move {r['cpu_ms_per_move']}"
                   f" = {r['vs_single_node']}x the single node; split games"
-                  f" {r['split_games']} (load generator"
+                  f" {r['split_games']}; {r['moves_per_commit']} moves a commit (load generator"
                   f" {r['load_generator_cpu_ms_per_move']} ms/move)",
                   flush=True)
 

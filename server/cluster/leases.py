@@ -2,7 +2,8 @@
 PostgreSQL.
 
 A lease (``room_leases``: node, fence, expiry by the database's clock) is claimed before the
-thing is loaded or opened (:meth:`Leases.claim`), and all of a node's leases are renewed in
+thing is loaded (:meth:`Leases.claim`), or made by a new thing's first write
+(:meth:`Leases.opening`), and all of a node's leases are renewed in
 one statement every ``lease_s / 3`` (:meth:`Leases.renewing`). Every write of a change
 carries the node's :class:`~tablas.server.ownership.Fence` and fails in the database once another
 node has claimed the thing; the node then lets go of it (:meth:`Leases.let_go`: every
@@ -63,6 +64,13 @@ class Leases:
         if number is None:
             raise LeaseLost(key)
         return Fence(key, self.node, number, self._refused)
+
+    def opening(self, key: str) -> Fence:
+        # Nobody held ``key`` before: its first fence is 1, as a claim of a new row gets.
+        return Fence(key, self.node, 1, self._refused, opens=self.lease_s)
+
+    def opened(self, key: str) -> None:
+        self._fences[key] = max(1, self._fences.get(key, 0))
 
     def lost(self, callback: Lost) -> None:
         self._lost.append(callback)

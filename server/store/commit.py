@@ -121,15 +121,17 @@ class GroupCommit:
 
         With a ``fence`` (a live thing's change, carrying its owner's fence; None: no
         fencing, a single server owns everything), a 'fence' row goes first, checked in the
-        same transaction, so that the write fails unless the owner's lease still carries it;
+        same transaction, so that the write fails unless the owner's lease still carries it
+        (a new thing's fence, :attr:`Fence.opens`: a 'lease' row, which makes the lease);
         then the fence is told (:attr:`Fence.refused`) and :class:`~tablas.server.errors.LeaseLost`
         raised, with nothing written."""
         if fence is None:
             await self._join(_encode(rows))
             return
+        first = (_row("fence", fence.key, fence.node, fence.number) if fence.opens is None
+                 else _row("lease", fence.key, fence.node, fence.number, fence.opens))
         try:
-            await self._join(_encode([_row("fence", fence.key, fence.node, fence.number),
-                                      *rows]))
+            await self._join(_encode([first, *rows]))
         except Exception as e:
             if not self._is_lease_lost(e):
                 raise

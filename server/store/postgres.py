@@ -375,17 +375,21 @@ class PostgresStore(Storage):
     async def renew_leases(self, node: str, room_ids: Sequence[str], lease_s: float
                            ) -> set[str]:
         """Renews ``node``'s leases on ``room_ids`` (one statement); those it still holds."""
+        # Joined with the ids, each row found by its key: ``room_id = ANY(array)`` scans the
+        # node's rows and, for each, the array (a node with 4,000 rooms spent a third of a
+        # second of the database's CPU on every renewal).
         rows = await self.pool.fetch(
-            "UPDATE room_leases SET expires_at = extract(epoch FROM clock_timestamp()) + $3"
-            " WHERE node = $1 AND room_id = ANY($2::text[]) RETURNING room_id",
+            "UPDATE room_leases AS l SET expires_at = extract(epoch FROM clock_timestamp()) + $3"
+            " FROM unnest($2::text[]) AS u(id) WHERE l.room_id = u.id AND l.node = $1"
+            " RETURNING l.room_id",
             node, list(room_ids), float(lease_s))
         return {str(r[0]) for r in rows}
 
     async def release_leases(self, node: str, room_ids: Sequence[str]) -> None:
         """``node`` lets go of ``room_ids`` (shutting down): any node may claim them now."""
         await self.pool.execute(
-            "UPDATE room_leases SET expires_at = 0 WHERE node = $1 AND room_id = ANY($2::text[])",
-            node, list(room_ids))
+            "UPDATE room_leases AS l SET expires_at = 0 FROM unnest($2::text[]) AS u(id)"
+            " WHERE l.room_id = u.id AND l.node = $1", node, list(room_ids))
 
     async def lease_holder(self, room_id: str) -> str | None:
         """The node whose lease on ``room_id`` has not expired, or None."""
