@@ -168,13 +168,15 @@ class TablasServer:
         node: str | None = None,
         redis: str | None = None,
         lease_s: float | None = None,
+        public_url: str | None = None,
         challenge_expiry: float = CHALLENGE_EXPIRY,
         metrics_allow: Sequence[str] = LOOPBACK,
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
         makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
-        whose room leases last ``lease_s`` seconds. ``clock``: the time rooms see (seconds);
-        ``web``: the page's files (default: the package's own,
+        whose room leases last ``lease_s`` seconds and whose clients are sent to
+        ``public_url`` (where they reach this node) for its rooms. ``clock``: the time rooms
+        see (seconds); ``web``: the page's files (default: the package's own,
         :class:`~tablas.server.edge.http.MissingFiles` if they are missing). The limits are the
         parts' own (None lifts the cap on waiting rooms, connections, messages or ``/api/``
         requests per address, or rooms per address); ``abandon_after`` and
@@ -222,7 +224,7 @@ class TablasServer:
         if leases is not None and redis is not None:
             from tablas.server.cluster import Bus, SharedReach
 
-            bus = Bus(self.node, redis, leases.lease_s)
+            bus = Bus(self.node, redis, leases.lease_s, public_url)
             reach = SharedReach(bus, self.presence)
         tables = Tables(self.hub, reach)
         self.seeks = Seeks(store, tables, reach, clock, max_per_address=max_rooms_per_address)
@@ -358,7 +360,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               node: str | None = None, redis: str | None = None,
               lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
               max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
-              metrics_allow: Sequence[str] = LOOPBACK) -> None:
+              metrics_allow: Sequence[str] = LOOPBACK, public_url: str | None = None
+              ) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`tablas.server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`tablas.server.loop.quiet_collector` sets it for
@@ -377,7 +380,7 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
                                   claim_after=claim_after,
                                   max_rooms_per_address=max_rooms_per_address,
                                   node=node, redis=redis, lease_s=lease_s,
-                                  metrics_allow=metrics_allow)
+                                  metrics_allow=metrics_allow, public_url=public_url)
         except BaseException:
             await store.close()
             raise

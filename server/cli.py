@@ -245,6 +245,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.redis is not None and not args.redis.startswith(("redis://", "rediss://",
                                                               "unix://")):
         raise CliError(f"--redis {args.redis!r}: a URL redis://HOST:PORT/N")
+    if args.public_url is not None:
+        if args.redis is None:
+            raise CliError("--public-url names a node of a cluster: give --redis too")
+        if not re.fullmatch(r"wss?://[^\s/?#]+(/[^\s?#]*)?", args.public_url):
+            raise CliError(f"--public-url {args.public_url!r}: a URL ws://HOST:PORT/ws or"
+                           " wss://HOST/PATH")
     from tablas.server.edge.networks import LOOPBACK, parse_networks
 
     metrics_allow = args.metrics_allow if args.metrics_allow is not None else list(LOOPBACK)
@@ -277,7 +283,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         node=args.node, redis=args.redis, lease_s=args.lease_s,
                         claim_after=args.claim_after,
                         max_rooms_per_address=args.max_rooms_per_address or None,
-                        metrics_allow=metrics_allow), loop)
+                        metrics_allow=metrics_allow, public_url=args.public_url), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except (StartupError, BadDatabase) as e:
@@ -452,6 +458,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redis", default=None, metavar="URL",
                    help="redis://HOST:PORT/N: run as one node of a cluster (with --db "
                         "postgresql://…; docs/deploy.md)")
+    p.add_argument("--public-url", default=None, metavar="URL",
+                   help="where clients reach this very node (ws://HOST:PORT/ws, wss://…): a "
+                        "client playing a room of this node through another is told so, to "
+                        "connect here (default: nobody is told)")
     p.add_argument("--node", default=None, metavar="NAME",
                    help="this node's name, unique in the cluster (default: host name-pid)")
     p.add_argument("--lease-s", type=float, default=10.0, metavar="S",

@@ -998,11 +998,24 @@ class TournamentGame(ServerMessage):
     seat: int
 
 
+class Owner(ServerMessage):
+    """A cluster's hint (docs/protocol.md "Several nodes"): ``room_id``, which the receiver
+    plays or watches through this node, lives on node ``node``, reachable at ``url`` (its
+    ``--public-url``). A client may connect there (``hello`` with its token, then ``join``
+    or ``spectate`` the room again) to save the hop every one of its commands takes; one
+    that stays is served as before."""
+
+    type: Literal["owner"] = "owner"
+    room_id: str
+    node: str
+    url: str
+
+
 AnyServerMessage = Annotated[
     Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
     | RematchOffer | Analysis | Registered | ResignOffer | ResignDeclined | Seeking
     | SeekCanceled | Paired | ChallengeSent | ChallengeOffer | ChallengeDeclined
-    | ChallengeCanceled | TournamentCreated | TournamentChanged | TournamentGame,
+    | ChallengeCanceled | TournamentCreated | TournamentChanged | TournamentGame | Owner,
     Field(discriminator="type"),
 ]
 

@@ -36,15 +36,19 @@ def _http(port: int, path: str) -> Any:
 
 @asynccontextmanager
 async def nodes(tmp_path: Path, pg_url: str, redis: RedisServer, names: Sequence[str],
-                lease_s: float = LEASE_S) -> AsyncIterator[dict[str, Subprocess]]:
+                lease_s: float = LEASE_S, public: Sequence[str] = ()
+                ) -> AsyncIterator[dict[str, Subprocess]]:
     """``tablas serve`` nodes named ``names`` on the same database and Redis, started
-    together; stopped (SIGKILL) at the end."""
+    together (those named in ``public`` with their ``--public-url``); stopped (SIGKILL) at
+    the end."""
     procs = {name: Subprocess(pg_url, tmp_path / f"node-{name}.log", workers=1,
                               args=["--redis", redis.url, "--node", name,
                                     "--lease-s", str(lease_s),
                                     *(["--log-level", "debug"] if os.environ.get("DBG")
                                       else [])])
              for name in names}
+    for name in public:
+        procs[name].args += ["--public-url", procs[name].url]
     try:
         await asyncio.gather(*(asyncio.to_thread(p.start) for p in procs.values()))
         yield procs
@@ -171,6 +175,56 @@ async def test_players_and_spectator_on_three_nodes(
         await ana.close()
         await cleo.close()
         await dora.close()
+
+
+async def test_a_client_is_told_where_its_room_lives(
+        tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
+    """``owner``: Bob joins from node b a room node a owns; after the room's snapshot he is
+    told once that it lives on a, at a's ``--public-url``. He connects there with his token,
+    joins again (his seat, a snapshot) and closes his first connection: the game goes on with
+    node b killed. Ana, on the room's own node, is never told; nor is anyone of a room whose
+    node has no public URL (node c)."""
+    async with nodes(tmp_path, pg_url, redis_server, "abc", public="ab") as n:
+        (ana,) = await connected(n["a"].url, "Ana")
+        bob = Client(n["b"].url)
+        token = (await bob.connect("Bob"))["token"]
+        room_id, _ = await create(ana, "tictactoe", [HUMAN, HUMAN], join_seat=0)
+        await bob.request({"type": "join", "room_id": room_id, "seat": 1}, "room")
+        hint = await bob.expect("owner")
+        assert hint == {"type": "owner", "room_id": room_id, "node": "a", "url": n["a"].url}
+        await ana.request({"type": "move", "room_id": room_id, "ply": 0,
+                           "move": {"cell": 4}}, "update")
+        await bob.expect("update")
+        await bob.request({"type": "move", "room_id": room_id, "ply": 1,
+                           "move": {"cell": 0}}, "update")  # forwarded again: no new hint
+
+        moved = Client(hint["url"])
+        await moved.connect("Bob", token)
+        snap = await moved.request({"type": "join", "room_id": room_id}, "room")
+        assert snap["ply"] == 2 and snap["seats"][1]["connected"] is True
+        await bob.close()
+        n["b"].kill9()
+        await ana.request({"type": "move", "room_id": room_id, "ply": 2,
+                           "move": {"cell": 8}}, "update")
+        await moved.expect("update")
+        upd = await moved.request({"type": "move", "room_id": room_id, "ply": 3,
+                                   "move": {"cell": 1}}, "update")
+        assert upd["ply"] == 4
+        assert await stored_plies(pg_url, room_id) == [0, 1, 2, 3]
+        assert not [m for m in ana.inbox + bob.inbox + moved.inbox
+                    if m["type"] == "owner" and m is not hint]
+
+        # A room of node c (no --public-url), joined from node a: served, nobody told.
+        (cleo,) = await connected(n["c"].url, "Cleo")
+        room_c, _ = await create(cleo, "tictactoe", [HUMAN, HUMAN], join_seat=0)
+        (dan,) = await connected(n["a"].url, "Dan")
+        await dan.request({"type": "join", "room_id": room_c, "seat": 1}, "room")
+        await cleo.request({"type": "move", "room_id": room_c, "ply": 0,
+                            "move": {"cell": 4}}, "update")
+        await dan.expect("update")
+        assert not [m for m in dan.inbox if m["type"] == "owner"]
+        for c in (ana, moved, cleo, dan):
+            await c.close()
 
 
 async def test_a_rated_game_across_nodes(
@@ -326,6 +380,9 @@ async def test_a_new_rooms_first_write_makes_its_lease(pg_url: str) -> None:
     (["--node", "x" * 65], "--node"),
     (["--lease-s", "0"], "--lease-s"),
     (["--redis", "http://127.0.0.1:6379/0"], "--redis"),
+    (["--public-url", "ws://127.0.0.1:8000/ws"], "--public-url"),  # not a cluster's node
+    (["--redis", "redis://127.0.0.1:1/0", "--public-url", "http://n1/ws"], "--public-url"),
+    (["--redis", "redis://127.0.0.1:1/0", "--public-url", "ws:// n1/ws"], "--public-url"),
 ])
 def test_bad_cluster_options_are_one_line(tmp_path: Path, args: list[str], said: str) -> None:
     """A bad node name, lease or Redis URL: one line naming the option, exit code 2."""

@@ -85,11 +85,52 @@ def cpu_of(pids: list[int]) -> float:
     return sum(cpu_seconds(p) for root in pids for p in descendants(root))
 
 
-async def kept_game(a: ProtocolClient, b: ProtocolClient, game: str, rng: random.Random,
+class Player:
+    """A player of a game loop on the connection it keeps, and where the server said its
+    rooms live (``owner``, docs/protocol.md "Several nodes")."""
+
+    def __init__(self, name: str, follow: bool) -> None:
+        self.name = name
+        self.follow = follow
+        self.url = ""
+        self.conn: ProtocolClient | None = None
+        self.owners: dict[str, str] = {}  # room -> the URL of its node, as told
+
+    async def open(self, url: str, token: str | None = None) -> ProtocolClient:
+        self.url = url
+        self.conn = await ProtocolClient.open(url, self.name, token, on_message=self._heard)
+        return self.conn
+
+    def _heard(self, m: dict[str, Any], _t: float) -> None:
+        if m.get("type") == "owner":
+            self.owners[m["room_id"]] = m["url"]
+
+    async def to_owner(self, room: str) -> dict[str, Any] | None:
+        """Connected to ``room``'s node if told of it (and following hints): a new
+        connection with the player's token, the seat joined again; the room's snapshot."""
+        url = self.owners.pop(room, None)
+        if not self.follow or url is None or url == self.url or self.conn is None:
+            return None
+        old = self.conn
+        assert old.welcome is not None
+        new = await self.open(url, old.welcome["token"])
+        snap = await new.request({"type": "join", "room_id": room})
+        await old.close()
+        return snap
+
+    async def close(self) -> None:
+        if self.conn is not None:
+            await self.conn.close()
+
+
+async def kept_game(players: tuple[Player, Player], game: str, rng: random.Random,
                     rtts: list[float]) -> int:
     """One game between two players on connections they keep (``pvp_game`` opens its own):
-    each message is picked by its room, since the connections saw the games before; the
-    moves played (a refused move ends the game early: the room may move between nodes)."""
+    each message is picked by its room, since the connections saw the games before; a
+    player told that the room lives on another node moves there before its turn; the moves
+    played (a refused move ends the game early: the room may move between nodes)."""
+    a, b = (p.conn for p in players)
+    assert a is not None and b is not None
     created = await a.request({"type": "create_room", "game": game, "options": {},
                                "seats": [{"kind": "human"}, {"kind": "human"}],
                                "join_seat": 0})
@@ -97,27 +138,33 @@ async def kept_game(a: ProtocolClient, b: ProtocolClient, game: str, rng: random
     await b.request({"type": "join", "room_id": room, "seat": 1})
     view = await a.next_of(lambda m: m.get("type") == "room" and m.get("room_id") == room
                            and m.get("status") == "playing")
-    players, views, moves = (a, b), {0: view}, 0
+    views, moves = {0: view}, 0
     while view["status"] == "playing":
         seat = view["to_move"]
+        snap = await players[seat].to_owner(room)
+        if snap is not None:
+            views[seat] = snap
+        mover, other = players[seat].conn, players[1 - seat].conn
+        assert mover is not None and other is not None
         t0 = time.perf_counter()
         try:
-            answer = await players[seat].request({
+            answer = await mover.request({
                 "type": "move", "room_id": room, "ply": view["ply"],
                 "move": rng.choice(views[seat]["legal_moves"])})
         except Refused:
             return moves
         rtts.append((time.perf_counter() - t0) * 1000)
         moves += 1
-        other = await players[1 - seat].next_of(
+        heard = await other.next_of(
             lambda m, ply=answer["ply"]: m.get("type") == "update"
             and m.get("room_id") == room and m.get("ply") == ply)
-        views, view = {seat: answer, 1 - seat: other}, answer
+        views, view = {seat: answer, 1 - seat: heard}, answer
     return moves
 
 
 async def load(urls: list[str], games: int, seconds: float, placement: str = "random",
-               persistent: bool = True, seed: int = 1) -> tuple[int, list[float], int]:
+               persistent: bool = True, seed: int = 1, follow: bool = True
+               ) -> tuple[int, list[float], int]:
     """``games`` game loops for ``seconds``: the moves, their round trips, and how many of
     the loops (connections kept) or of the games (connections per game) had their two
     players on different nodes."""
@@ -151,11 +198,12 @@ async def load(urls: list[str], games: int, seconds: float, placement: str = "ra
             return n
         url_a, url_b = node(i, 0), node(i, 1)
         split += url_a != url_b
-        a = await ProtocolClient.open(url_a, f"bench-a{i}")
-        b = await ProtocolClient.open(url_b, f"bench-b{i}")
+        a, b = Player(f"bench-a{i}", follow), Player(f"bench-b{i}", follow)
+        await a.open(url_a)
+        await b.open(url_b)
         try:
             while time.perf_counter() < end:
-                n += await kept_game(a, b, kind, rng, rtts)
+                n += await kept_game((a, b), kind, rng, rtts)
         finally:
             await a.close()
             await b.close()
@@ -177,21 +225,23 @@ def commits(urls: list[str]) -> int:
 
 
 def measure(name: str, urls: list[str], servers: dict[str, list[int]], games: int,
-            seconds: float, placement: str, persistent: bool) -> dict[str, Any]:
+            seconds: float, placement: str, persistent: bool, follow: bool
+            ) -> dict[str, Any]:
     """One configuration's run: a short warm-up, then the window that is measured."""
-    asyncio.run(load(urls, games, 1.0, placement, persistent, seed=0))
+    asyncio.run(load(urls, games, 1.0, placement, persistent, seed=0, follow=follow))
     commits_before = commits(urls)
     before = {k: cpu_of(v) for k, v in servers.items()}
     mine = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    moves, rtts, split = asyncio.run(load(urls, games, seconds, placement, persistent))
+    moves, rtts, split = asyncio.run(load(urls, games, seconds, placement, persistent,
+                                          follow=follow))
     wall = time.perf_counter() - t0
     after = {k: cpu_of(v) for k, v in servers.items()}
     me = resource.getrusage(resource.RUSAGE_SELF)
     made = commits(urls) - commits_before
     cpu = {k: after[k] - before[k] for k in servers}
     return {
-        "config": name, "placement": placement,
+        "config": name, "placement": placement, "hints": "follow" if follow else "ignore",
         "connections": "persistent" if persistent else "per-game", "split_games": split,
         "moves": moves, "moves_per_s": round(moves / wall, 1),
         "moves_per_commit": round(moves / max(made, 1), 2),
@@ -216,7 +266,8 @@ def started(procs: list[Subprocess]) -> Iterator[None]:
 
 
 def run(games: int, seconds: float, placement: str = "random", persistent: bool = True,
-        nodes_counts: tuple[int, ...] = (1, 2, 3)) -> list[dict[str, Any]]:
+        nodes_counts: tuple[int, ...] = (1, 2, 3), follow: bool = True
+        ) -> list[dict[str, Any]]:
     results = []
     # Every player connects from 127.0.0.1: the limits per address are lifted.
     args = ["--max-msgs-per-address", "0", "--max-conns-per-address", "0",
@@ -228,7 +279,7 @@ def run(games: int, seconds: float, placement: str = "random", persistent: bool 
             assert single.proc is not None
             results.append(measure("sqlite, 1 node", [single.url],
                                    {"node": [single.proc.pid]}, games, seconds, placement,
-                                   persistent))
+                                   persistent, follow))
         bin_dir = pg_bin()
         if bin_dir is None:
             print("PostgreSQL is not installed: the cluster's rows are left out",
@@ -246,6 +297,8 @@ def run(games: int, seconds: float, placement: str = "random", persistent: bool 
                 nodes = [Subprocess(url, tmp / f"node{n}-{i}.log",
                                     args=[*args, "--redis", redis.url, "--node", f"n{i}"])
                          for i in range(n)]
+                for p in nodes:  # where clients reach it: told to them (``owner``)
+                    p.args += ["--public-url", p.url]
                 with started(nodes):
                     postmaster = int((pg.data / "postmaster.pid").read_text().split()[0])
                     assert redis.proc is not None
@@ -253,7 +306,7 @@ def run(games: int, seconds: float, placement: str = "random", persistent: bool 
                                "postgresql": [postmaster], "redis": [redis.proc.pid]}
                     results.append(measure(f"postgresql + redis, {n} node(s)",
                                            [p.url for p in nodes], servers, games, seconds,
-                                           placement, persistent))
+                                           placement, persistent, follow))
             finally:
                 redis.stop()
                 pg.stop()
@@ -274,12 +327,15 @@ def main() -> None:
     parser.add_argument("--connections", choices=("persistent", "per-game"),
                         default="persistent", help="one connection per player for the run,"
                         " or two new ones for every game")
+    parser.add_argument("--hints", choices=("follow", "ignore"), default="follow",
+                        help="a player told that its room lives on another node (owner)"
+                        " connects there before its next move, or stays where it is")
     parser.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3],
                         help="the cluster's sizes measured")
     parser.add_argument("--json", action="store_true", help="print JSON lines")
     args = parser.parse_args()
     for r in run(args.games, args.seconds, args.placement, args.connections == "persistent",
-                 tuple(args.nodes)):
+                 tuple(args.nodes), args.hints == "follow"):
         if args.json:
             print(json.dumps(r), flush=True)
         else:

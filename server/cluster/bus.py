@@ -2,10 +2,11 @@
 
 What a node posts another goes in order: each node publishes from one task, in the order it
 posted, and Redis keeps a publisher's order; what is posted in one turn of the event loop
-goes as one message per destination. Every node keeps a key alive in Redis; a node whose
-key expired is dead to the others (:meth:`Listener.node_died`). A Redis that went away and
-came back (messages may have been lost meanwhile) is subscribed to again, and the listener
-told (:meth:`Listener.resubscribed`).
+goes as one message per destination. Every node keeps a key alive in Redis (holding its
+``--public-url``, if it has one); a node whose key expired is dead to the others
+(:meth:`Listener.node_died`). A Redis that went away and came back (messages may have been
+lost meanwhile) is subscribed to again, and the listener told
+(:meth:`Listener.resubscribed`).
 """
 
 from __future__ import annotations
@@ -148,8 +149,13 @@ class Listeners:
 class Bus:
     """This node's end of Redis."""
 
-    def __init__(self, node: str, redis_url: str, lease_s: float) -> None:
+    def __init__(self, node: str, redis_url: str, lease_s: float,
+                 public_url: str | None = None) -> None:
+        """``public_url``: where clients reach this node (``--public-url``), which the other
+        nodes read from its alive key (:meth:`node_url`)."""
         self.node = node
+        self.public_url = public_url
+        self._urls: dict[str, tuple[str | None, float]] = {}  # node -> (URL, read at)
         self.redis_url = redis_url
         self.lease_s = lease_s
         self.redis: aioredis.Redis = aioredis.from_url(redis_url)
@@ -234,6 +240,26 @@ class Bus:
                     _redis_failed("cannot publish to Redis", e)
                     await asyncio.sleep(0.5)
 
+    async def node_url(self, node: str) -> str | None:
+        """Where clients reach ``node`` (its ``--public-url``), None if it has none or is
+        not alive; read from Redis at most once per ``lease_s``. None too when Redis does not
+        answer (asked again ``lease_s`` later): a hint is worth no wait."""
+        now = time.monotonic()
+        known = self._urls.get(node)
+        if known is not None and now - known[1] < self.lease_s:
+            return known[0]
+        self._urls[node] = (None, now)
+        try:
+            raw = await self.redis.get(alive_key(node))
+        except Exception as e:
+            _redis_failed("cannot read a node's URL from Redis", e)
+            return None
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        # Nodes before --public-url kept "1" there.
+        url = text if text and text.startswith(("ws://", "wss://")) else None
+        self._urls[node] = (url, now)
+        return url
+
     # --- hearing ---------------------------------------------------------------------------
 
     async def reader(self, listener: Listener) -> None:
@@ -268,7 +294,8 @@ class Bus:
         ``lease_s`` (a node that died never says goodbye for its connections)."""
         while True:
             try:
-                await self.redis.set(alive_key(self.node), 1, px=int(self.lease_s * 1000))
+                await self.redis.set(alive_key(self.node), self.public_url or "",
+                                     px=int(self.lease_s * 1000))
                 run_id = str((await self.redis.info("server"))["run_id"])
                 if self._run_id is not None and run_id != self._run_id:
                     self._rebuild.set()  # Redis restarted: messages may have been lost

@@ -6,7 +6,8 @@ room that moved.
   the asker's identity (:meth:`Relay.command`); the owner runs it through the same
   ``Hub.command`` with a :class:`RemoteConn` (``Conn.send``'s interface) standing for the
   asker's connection, and everything that connection is sent (the answer, errors, every
-  later ``update`` of the rooms it follows) goes back to the asker's node, in order.
+  later ``update`` of the rooms it follows) goes back to the asker's node, in order; the
+  asker then hears where the room lives (:mod:`tablas.server.cluster.redirect`).
 - **Presence**: the owner counts a remote connection as its player's (``Presence``), from
   its first command or from the ``hello`` of a player seated there; when it closes, its node
   says so and the owner sees the player go (abandonment, ``connected``).
@@ -33,6 +34,7 @@ from typing import Any, cast
 from tablas.server.cluster.bus import Bus, ItemKind
 from tablas.server.cluster.jobs import Jobs, OwnerHints
 from tablas.server.cluster.leases import Leases
+from tablas.server.cluster.redirect import Redirects
 from tablas.server.connections import Conn, Player, Presence
 from tablas.server.errors import LeaseLost, NotOwner, Refused, RoomError
 from tablas.server.hub import Hub
@@ -106,6 +108,7 @@ class Relay:
         # Other nodes' connections, as the rooms owned here see them.
         self._proxies: dict[tuple[str, int], RemoteConn] = {}
         self.owners = OwnerHints(self.node)  # where rooms of other nodes were last found
+        self.redirects = Redirects(bus)  # and where their clients are told to find them
         self.jobs = Jobs()
         self.closing = False
 
@@ -185,6 +188,7 @@ class Relay:
                     self.leases.let_go(e.room_id)
                     continue
             if await self._send_to_owner(conn, msg, room_id, owner):
+                await self.redirects.tell(conn, msg, owner)
                 return
             self.owners.forget(room_id)  # it moved: found afresh on the next try
         raise RoomError("internal", "the room's node did not answer: try again")
@@ -351,6 +355,7 @@ class Relay:
             self.bus.post(node, [ItemKind.GONE, id(conn)])
         self._conns.pop(id(conn), None)
         self._follows.pop(conn, None)
+        self.redirects.forget(conn)
 
     # --- what the bus hears -----------------------------------------------------------------
 
