@@ -34,3 +34,17 @@ def test_cluster_bench_reports_every_configuration_with_its_ratio() -> None:
     assert set(cluster["cpu_ms_per_move"]) == {"nodes", "postgresql", "redis"}
     assert cluster["vs_single_node"] == round(
         cluster["servers_cpu_ms_per_move"] / single["servers_cpu_ms_per_move"], 2)
+
+
+def test_players_told_where_their_room_lives_move_there() -> None:
+    """``--placement split``: each game's players on two nodes; the joiner is told (``owner``)
+    that the room lives on the creator's node and moves there, every game loop once."""
+    if pg_bin() is None:
+        pytest.skip("PostgreSQL is not installed")
+    if shutil.which("redis-server") is None and not Path("/usr/bin/redis-server").exists():
+        pytest.skip("Redis is not installed")
+    results = run(games=4, seconds=1.0, placement="split", persistent=True,
+                  nodes_counts=(2,), follow=True)
+    cluster = results[1]
+    assert cluster["split_games"] == 4 and cluster["hints"] == "follow"
+    assert cluster["moved_to_owner"] == 4 and cluster["moves"] > 0

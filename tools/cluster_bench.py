@@ -17,7 +17,11 @@ fanned out across nodes, the worst case; ``together``, both players of a game on
 drawn at random, no move forwarded: what sending players to their room's node would reach.
 ``--connections persistent`` (the default): each
 player keeps one connection for the whole run, as a person at the page does; ``per-game``:
-two new connections (``hello`` included) for every game.
+two new connections (``hello`` included) for every game. ``--hints follow`` (the default):
+the nodes have their ``--public-url``, and a player told that its room lives on another node
+(``owner``, docs/protocol.md) connects there before its next move, as a program following
+the hint does; ``ignore``: no public URLs, every command for a room of another node is
+forwarded (how a node's server ran before the hint; the page still does).
 
 Per configuration: moves/s, the acknowledged move's p50/p99 (``move`` sent → the mover's own
 ``update``), and the CPU seconds per move of every server process, read from /proc (user +
@@ -95,6 +99,7 @@ class Player:
         self.url = ""
         self.conn: ProtocolClient | None = None
         self.owners: dict[str, str] = {}  # room -> the URL of its node, as told
+        self.moved = 0  # times it connected to a room's node, as told
 
     async def open(self, url: str, token: str | None = None) -> ProtocolClient:
         self.url = url
@@ -116,6 +121,7 @@ class Player:
         new = await self.open(url, old.welcome["token"])
         snap = await new.request({"type": "join", "room_id": room})
         await old.close()
+        self.moved += 1
         return snap
 
     async def close(self) -> None:
@@ -164,14 +170,14 @@ async def kept_game(players: tuple[Player, Player], game: str, rng: random.Rando
 
 async def load(urls: list[str], games: int, seconds: float, placement: str = "random",
                persistent: bool = True, seed: int = 1, follow: bool = True
-               ) -> tuple[int, list[float], int]:
-    """``games`` game loops for ``seconds``: the moves, their round trips, and how many of
-    the loops (connections kept) or of the games (connections per game) had their two
-    players on different nodes."""
+               ) -> tuple[int, list[float], int, int]:
+    """``games`` game loops for ``seconds``: the moves, their round trips, how many of the
+    loops (connections kept) or of the games (connections per game) had their two players
+    on different nodes, and how many times a player moved to its room's node (``owner``)."""
     rtts: list[float] = []
     end = time.perf_counter() + seconds
     place = random.Random(seed)
-    split = 0
+    split = moved = 0
 
     together: dict[int, str] = {}
 
@@ -185,7 +191,7 @@ async def load(urls: list[str], games: int, seconds: float, placement: str = "ra
         return place.choice(urls)
 
     async def loop(i: int) -> int:
-        nonlocal split
+        nonlocal split, moved
         rng = random.Random(i)
         kind = ("connect4", "tictactoe")[i % 2]
         n = 0
@@ -207,10 +213,11 @@ async def load(urls: list[str], games: int, seconds: float, placement: str = "ra
         finally:
             await a.close()
             await b.close()
+            moved += a.moved + b.moved
         return n
 
     moves = sum(await asyncio.gather(*(loop(i) for i in range(games))))
-    return moves, rtts, split
+    return moves, rtts, split, moved
 
 
 def commits(urls: list[str]) -> int:
@@ -233,8 +240,8 @@ def measure(name: str, urls: list[str], servers: dict[str, list[int]], games: in
     before = {k: cpu_of(v) for k, v in servers.items()}
     mine = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
-    moves, rtts, split = asyncio.run(load(urls, games, seconds, placement, persistent,
-                                          follow=follow))
+    moves, rtts, split, moved = asyncio.run(load(urls, games, seconds, placement,
+                                                 persistent, follow=follow))
     wall = time.perf_counter() - t0
     after = {k: cpu_of(v) for k, v in servers.items()}
     me = resource.getrusage(resource.RUSAGE_SELF)
@@ -243,6 +250,7 @@ def measure(name: str, urls: list[str], servers: dict[str, list[int]], games: in
     return {
         "config": name, "placement": placement, "hints": "follow" if follow else "ignore",
         "connections": "persistent" if persistent else "per-game", "split_games": split,
+        "moved_to_owner": moved,
         "moves": moves, "moves_per_s": round(moves / wall, 1),
         "moves_per_commit": round(moves / max(made, 1), 2),
         "p50_ms": round(percentile(rtts, 50), 2), "p99_ms": round(percentile(rtts, 99), 2),
@@ -297,7 +305,7 @@ def run(games: int, seconds: float, placement: str = "random", persistent: bool 
                 nodes = [Subprocess(url, tmp / f"node{n}-{i}.log",
                                     args=[*args, "--redis", redis.url, "--node", f"n{i}"])
                          for i in range(n)]
-                for p in nodes:  # where clients reach it: told to them (``owner``)
+                for p in nodes if follow else ():  # where clients reach it (``owner``)
                     p.args += ["--public-url", p.url]
                 with started(nodes):
                     postmaster = int((pg.data / "postmaster.pid").read_text().split()[0])
@@ -343,7 +351,8 @@ def main() -> None:
                   f" ms  p99 {r['p99_ms']:7.2f} ms  servers' CPU"
                   f" {r['servers_cpu_ms_per_move']:6.3f} ms/move {r['cpu_ms_per_move']}"
                   f" = {r['vs_single_node']}x the single node; split games"
-                  f" {r['split_games']}; {r['moves_per_commit']} moves a commit (load generator"
+                  f" {r['split_games']}, moved to the room's node {r['moved_to_owner']};"
+                  f" {r['moves_per_commit']} moves a commit (load generator"
                   f" {r['load_generator_cpu_ms_per_move']} ms/move)",
                   flush=True)
 
