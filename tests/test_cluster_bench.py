@@ -14,11 +14,15 @@ from pg_support import pg_bin
 from tools.cluster_bench import run
 
 
-def test_cluster_bench_reports_every_configuration_with_its_ratio() -> None:
+def needs_postgresql_and_redis() -> None:
     if pg_bin() is None:
         pytest.skip("PostgreSQL is not installed")
     if shutil.which("redis-server") is None and not Path("/usr/bin/redis-server").exists():
         pytest.skip("Redis is not installed")
+
+
+def test_cluster_bench_reports_every_configuration_with_its_ratio() -> None:
+    needs_postgresql_and_redis()
     results = run(games=4, seconds=1.0, placement="together", persistent=True,
                   nodes_counts=(2,))
     assert [r["config"] for r in results] == ["sqlite, 1 node", "postgresql + redis, 2 node(s)"]
@@ -39,10 +43,7 @@ def test_cluster_bench_reports_every_configuration_with_its_ratio() -> None:
 def test_players_told_where_their_room_lives_move_there() -> None:
     """``--placement split``: each game's players on two nodes; the joiner is told (``owner``)
     that the room lives on the creator's node and moves there, every game loop once."""
-    if pg_bin() is None:
-        pytest.skip("PostgreSQL is not installed")
-    if shutil.which("redis-server") is None and not Path("/usr/bin/redis-server").exists():
-        pytest.skip("Redis is not installed")
+    needs_postgresql_and_redis()
     results = run(games=4, seconds=1.0, placement="split", persistent=True,
                   nodes_counts=(2,), follow=True)
     cluster = results[1]
