@@ -8,7 +8,9 @@ Split by job, each part handed what it needs by the composition root (``tablas.s
   statement, a fence on every write;
 - :mod:`~tablas.server.cluster.bus`: the nodes' messages over Redis, in order;
 - :mod:`~tablas.server.cluster.relay`: commands forwarded to a room's owner and answered, presence
-  across nodes, followers of a room that moved or was lost, rooms of dead nodes taken over;
+  across nodes, followers of a room that moved or was lost;
+- :mod:`~tablas.server.cluster.takeover`: rooms of dead nodes taken over;
+- :mod:`~tablas.server.cluster.redirect`: clients told where their rooms live (``owner``);
 - :mod:`~tablas.server.cluster.listing`: the lobby's listing of every node's rooms;
 - :mod:`~tablas.server.cluster.reach`: seeks' and challenges' players and connections on
   every node (the :class:`~tablas.server.meet.reach.Reach` port), players online.
@@ -27,6 +29,7 @@ from tablas.server.cluster.leases import LEASE_S, Leases
 from tablas.server.cluster.listing import SharedListing
 from tablas.server.cluster.reach import MeetListener, SharedReach
 from tablas.server.cluster.relay import Relay, RemoteConn
+from tablas.server.cluster.takeover import take_over
 
 __all__ = ["LEASE_S", "Bus", "Cluster", "Leases", "MeetListener", "Relay", "RemoteConn",
            "SharedListing", "SharedReach", "_channel", "_pack"]
@@ -57,7 +60,8 @@ class Cluster:
         hears = Listeners(self.relay, self.meet)
         self._tasks = [loop.create_task(job) for job in (
             self.bus.reader(hears), self.bus.writer(),
-            self.leases.renewing(self.in_use), self.relay.takeover(),
+            self.leases.renewing(self.in_use),
+            take_over(self.leases.store, self.relay.hub, self.leases.lease_s),
             self.listing.run(), self.bus.alive(hears), self.meet.watch(self.bus.lease_s))]
         await asyncio.wait_for(self.bus.subscribed.wait(), 10)
 

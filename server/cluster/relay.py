@@ -12,9 +12,10 @@ room that moved.
   its first command or from the ``hello`` of a player seated there; when it closes, its node
   says so and the owner sees the player go (abandonment, ``connected``).
 - **Failover**: every node looks for live rooms whose lease has expired and claims and loads
-  them (their bots and timers resume). A node that takes a room says so on the shared
-  channel, and every node re-subscribes its connections that followed the room through the
-  old owner: each gets a fresh ``room`` snapshot from the new one. A Redis that went away
+  them (:mod:`tablas.server.cluster.takeover`; their bots and timers resume). A node that
+  takes a room says so on the shared channel, and every node re-subscribes its connections
+  that followed the room through the old owner: each gets a fresh ``room`` snapshot from
+  the new one. A Redis that went away
   and came back is treated the same way (messages may have been lost meanwhile).
 - **Lost**: a room whose lease this node lost (:meth:`Leases.lost`) leaves memory, and this
   node's connections that followed it follow it through its owner from now on.
@@ -26,7 +27,6 @@ import asyncio
 import itertools
 import json
 import logging
-import random
 import time
 from dataclasses import dataclass
 from typing import Any, cast
@@ -58,7 +58,6 @@ log = logging.getLogger("tablas.server")
 FORWARD_WAIT = 1.0  # seconds between looks at the lease while the owner has not answered
 FORWARD_GIVE_UP = 5.0  # seconds a living owner has to answer before the command is resent
 ROUTE_TRIES = 3  # owners asked in turn (the room may move meanwhile) before giving up
-ORPHAN_BATCH = 500  # rooms taken over per look
 
 
 @dataclass(eq=False)
@@ -147,21 +146,6 @@ class Relay:
                 await self._route(c, Spectate(type="spectate", room_id=room_id))
             except Exception as e:
                 log.warning("room %s: could not follow it again: %s", room_id, e)
-
-    async def takeover(self) -> None:
-        """Claims and loads the live rooms no node holds a live lease on (a node died)."""
-        while True:
-            # Nodes look at different moments; a claim is atomic, so one node wins a room.
-            await asyncio.sleep(self.leases.lease_s / 3 * random.uniform(0.5, 1.0))
-            if self.hub.services.closing:
-                return
-            try:
-                for room_id in await self.store.orphaned_rooms(ORPHAN_BATCH):
-                    if await self.hub.reload(room_id):
-                        log.info("room %s taken over", room_id,
-                                 extra={"room_id": room_id, "event": "taken_over"})
-            except Exception as e:
-                log.warning("looking for rooms to take over failed: %s", e)
 
     # --- commands --------------------------------------------------------------------------
 
