@@ -227,6 +227,32 @@ async def test_a_client_is_told_where_its_room_lives(
             await c.close()
 
 
+async def test_a_client_is_told_again_when_its_room_moves(
+        tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
+    """Bob, on node c, plays a room of node a and is told so; node a dies (kill -9) and a
+    survivor takes the room over. If that is node b, Bob (who follows the room through c) is
+    told the new owner, b, with its URL; if it is c itself, he is told nothing more."""
+    async with nodes(tmp_path, pg_url, redis_server, "abc", public="abc") as n:
+        (ana,) = await connected(n["a"].url, "Ana")
+        (bob,) = await connected(n["c"].url, "Bob")
+        room_id, _ = await create(ana, "tictactoe", [HUMAN, HUMAN], join_seat=0)
+        await bob.request({"type": "join", "room_id": room_id, "seat": 1}, "room")
+        assert (await bob.expect("owner"))["node"] == "a"
+        n["a"].kill9()
+        while (owner := await owner_of(pg_url, room_id))[0] == "a" or not owner[2]:
+            await asyncio.sleep(0.1)
+        if owner[0] == "b":
+            hint = await bob.expect("owner", timeout=LEASE_S * 3)
+            assert hint == {"type": "owner", "room_id": room_id, "node": "b",
+                            "url": n["b"].url}
+        snap = await bob.request({"type": "join", "room_id": room_id}, "room")
+        assert snap["status"] == "playing" and snap["ply"] == 0
+        await asyncio.sleep(0.5)
+        told = [m for m in bob.inbox if m["type"] == "owner"]
+        assert [m["node"] for m in told] == (["a", "b"] if owner[0] == "b" else ["a"])
+        await bob.close()
+
+
 async def test_a_rated_game_across_nodes(
         tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
     """Registration travels with a forwarded command: a registered player on node b takes the
