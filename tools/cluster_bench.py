@@ -51,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the tests' PostgreSQL and Redis (not shipped)
 
 from pg_support import Cluster, pg_bin  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from redis_support import RedisServer  # noqa: E402
 from server_support import Subprocess  # noqa: E402
 from tablas.server.client import ProtocolClient, Refused  # noqa: E402
@@ -226,8 +227,9 @@ def commits(urls: list[str]) -> int:
     for url in urls:
         page = urllib.request.urlopen(url.replace("ws://", "http://").replace("/ws", "/metrics"),
                                       timeout=10).read().decode()
-        total += sum(float(line.split()[-1]) for line in page.splitlines()
-                     if line.startswith("tablas_store_commit_seconds_count"))
+        total += sum(sample.value for family in text_string_to_metric_families(page)
+                     for sample in family.samples
+                     if sample.name == "tablas_store_commit_seconds_count")
     return int(total)
 
 

@@ -1,5 +1,6 @@
-"""Small parts the cluster's listeners share: :class:`Jobs` (the tasks a message starts)
-and :class:`OwnerHints` (which node last owned a room of another node)."""
+"""Small parts the cluster's listeners share: :class:`Jobs` (the tasks a message starts),
+:class:`OwnerHints` (which node last owned a room of another node) and
+:func:`remember_recent` (a bounded map, oldest out first)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,15 @@ class Jobs:
             task.cancel()
 
 
+def remember_recent(mapping: dict[str, str], key: str, value: str, keep: int) -> None:
+    """``mapping[key] = value`` as its newest entry; past ``keep`` entries, the oldest goes
+    (a dict keeps its insertion order)."""
+    mapping.pop(key, None)
+    mapping[key] = value
+    if len(mapping) > keep:
+        del mapping[next(iter(mapping))]
+
+
 class OwnerHints:
     """The owner last found for rooms of other nodes, so that their commands go there
     straight rather than through a claim of the lease first (a trip to PostgreSQL for every
@@ -44,10 +54,7 @@ class OwnerHints:
     def remember(self, room_id: str, owner: str) -> None:
         if not room_id or owner in ("", self.node):
             return
-        self._owners.pop(room_id, None)
-        self._owners[room_id] = owner
-        if len(self._owners) > OWNERS_KEPT:
-            del self._owners[next(iter(self._owners))]
+        remember_recent(self._owners, room_id, owner, OWNERS_KEPT)
 
     def forget(self, room_id: str) -> None:
         self._owners.pop(room_id, None)

@@ -11,6 +11,7 @@ no hop, one that stays is served as before. A node without ``--public-url`` is n
 from __future__ import annotations
 
 from tablas.server.cluster.bus import Bus
+from tablas.server.cluster.jobs import remember_recent
 from tablas.server.connections import Conn
 from tablas.server.protocol import AnyClientMessage, Leave, Owner
 
@@ -35,11 +36,7 @@ class Redirects:
         url = await self.bus.node_url(owner)
         if url is None or conn.closing:
             return
-        told = self._told.setdefault(conn, {})
-        told.pop(room_id, None)
-        told[room_id] = owner
-        if len(told) > ROOMS_TOLD:
-            del told[next(iter(told))]
+        remember_recent(self._told.setdefault(conn, {}), room_id, owner, ROOMS_TOLD)
         conn.send(Owner(room_id=room_id, node=owner, url=url))
 
     def forget(self, conn: Conn) -> None:
