@@ -179,6 +179,11 @@ async def http_exchange(port: int, raw: bytes, timeout: float = 10,
         writer.close()
 
 
+def http_base(ws_url: str) -> str:
+    """``http://HOST:PORT`` of the server whose WebSocket is ``ws_url`` (``ws://…/ws``)."""
+    return ws_url.replace("ws://", "http://").removesuffix("/ws")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import Client, FakeClock, connect_from, create, running
+from server_support import Client, FakeClock, connect_from, create, http_base, running
 from tablas.server.accounts import FAILURES_PER_ADDRESS, FAILURES_PER_NAME, WINDOW, name_key
 
 PASSWORD = "correct horse battery"
@@ -44,7 +44,7 @@ async def login(url: str, name: str, password: str, client: Client | None = None
 
 
 def _get(url: str, path: str) -> tuple[int, bytes]:
-    base = url.replace("ws://", "http://").removesuffix("/ws")
+    base = http_base(url)
     try:
         with urllib.request.urlopen(base + path, timeout=30) as r:
             return r.status, r.read()

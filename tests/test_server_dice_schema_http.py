@@ -10,7 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from server_support import Client, contract_roll, create, running
+from server_support import Client, contract_roll, create, http_base, running
 from tablas.engine.games import GAME_IDS, all_games
 from tablas.engine.search.decision import LEVELS
 from tablas.server import views
@@ -185,7 +185,7 @@ def _get(url: str) -> tuple[int, str, bytes]:
                                   "/..%2fpyproject.toml", "/nope.js"])
 async def test_http_no_escape(tmp_path: Path, path: str) -> None:
     async with running(tmp_path / "t.db") as (_srv, url):
-        base = url.replace("ws://", "http://").removesuffix("/ws")
+        base = http_base(url)
         import asyncio
 
         status, _, body = await asyncio.to_thread(_get, base + path)
@@ -196,7 +196,7 @@ async def test_http_endpoints(tmp_path: Path) -> None:
     import asyncio
 
     async with running(tmp_path / "t.db") as (_srv, url):
-        base = url.replace("ws://", "http://").removesuffix("/ws")
+        base = http_base(url)
         status, ctype, body = await asyncio.to_thread(_get, base + "/healthz")
         assert status == 200 and json.loads(body)["status"] == "ok"
         assert ctype == "application/json"

@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from server_support import Client, contract_roll, create, running
+from server_support import Client, contract_roll, create, http_base, running
 from tablas.engine.core import Outcome
 from tablas.server import views
 from tablas.server.room import Room, SeatState
@@ -111,7 +111,7 @@ async def test_two_seeded_seats_play_and_every_roll_verifies(tmp_path: Path) -> 
             final["seeds"], final["rolls"], final["dice_seed"])
         await c.close()
         # the JSON record carries the seeds too
-        base = url.replace("ws://", "http://").removesuffix("/ws")
+        base = http_base(url)
         record = await asyncio.to_thread(
             lambda: json.load(urllib.request.urlopen(
                 f"{base}/api/rooms/{final['room_id']}/export?format=json", timeout=5)))

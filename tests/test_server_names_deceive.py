@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from pg_support import Backend
-from server_support import Client, running
+from server_support import Client, http_base, running
 from tablas.server.accounts import name_key
 from tablas.server.names import reads_as_house_bot, skeleton_key
 
@@ -28,7 +28,7 @@ BOT_NAMES = ["bot (max)", "BOT (Max)", "b\u043et (max)", "bot  (max)", "B0T (MAX
 
 async def _player(url: str, player_id: str) -> dict[str, Any]:
     """``GET /api/players/{player_id}`` (in a thread: the server runs on this loop)."""
-    base = url.replace("ws://", "http://").removesuffix("/ws")
+    base = http_base(url)
 
     def get() -> dict[str, Any]:
         with urllib.request.urlopen(f"{base}/api/players/{player_id}", timeout=30) as r:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import Client, running
+from server_support import Client, http_base, running
 from tablas.engine.core import Outcome
 from tablas.engine.search.profiles import PROFILES
 from tablas.server.ratings import Rating, RatingChange
@@ -85,7 +85,7 @@ def after_game(a: tuple[float, float, float], b: tuple[float, float, float], sco
 
 
 def _get(url: str, path: str) -> tuple[int, Any]:
-    base = url.replace("ws://", "http://").removesuffix("/ws")
+    base = http_base(url)
     try:
         with urllib.request.urlopen(base + path, timeout=30) as r:
             assert r.headers["Content-Type"] == "application/json"
@@ -96,7 +96,7 @@ def _get(url: str, path: str) -> tuple[int, Any]:
 
 
 def _get_text(url: str, path: str) -> tuple[int, str]:
-    base = url.replace("ws://", "http://").removesuffix("/ws")
+    base = http_base(url)
     with urllib.request.urlopen(base + path, timeout=30) as r:
         assert r.headers["Content-Type"].startswith("text/html")
         return r.status, r.read().decode()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_support import Client, connected, create, running
+from server_support import Client, connected, create, http_base, running
 from tablas.engine.games.tictactoe import cell_name
 
 HUMAN = {"kind": "human"}
@@ -32,7 +32,7 @@ def _fetch(url: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
 
 
 async def get(url: str, path: str, method: str = "GET") -> tuple[int, dict[str, str], bytes]:
-    base = url.replace("ws://", "http://").removesuffix("/ws")
+    base = http_base(url)
     return await asyncio.to_thread(_fetch, base + path, method)
 
 

@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the tests' PostgreSQL and Redis (not 
 from pg_support import Cluster, pg_bin  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 from redis_support import RedisServer  # noqa: E402
-from server_support import Subprocess  # noqa: E402
+from server_support import Subprocess, http_base  # noqa: E402
 from tablas.server.client import ProtocolClient, Refused  # noqa: E402
 from tablas.server.server_bench import percentile, pvp_game  # noqa: E402
 
@@ -225,8 +225,7 @@ def commits(urls: list[str]) -> int:
     """The group commits the nodes at ``urls`` made so far (their ``/metrics``)."""
     total = 0.0
     for url in urls:
-        page = urllib.request.urlopen(url.replace("ws://", "http://").replace("/ws", "/metrics"),
-                                      timeout=10).read().decode()
+        page = urllib.request.urlopen(http_base(url) + "/metrics", timeout=10).read().decode()
         total += sum(sample.value for family in text_string_to_metric_families(page)
                      for sample in family.samples
                      if sample.name == "tablas_store_commit_seconds_count")
