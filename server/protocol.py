@@ -467,7 +467,6 @@ class CreateTournament(ClientMessage):
         return self
 
 
-
 class JoinTournament(ClientMessage):
     type: Literal["join_tournament"]
     tournament_id: TournamentId

@@ -105,14 +105,11 @@ class RoomTasks:
         next command sets it, rather than a failing Tick every millisecond)."""
         try:
             await self.owner.run(Tick())
-        except asyncio.CancelledError:
-            self._tick_task = None
-            raise
         except Exception:
-            self._tick_task = None
             log.exception("timer of room %s failed", self.owner.room.room_id)
             return
-        self._tick_task = None
+        finally:
+            self._tick_task = None  # cancelled, failed or done: no Tick on its way
         self._arm_timer()
 
     # --- the bot ---------------------------------------------------------------------------

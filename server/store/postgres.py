@@ -82,6 +82,7 @@ async def _version(con: asyncpg.Connection) -> int:
     version = await con.fetchval("SELECT MAX(version) FROM schema_migrations")
     return 0 if version is None else int(version)
 
+
 async def _migrate(pool: asyncpg.Pool, upto: int | None) -> int:
     """Applies every migration newer than the database (up to ``upto``), each in one
     transaction with its row of ``schema_migrations``; the new version. Nodes that start

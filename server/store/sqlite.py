@@ -83,6 +83,7 @@ async def _schema_version(db: aiosqlite.Connection) -> int:
         row = await cur.fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
+
 async def _migrate(db: aiosqlite.Connection, upto: int | None) -> int:
     """Applies every migration newer than the database (up to ``upto``); the new version."""
     await db.execute(
