@@ -41,7 +41,7 @@ from tablas.server.connections import Presence
 from tablas.server.dice import SeedFactory
 from tablas.server.edge import Edge, Http
 from tablas.server.edge.http import API_RATE, EXPLAIN_NICE, EXPLAIN_WORKERS, web_folder
-from tablas.server.edge.networks import LOOPBACK, AddressAllow, parse_networks
+from tablas.server.edge.networks import LOOPBACK, AddressAllow, AddressKeys, parse_networks
 from tablas.server.edge.websocket import MAX_CONNS_PER_ADDRESS, MAX_MSGS_PER_ADDRESS, Handler
 from tablas.server.errors import StartupError
 from tablas.server.hub import (
@@ -171,6 +171,7 @@ class TablasServer:
         public_url: str | None = None,
         challenge_expiry: float = CHALLENGE_EXPIRY,
         metrics_allow: Sequence[str] = LOOPBACK,
+        shared_address_ok: Sequence[str] = (),
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
         makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
@@ -184,9 +185,11 @@ class TablasServer:
         ``claim_after`` (seconds) when a player may claim the game of an opponent who left
         (section 10), ``challenge_expiry`` (seconds) when an unanswered challenge ends
         (section 11). ``metrics_allow``: the addresses and networks ``/metrics`` answers
-        (section 14; a :class:`ValueError` for one that is neither)."""
+        (section 14; a :class:`ValueError` for one that is neither); ``shared_address_ok``:
+        the networks whose connections each count as an address of their own (section 15)."""
         self.node = node or default_node()
         allow = AddressAllow(parse_networks(metrics_allow))
+        self.addresses = AddressKeys(parse_networks(shared_address_ok))
         # The server's own registry: a node of a cluster labels its samples with its name.
         self.metrics = Metrics(self.node if redis is not None else None)
         self.cluster: Cluster | None = None
@@ -291,7 +294,8 @@ class TablasServer:
                          each(self.seeks.gone, self.challenges.gone, goodbye, reach.left),
                          http, metrics=self.metrics, allow_origins=allow_origins,
                          max_conns_per_address=max_conns_per_address,
-                         max_msgs_per_address=max_msgs_per_address)
+                         max_msgs_per_address=max_msgs_per_address,
+                         addresses=self.addresses)
 
     def _in_use(self, key: str) -> bool:
         """Whether this process holds ``key`` in memory: a room or a tournament (their
@@ -360,8 +364,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               node: str | None = None, redis: str | None = None,
               lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
               max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
-              metrics_allow: Sequence[str] = LOOPBACK, public_url: str | None = None
-              ) -> None:
+              metrics_allow: Sequence[str] = LOOPBACK, public_url: str | None = None,
+              shared_address_ok: Sequence[str] = ()) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`tablas.server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`tablas.server.loop.quiet_collector` sets it for
@@ -380,7 +384,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
                                   claim_after=claim_after,
                                   max_rooms_per_address=max_rooms_per_address,
                                   node=node, redis=redis, lease_s=lease_s,
-                                  metrics_allow=metrics_allow, public_url=public_url)
+                                  metrics_allow=metrics_allow, public_url=public_url,
+                                  shared_address_ok=shared_address_ok)
         except BaseException:
             await store.close()
             raise

@@ -259,6 +259,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise CliError(f"--metrics-allow: {e}") from None
     try:
+        parse_networks(args.shared_address_ok)
+    except ValueError as e:
+        raise CliError(f"--shared-address-ok: {e}") from None
+    try:
         loop = loop_in_use(args.loop)
     except ImportError:
         raise CliError("--loop uvloop: uvloop is not installed (pip install uvloop)") from None
@@ -283,7 +287,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         node=args.node, redis=args.redis, lease_s=args.lease_s,
                         claim_after=args.claim_after,
                         max_rooms_per_address=args.max_rooms_per_address or None,
-                        metrics_allow=metrics_allow, public_url=args.public_url), loop)
+                        metrics_allow=metrics_allow, public_url=args.public_url,
+                        shared_address_ok=args.shared_address_ok), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except (StartupError, BadDatabase) as e:
@@ -470,6 +475,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics-allow", action="append", default=None, metavar="NETWORK",
                    help="an address or network (10.0.0.0/8) whose clients may read /metrics "
                         "(repeatable; default: loopback, 127.0.0.0/8 and ::1; others get 403)")
+    p.add_argument("--shared-address-ok", action="append", default=[], metavar="CIDR",
+                   help="a network you vouch for (a school's NAT, 10.1.0.0/16) whose "
+                        "connections the per-address rules count each as its own address "
+                        "(repeatable; default: none; docs/security.md)")
     p.add_argument("--loop", choices=LOOPS, default="auto",
                    help="the event loop (default auto: uvloop when installed, else asyncio)")
     # server.logs is not imported for every command: its LEVELS, spelled out.

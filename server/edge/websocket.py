@@ -30,6 +30,7 @@ from tablas.server.edge.http import (
     starting,
 )
 from tablas.server.edge.limits import AddressBudget
+from tablas.server.edge.networks import AddressKeys
 from tablas.server.errors import ErrorCode, ProtocolError, Refused
 from tablas.server.metrics import Metrics
 from tablas.server.protocol import (
@@ -178,12 +179,15 @@ class Edge:
         allow_origins: Sequence[str] | None = None,
         max_conns_per_address: int | None = MAX_CONNS_PER_ADDRESS,
         max_msgs_per_address: float | None = MAX_MSGS_PER_ADDRESS,
+        addresses: AddressKeys | None = None,
     ) -> None:
         """``handlers``: per message type, what it does; ``goodbye``: what a closed
         connection leaves behind; ``metrics``: where the edge counts what it sends (HTTP
         answers, errors) and times the moves. ``allow_origins`` None: any;
         ``max_conns_per_address`` and ``max_msgs_per_address`` (a second) None or 0: no
-        cap."""
+        cap. ``addresses``: what counts as one address (default: each IP address, an
+        IPv6 /64, no network vouched for)."""
+        self.addresses = addresses or AddressKeys()
         self.handlers = handlers
         self.metrics = metrics
         self._connection = _counted_by(metrics)
@@ -267,7 +271,7 @@ class Edge:
         if refused is not None:
             return refused
         target = split_target(request.path)
-        address = _peer(connection)
+        address = self.addresses.key(_peer(connection), id(connection))
         if target is None or target[0] != "/ws":
             return await self.http.answer(request, address)
         if not self.http.readiness.started:
@@ -306,7 +310,7 @@ class Edge:
     # --- a connection's life -------------------------------------------------------------
 
     async def handler(self, ws: ServerConnection) -> None:
-        address = _peer(ws)
+        address = self.addresses.key(_peer(ws), id(ws))
         self.per_address[address] = self.per_address.get(address, 0) + 1
         try:
             # process_request refused most; handshakes that passed it together are
