@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from tablas.server.blocklist import BlockList
 from tablas.server.bot_pool import BotPool
 from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
 from tablas.server.connections import Presence
@@ -56,6 +57,7 @@ from tablas.server.hub import (
 from tablas.server.live_room import RoomServices
 from tablas.server.lobby import Listing, Lobby, LocalRooms, RecentGames
 from tablas.server.loop import quiet_collector
+from tablas.server.meet.blocks import Blocks
 from tablas.server.meet.challenges import EXPIRE_AFTER as CHALLENGE_EXPIRY
 from tablas.server.meet.challenges import Challenges
 from tablas.server.meet.reach import LocalReach, Reach
@@ -70,6 +72,8 @@ from tablas.server.protocol import (
     AcceptChallenge,
     AcceptResign,
     AcceptSeek,
+    Block,
+    BlocksRequest,
     CancelChallenge,
     CancelSeek,
     ChallengeRequest,
@@ -94,6 +98,7 @@ from tablas.server.protocol import (
     SeekRequest,
     Spectate,
     StartTournament,
+    Unblock,
 )
 from tablas.server.rated import RatedGames
 from tablas.server.readiness import Readiness
@@ -204,8 +209,9 @@ class TablasServer:
         self.explainer = BotPool(EXPLAIN_WORKERS, nice=EXPLAIN_NICE, live=False)
         self.presence = Presence()
         recent = RecentGames(clock)
+        blocklist = BlockList()
         self.services = RoomServices(store, self.bots, self.presence, clock,
-                                     ownership=ownership, games=recent,
+                                     ownership=ownership, games=recent, blocklist=blocklist,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
                                      claim_after=claim_after,
                                      rated=RatedGames(store, clock), metrics=self.metrics)
@@ -230,8 +236,10 @@ class TablasServer:
             bus = Bus(self.node, redis, leases.lease_s, public_url)
             reach = SharedReach(bus, self.presence)
         tables = Tables(self.hub, reach)
-        self.seeks = Seeks(store, tables, reach, clock, max_per_address=max_rooms_per_address)
-        self.challenges = Challenges(store, tables, reach, self.presence,
+        self.blocks = Blocks(store, blocklist, clock)
+        self.seeks = Seeks(store, tables, reach, self.blocks, clock,
+                           max_per_address=max_rooms_per_address)
+        self.challenges = Challenges(store, tables, reach, self.presence, self.blocks,
                                      max_per_address=max_rooms_per_address,
                                      expire_after=challenge_expiry, metrics=self.metrics)
         self.tournaments = Tournaments(store, self.hub, reach, ownership, clock)
@@ -249,7 +257,7 @@ class TablasServer:
             command = rematch = relay.command
         self.lobby = Lobby(listing, recent)
         handlers: dict[type[Any], Handler] = {
-            Hello: in_turn(hello, reach.arrived, self.tournaments.arrived),
+            Hello: in_turn(hello, reach.arrived, self.tournaments.arrived, self.blocks.arrived),
             Register: self.players.register,
             ListRooms: self.lobby.list_rooms,
             CreateRoom: self.hub.create_room,
@@ -267,6 +275,9 @@ class TablasServer:
             JoinTournament: self.tournaments.join,
             LeaveTournament: self.tournaments.leave,
             StartTournament: self.tournaments.start,
+            Block: self.blocks.block,
+            Unblock: self.blocks.unblock,
+            BlocksRequest: self.blocks.listing,
         }
         self.records = Records(self.hub)
         tournament_views = TournamentViews(store)

@@ -52,6 +52,7 @@ from tablas.engine.games import get_game
 from tablas.engine.records import replay
 from tablas.engine.search import bots as search_bots
 from tablas.engine.search.decision import Decision, Level, SearchInfo
+from tablas.server.bot_turns import FairTurns
 from tablas.server.room import BotJob
 
 if TYPE_CHECKING:
@@ -212,10 +213,10 @@ class BotPool:
         decision's time is told (``tablas_bot_decision_seconds``)."""
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.metrics = metrics
-        # Jobs handed to the pool and not yet answered: decisions, and other work
-        # (:meth:`compute`); what is beyond the workers waits (:meth:`queued`).
-        self._deciding = 0
-        self._computing = 0
+        # Every job waits for its turn at a worker in its share's line (contract section 15,
+        # tablas.server.bot_turns), so the executor never holds more jobs than workers.
+        self.turns = FairTurns(self.workers)
+        self._deciding_waiting = 0  # decisions in those lines (:meth:`queued`)
         self.nice = nice
         self.live = live
         self._pool: ProcessPoolExecutor | None = None
@@ -308,10 +309,13 @@ class BotPool:
 
     # --- decisions -----------------------------------------------------------------------
 
-    async def decide(self, job: BotJob, on_progress: Progress | None = None) -> Decision | None:
+    async def decide(self, job: BotJob, on_progress: Progress | None = None,
+                     share: str = "") -> Decision | None:
         """The bot's decision, or None when no worker answered in time (the caller falls
-        back). ``on_progress`` is called on the event loop with each search iteration's
-        :class:`SearchInfo`, all of them before this returns."""
+        back). It waits for a worker in ``share``'s line (the address the room was made
+        from: :class:`~tablas.server.bot_turns.FairTurns`). ``on_progress`` is called on the
+        event loop with each search iteration's :class:`SearchInfo`, all of them before this
+        returns."""
         started = time.perf_counter()
         await self._ensure()
         token = next(self._tokens) if on_progress is not None and self._queue is not None else 0
@@ -319,7 +323,16 @@ class BotPool:
         if listener is not None:
             self._listeners[token] = listener
         try:
-            decision = await self._decide(job, token, listener)
+            self._deciding_waiting += 1
+            waiting = True
+            try:
+                async with self.turns.turn(share):
+                    self._deciding_waiting -= 1
+                    waiting = False
+                    decision = await self._decide(job, token, listener)
+            finally:
+                if waiting:
+                    self._deciding_waiting -= 1
         finally:
             self._listeners.pop(token, None)
         if self.metrics is not None:  # an answer, or none in time: the room waited so long
@@ -327,9 +340,8 @@ class BotPool:
         return decision
 
     def queued(self) -> int:
-        """Bot decisions waiting for a worker: the jobs in the pool beyond its workers (it
-        runs them first come, first served), decisions at most."""
-        return min(self._deciding, max(0, self._deciding + self._computing - self.workers))
+        """Bot decisions waiting for a worker, in every share's line."""
+        return self._deciding_waiting
 
     async def _decide(self, job: BotJob, token: int, listener: _Listener | None
                       ) -> Decision | None:
@@ -339,11 +351,7 @@ class BotPool:
             pool = await self._ensure()
             try:
                 fut = loop.run_in_executor(pool, decide, job, budget, token)
-                self._deciding += 1
-                try:
-                    decision: Decision = await asyncio.wait_for(fut, deadline_s(job.level))
-                finally:
-                    self._deciding -= 1
+                decision: Decision = await asyncio.wait_for(fut, deadline_s(job.level))
                 if listener is not None:  # the reports still on their way come first
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(listener.done.wait(), 1.0)
@@ -363,18 +371,22 @@ class BotPool:
 
     async def compute(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """``fn(*args, **kwargs)`` in a worker process (a picklable module-level function):
-        CPU work that must not hold the event loop. A worker that dies gets the pool rebuilt
-        and the exception (``BrokenProcessPool``) raised to the caller, who may try again."""
-        pool = await self._ensure()
-        loop = asyncio.get_running_loop()
-        self._computing += 1
-        try:
-            return await loop.run_in_executor(pool, functools.partial(fn, *args, **kwargs))
-        except BrokenProcessPool:
-            self._rebuild(pool)
-            raise
-        finally:
-            self._computing -= 1
+        CPU work that must not hold the event loop, in the share ``""``. A worker that dies
+        gets the pool rebuilt and the exception (``BrokenProcessPool``) raised to the
+        caller, who may try again."""
+        return await self.compute_for("", functools.partial(fn, *args, **kwargs))
+
+    async def compute_for(self, share: str, fn: Callable[[], T]) -> T:
+        """``fn()`` (picklable: a module-level function or a partial of one) in a worker,
+        when ``share``'s line has its turn (as :meth:`compute`)."""
+        async with self.turns.turn(share):
+            pool = await self._ensure()
+            loop = asyncio.get_running_loop()
+            try:
+                return await loop.run_in_executor(pool, fn)
+            except BrokenProcessPool:
+                self._rebuild(pool)
+                raise
 
     def shutdown(self) -> None:
         if self._pool is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from tablas.server.bot_turns import RoomShares
 from tablas.server.errors import RoomError
 from tablas.server.room import LIVE
 
@@ -32,8 +33,11 @@ class RoomCaps:
 
     def __init__(self, rooms: Mapping[str, LiveRoom], *,
                  max_waiting_rooms: int | None = MAX_WAITING_ROOMS,
-                 max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS) -> None:
+                 max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
+                 shares: RoomShares | None = None) -> None:
+        """``shares``: told the address each room was opened from (its bots' line)."""
         self.rooms = rooms
+        self.shares = shares or RoomShares()
         self.max_waiting_rooms = max_waiting_rooms
         self.max_rooms_per_address = max_rooms_per_address
         # For each player, the rooms that waited for them when last looked at (opened by them
@@ -48,7 +52,9 @@ class RoomCaps:
         self._waiting_of.setdefault(player_id, set()).add(room_id)
 
     def opened_from(self, address: str, room_id: str) -> None:
-        """``room_id``, just opened from ``address``, counts against its cap while live."""
+        """``room_id``, just opened from ``address``, counts against its cap while live; its
+        bots' decisions wait in that address's line."""
+        self.shares.opened_from(room_id, address)
         if address:
             self._rooms_of_address.setdefault(address, set()).add(room_id)
 
@@ -74,6 +80,13 @@ class RoomCaps:
             raise RoomError("bad_request", (
                 f"{n} rooms of yours are waiting for an opponent (at most {cap}): leave one"
                 " or let it start before you open or join another"))
+
+    def live_with(self, address: str, player_id: str) -> int:
+        """The rooms waiting or in play opened from ``address`` in which ``player_id`` holds
+        a seat (a bot account's games against one address, contract section 15)."""
+        return sum(1 for room_id in self._rooms_of_address.get(address, ())
+                   if (live := self.rooms.get(room_id)) is not None
+                   and live.room.status in LIVE and live.room.seats_of(player_id))
 
     def check_address_rooms(self, address: str) -> None:
         """Refuses (``rate_limited``) one more room opened from ``address`` past

@@ -88,7 +88,7 @@ class Hub:
         self.max_finished_followed = max_finished_followed
         self.rooms: dict[str, LiveRoom] = {}
         self.caps = RoomCaps(self.rooms, max_waiting_rooms=max_waiting_rooms,
-                             max_rooms_per_address=max_rooms_per_address)
+                             max_rooms_per_address=max_rooms_per_address, shares=services.shares)
         # Rooms whose status is being changed on disk, not in memory: loading one waits; and
         # rooms being read for loading (how many reads), which such a change leaves alone.
         self._settling: set[str] = set()

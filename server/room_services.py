@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from tablas.server.blocklist import BlockList
+from tablas.server.bot_turns import RoomShares
 from tablas.server.connections import Conn, Presence
 from tablas.server.metrics import Metrics
 from tablas.server.ownership import Ownership
@@ -69,5 +71,9 @@ class RoomServices:
     # Rates a rated room's finished game (None: no game is rated).
     rated: RatedGames | None = None
     inbox: int = INBOX  # players' commands that may wait for one room (INBOX)
+    # Which address's line at the bot workers each room's jobs wait in (contract section 15).
+    shares: RoomShares = field(default_factory=RoomShares, kw_only=True)
+    # Whom each player here blocked: their chat lines are not delivered to them.
+    blocklist: BlockList = field(default_factory=BlockList, kw_only=True)
     # The server's figures (tablas_moves_total is counted as a move commits).
     metrics: Metrics = field(default_factory=Metrics, kw_only=True)

@@ -139,7 +139,8 @@ class RoomTasks:
                     self.feed.send_analysis(job, info, final=False)
 
                 started = loop.time()
-                decision = await self.services.bots.decide(job, progress)
+                share = self.services.shares.of(self.owner.room.room_id)
+                decision = await self.services.bots.decide(job, progress, share)
                 pause = self.services.bot_pause
                 if self._finishing_for_a_person():
                     # "Let a bot finish": the person watches the bots play their game out, a

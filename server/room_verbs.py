@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from tablas.engine.core import Outcome
 from tablas.engine.search.profiles import profile
@@ -301,7 +301,8 @@ async def expire(owner: Owner) -> None:
 # --- chat ------------------------------------------------------------------------------------
 
 async def chat(owner: Owner, msg: Chat, conn: Conn) -> None:
-    """A follower's line: written, then sent to every follower."""
+    """A follower's line: written, then sent to the followers it reaches (contract
+    section 15: :meth:`~tablas.server.room_feed.Feed.send_chat`)."""
     assert conn.player is not None
     if conn not in owner.feed.conns:
         raise RoomError("not_seated", "join or spectate the room to chat in it")
@@ -309,10 +310,13 @@ async def chat(owner: Owner, msg: Chat, conn: Conn) -> None:
     if not text:
         raise RoomError("bad_request", "empty chat line")
     room_id, now = owner.room.room_id, owner.services.clock()
+    # A seated player's line is the players' chat; anyone else's the spectators'.
+    audience: Literal["players", "spectators"] = \
+        "players" if owner.room.seats_of(conn.player.id) else "spectators"
     await owner.services.store.record_chat(room_id, conn.player.id, text, now,
-                                           fence=owner.fence())
+                                           audience=audience, fence=owner.fence())
     line = ChatMessage(room_id=room_id, player_id=conn.player.id, name=conn.player.name,
-                       text=text, time=now)
+                       text=text, time=now, audience=audience)
     owner.feed.send_chat(line, conn, msg.id)
 
 

@@ -146,14 +146,17 @@ def web_folder() -> Path:
     return package_folder("client", "index.html")
 
 
+# What every answer of the server carries, errors included (contract sections 10 and 15).
+SAFE_HEADERS = (("X-Content-Type-Options", "nosniff"), ("Content-Security-Policy", CSP))
+
+
 def response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
     headers = Headers(
         [
             ("Content-Type", content_type),
             ("Content-Length", str(len(body))),
             ("Cache-Control", "no-cache"),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Content-Security-Policy", CSP),
+            *SAFE_HEADERS,
         ]
     )
     return Response(status.value, status.phrase, headers, body)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import socket
@@ -22,6 +23,7 @@ from typing import Any
 
 from tablas.server.connections import Conn, Presence
 from tablas.server.edge.http import (
+    SAFE_HEADERS,
     Http,
     bad_request,
     malformed,
@@ -44,6 +46,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed, InvalidMessage
 from websockets.http11 import Request, Response
+from websockets.server import ServerProtocol
+from websockets.typing import StatusLike
 
 log = logging.getLogger("tablas.server")
 
@@ -97,6 +101,16 @@ def _too_many(why: str) -> Response:
     return response(HTTPStatus.TOO_MANY_REQUESTS, why.encode() + b"\n", "text/plain")
 
 
+def _rejected(reject: Callable[[StatusLike, str], Response], status: StatusLike,
+              text: str) -> Response:
+    """websockets' own refusal, with the headers every answer of this server carries."""
+    answer = reject(status, text)
+    for name, value in SAFE_HEADERS:
+        if name not in answer.headers:
+            answer.headers[name] = value
+    return answer
+
+
 class _Connection(ServerConnection):
     """websockets' server connection, which answers 400 to a request it cannot parse, and
     breaks the reference cycles its protocol is left in once the connection is lost. The
@@ -113,6 +127,13 @@ class _Connection(ServerConnection):
 
     answered_bad_request = False
     metrics: Metrics | None = None  # set on the class each Edge makes (_counted_by)
+
+    def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
+        super().__init__(protocol, *args, **kwargs)
+        # websockets answers what it refuses itself (414, 431, a handshake without Upgrade)
+        # with its protocol's reject(); every answer carries the page's headers (contract
+        # section 15), those too.
+        protocol.reject = functools.partial(_rejected, protocol.reject)  # type: ignore[method-assign]
 
     def send_data(self) -> None:
         # A request websockets cannot parse as HTTP (a junk request line, a body, a header

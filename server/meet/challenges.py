@@ -19,6 +19,7 @@ from tablas.engine.search.decision import LEVELS, Level
 from tablas.server.accounts import name_key
 from tablas.server.connections import Conn, Player, Presence
 from tablas.server.errors import MeetError
+from tablas.server.meet.blocks import Blocks
 from tablas.server.meet.reach import Reach
 from tablas.server.meet.tables import Party, Tables
 from tablas.server.metrics import Metrics
@@ -36,9 +37,14 @@ from tablas.server.protocol import (
 )
 from tablas.server.room import game_for, initial_state
 from tablas.server.store import Storage
+from tablas.server.store.base import Account
 
 EXPIRE_AFTER = 60.0  # seconds a challenge waits for its answer
 MAX_OUT = 3  # challenges a player has out at once
+MAX_WAITING = 5  # challenges waiting for one player's answer at once (contract section 15)
+AFTER_DECLINE = 60.0  # seconds before a declined challenger may ask the same player again
+# Games a bot account plays at once against players of one address (contract section 15).
+MAX_BOT_GAMES_PER_ADDRESS = 2
 _HOUSE_BOT = re.compile(r"bot \((\w+)\)")
 
 
@@ -62,8 +68,8 @@ class Challenge:
 
 class Challenges:
     def __init__(self, store: Storage, tables: Tables, reach: Reach, presence: Presence,
-                 *, max_per_address: int | None, expire_after: float = EXPIRE_AFTER,
-                 metrics: Metrics | None = None) -> None:
+                 blocks: Blocks, *, max_per_address: int | None,
+                 expire_after: float = EXPIRE_AFTER, metrics: Metrics | None = None) -> None:
         """``metrics``: where an error told to an answer from another node is counted (the
         errors of this node's own connections are counted by the edge)."""
         self.store = store
@@ -73,7 +79,10 @@ class Challenges:
         self.presence = presence
         self.max_per_address = max_per_address
         self.expire_after = expire_after
+        self.blocks = blocks
         self.open: dict[str, Challenge] = {}
+        # When each (challenger, challenged) pair's last challenge was declined (loop time).
+        self.declined: dict[tuple[str, str], float] = {}
 
     # --- the challenger's side -------------------------------------------------------------
 
@@ -86,6 +95,9 @@ class Challenges:
         initial_state(game_for(msg.game), dict(msg.options))  # unknown_game, bad options
         self._check_caps(me.id, conn.address, msg.id)
         await self.tables.bots.check_room(me, msg.id)
+        if msg.clock is None and await self.tables.bots.is_bot(me):
+            raise MeetError("bad_request", "a bot account plays clocked games only: give a "
+                            "clock", msg.id)
         level = house_bot(msg.to)
         challenge_id = secrets.token_hex(8)
         if level is not None:  # the house accepts at once
@@ -101,6 +113,7 @@ class Challenges:
                             "online", msg.id)
         if target.player_id == me.id:
             raise MeetError("bad_request", "you cannot challenge yourself", msg.id)
+        await self._check_target(me, conn.address, target, msg)
         ch = Challenge(challenge_id, me, id(conn), conn.address, target.player_id, msg)
         self.open[challenge_id] = ch
         ch.timer = asyncio.get_running_loop().call_later(
@@ -124,6 +137,39 @@ class Challenges:
         if self.max_per_address is not None and here >= self.max_per_address:
             raise MeetError("rate_limited", f"{here} challenges are out from your address:"
                             " wait for their answers", re)
+
+    async def _check_target(self, me: Player, address: str, target: Account,
+                            msg: ChallengeRequest) -> None:
+        """The rules of contract section 15 on whom a challenge may reach: not one who
+        blocked its sender (told as if they were not there), not one with
+        :data:`MAX_WAITING` challenges waiting, not one who declined this sender within
+        :data:`AFTER_DECLINE` seconds; a bot account only with a clock, and at most
+        :data:`MAX_BOT_GAMES_PER_ADDRESS` of its games against this address at once."""
+        if await self.blocks.either(me.id, target.player_id):
+            raise MeetError("unknown_player", f"no registered player named {msg.to!r} is "
+                            "online", msg.id)
+        waiting = sum(1 for c in self.open.values() if c.target_id == target.player_id)
+        if waiting >= MAX_WAITING:
+            raise MeetError("rate_limited", f"{target.name} has {waiting} challenges waiting "
+                            "for an answer: try again later", msg.id)
+        since = self.declined.get((me.id, target.player_id))
+        now = asyncio.get_running_loop().time()
+        if since is not None and now - since < AFTER_DECLINE:
+            raise MeetError("rate_limited", f"{target.name} declined your last challenge: "
+                            f"ask again in {AFTER_DECLINE - (now - since):.0f} s", msg.id)
+        if target.bot:
+            if msg.clock is None:
+                raise MeetError("bad_request", f"{target.name} is a bot account, which plays "
+                                "clocked games only: give a clock", msg.id)
+            self._check_bot_games(target.player_id, target.name, address, msg.id)
+
+    def _check_bot_games(self, bot_id: str, name: str, address: str,
+                         re: str | int | None) -> None:
+        held = self.tables.hub.caps.live_with(address, bot_id)
+        if held >= MAX_BOT_GAMES_PER_ADDRESS:
+            raise MeetError("rate_limited", f"{name} is a bot account already playing {held} "
+                            f"games against your address (at most "
+                            f"{MAX_BOT_GAMES_PER_ADDRESS}): finish one first", re)
 
     async def cancel(self, conn: Conn, msg: CancelChallenge) -> None:
         ch = self.open.get(msg.challenge_id)
@@ -190,6 +236,8 @@ class Challenges:
             try:
                 for side in (player, ch.challenger):
                     await self.tables.bots.check_room(side, re)
+                if player.bot:  # the games it holds may have changed while it waited
+                    self._check_bot_games(player.id, player.name, ch.address, re)
             except MeetError as e:
                 self._tell(node, cid, Error(re=re, code=e.code, message=e.message).to_json())
                 return
@@ -205,6 +253,9 @@ class Challenges:
         if ch.timer is not None:
             ch.timer.cancel()
         if not accept:
+            self._forget_old_declines()
+            self.declined[(ch.challenger.id, ch.target_id)] = \
+                asyncio.get_running_loop().time()
             if (conn := self.presence.local_conn(ch.cid)) is not None:
                 conn.send(ChallengeDeclined(challenge_id=challenge_id))
             return
@@ -215,6 +266,12 @@ class Challenges:
                                     challenge_id=challenge_id, address=ch.address),
                               Party(player, node, cid, challenge_id=challenge_id,
                                     address="" if here is None else here.address))
+
+    def _forget_old_declines(self) -> None:
+        now = asyncio.get_running_loop().time()
+        for pair, at in list(self.declined.items()):
+            if now - at >= AFTER_DECLINE:
+                del self.declined[pair]
 
     def _tell(self, node: str, cid: int, text: str) -> None:
         if node == self.reach.node:

@@ -17,6 +17,7 @@ from typing import Any
 
 from tablas.server.connections import Conn, Player
 from tablas.server.errors import MeetError
+from tablas.server.meet.blocks import Blocks
 from tablas.server.meet.reach import Reach
 from tablas.server.meet.tables import Party, Tables
 from tablas.server.protocol import (
@@ -37,9 +38,10 @@ SHOWN = 200  # seeks GET /api/seeks lists at most, oldest first
 
 
 class Seeks:
-    def __init__(self, store: Storage, tables: Tables, reach: Reach,
+    def __init__(self, store: Storage, tables: Tables, reach: Reach, blocks: Blocks,
                  clock: Callable[[], float], *, max_per_address: int | None) -> None:
         """``max_per_address``: open seeks from one client address (None: no cap)."""
+        self.blocks = blocks
         self.store = store
         self.pool = store.seeks
         self.tables = tables
@@ -57,6 +59,9 @@ class Seeks:
         player = self._player(conn, msg.rated, msg.id)
         initial_state(game_for(msg.game), dict(msg.options))  # unknown_game, bad options
         await self.tables.bots.check_room(player, msg.id)
+        if msg.clock is None and await self.tables.bots.is_bot(player):
+            raise MeetError("bad_request", "a bot account plays clocked games only: give a "
+                            "clock", msg.id)
         mine, from_address = await self.pool.counts(player.id, conn.address)
         if mine >= MAX_SEEKS_PER_PLAYER:
             raise MeetError("rate_limited", f"you have {mine} seeks open: at most "
@@ -92,6 +97,13 @@ class Seeks:
         if found.player_id == player.id:
             raise MeetError("bad_request", "that seek is your own", msg.id)
         await self.tables.bots.check_room(player, msg.id)
+        clockless = found.clock == _clock_text(None)
+        if clockless and (found.bot or await self.tables.bots.is_bot(player)):
+            raise MeetError("bad_request", "a bot account plays clocked games only: that seek"
+                            " has no clock", msg.id)
+        if await self.blocks.either(player.id, found.player_id):
+            raise MeetError("bad_request", "one of you has blocked the other: that seek is "
+                            "not for you", msg.id)
         rating = await self._rating(found.game, player)
         if not found.admits(rating):
             raise MeetError("bad_request", f"your rating {rating:.0f} is outside that seek's"

@@ -132,9 +132,11 @@ class Presence:
 
     @property
     def never_adjourned(self) -> bool:
-        """A rated game with a clock is never adjourned: its clock runs whoever is away, and
-        a flag falls as usual (contract section 10)."""
-        return self.room.rated and self.room.clocks.spec is not None
+        """A rated game with a clock, or any tournament game, is never adjourned: its clock
+        runs whoever is away, and a flag falls as usual (contract sections 10 and 15)."""
+        opts = self.room.room_options
+        return (self.room.rated or opts.tournament_id is not None) \
+            and self.room.clocks.spec is not None
 
     def prepare_resume(self, player_id: str) -> Lapse | None:
         """The adjourned game played again, when ``player_id`` holds a seat in it; None when

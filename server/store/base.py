@@ -35,6 +35,7 @@ from tablas.server.protocol import RoomOptions, json_text
 from tablas.server.ratings import Rating, RatingChange, bot_level
 from tablas.server.room import Action, Dice, RoomRecord, SeatState, Status
 from tablas.server.shipped import package_folder
+from tablas.server.store.blocks import BlockStore
 from tablas.server.store.commit import CommitObserver, CommitStats, GroupCommit, Write, _row
 from tablas.server.store.seeks import SeekStore
 from tablas.server.store.tournaments import TournamentStore
@@ -207,6 +208,8 @@ class Storage(ABC):
     seeks: SeekStore
     # Tournaments, their entrants and pairings (contract section 13).
     tournaments: TournamentStore
+    # Who blocked whom (contract section 15).
+    blocks: BlockStore
 
     def __init__(self) -> None:
         # The group commit holds it while a batch is written; SQLite's reads take it too.
@@ -528,8 +531,9 @@ class Storage(ABC):
         )
 
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float, *,
-                          fence: Fence | None = None) -> None:
-        await self._commits.write(_row("chat", room_id, player_id, text, when), fence=fence)
+                          audience: str = "players", fence: Fence | None = None) -> None:
+        await self._commits.write(_row("chat", room_id, player_id, text, when, audience),
+                                  fence=fence)
 
     async def save_review(self, room_id: str, text: str, when: float) -> None:
         """A finished game's review, as the JSON text it is served as (the first one stays)."""

@@ -41,6 +41,7 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.postgres_blocks import PostgresBlocks
 from tablas.server.store.postgres_seeks import PostgresSeeks
 from tablas.server.store.postgres_tournaments import PostgresTournaments
 
@@ -123,6 +124,7 @@ class PostgresStore(Storage):
         self.pool = pool
         self.seeks = PostgresSeeks(pool)
         self.tournaments = PostgresTournaments(pool)
+        self.blocks = PostgresBlocks(pool)
 
     @classmethod
     async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10
@@ -307,11 +309,12 @@ class PostgresStore(Storage):
 
     async def chat_lines(self, room_id: str, limit: int) -> list[dict[str, Any]]:
         rows = await self.pool.fetch(
-            "SELECT c.player_id, p.name, c.text, c.created_at FROM chat c"
+            "SELECT c.player_id, p.name, c.text, c.created_at, c.audience FROM chat c"
             " JOIN players p ON p.id = c.player_id WHERE c.room_id = $1"
             " ORDER BY c.id DESC LIMIT $2", room_id, limit)
-        return [{"player_id": str(pid), "name": str(name), "text": str(text), "time": float(t)}
-                for pid, name, text, t in reversed(rows)]
+        return [{"player_id": str(pid), "name": str(name), "text": str(text), "time": float(t),
+                 "audience": str(audience)}
+                for pid, name, text, t, audience in reversed(rows)]
 
     async def review(self, room_id: str) -> str | None:
         text = await self.pool.fetchval("SELECT json FROM reviews WHERE room_id = $1", room_id)

@@ -19,7 +19,11 @@ _INSERT = (
 _TAKE_COMPATIBLE = (
     "DELETE FROM seeks WHERE seq = (SELECT seq FROM seeks WHERE game = $1 AND rated = $2"
     " AND options = $3 AND clock = $4 AND player_id <> $5 AND (lo IS NULL OR lo <= $6)"
-    " AND (hi IS NULL OR $6 <= hi) AND rating BETWEEN $7 AND $8 ORDER BY seq LIMIT 1)"
+    " AND (hi IS NULL OR $6 <= hi) AND rating BETWEEN $7 AND $8"
+    # never two players one of whom blocked the other (contract section 15)
+    " AND player_id NOT IN (SELECT blocked_id FROM blocks WHERE player_id = $5)"
+    " AND player_id NOT IN (SELECT player_id FROM blocks WHERE blocked_id = $5)"
+    " ORDER BY seq LIMIT 1)"
     " RETURNING seek_id, node, cid, player_id, name, registered, bot, address, rating, game,"
     " options, clock, rated, lo, hi, created_at"
 )

@@ -21,6 +21,8 @@ from tablas.server.store.tournaments import (
 _LOCKED = "SELECT status, max_players, created_by FROM tournaments WHERE id = $1 FOR UPDATE"
 _ENTRANTS = ("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM tournament_players"
              " WHERE tournament_id = $1")
+_HOUSE_BOTS = ("SELECT COUNT(*) FROM tournament_players WHERE tournament_id = $1"
+               " AND level IS NOT NULL")
 
 
 async def _fenced(con: asyncpg.Connection, fence: Fence | None) -> None:
@@ -39,12 +41,15 @@ class PostgresTournaments(TournamentStore):
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def create(self, t: TournamentRow, entrants: list[EntrantRow]) -> None:
+    async def create(self, t: TournamentRow, entrants: list[EntrantRow],
+                     created_from: str = "") -> None:
         async with self.pool.acquire() as con, con.transaction():
             await con.execute(
                 "INSERT INTO tournaments (id, game, options, clock, format, rounds,"
                 " games_per_pairing, rated, max_players, created_by, status, round, created_at)"
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", *t.values())
+            await con.execute("UPDATE tournaments SET created_from = $1 WHERE id = $2",
+                              created_from, t.tournament_id)
             for i, e in enumerate(entrants, 1):
                 await con.execute(
                     "INSERT INTO tournament_players (tournament_id, player_id, name, registered,"
@@ -96,6 +101,8 @@ class PostgresTournaments(TournamentStore):
             count, _ = await con.fetchrow(_ENTRANTS, tournament_id)
             if int(count) < 2:
                 return "too_few"
+            if 2 * int(await con.fetchval(_HOUSE_BOTS, tournament_id)) > int(count):
+                return "too_many_bots"
             await con.execute("UPDATE tournaments SET status = 'playing' WHERE id = $1",
                               tournament_id)
             return "started"
@@ -146,8 +153,8 @@ class PostgresTournaments(TournamentStore):
     async def finish(self, tournament_id: str, fence: Fence | None) -> None:
         async with self.pool.acquire() as con, con.transaction():
             await _fenced(con, fence)
-            await con.execute("UPDATE tournaments SET status = 'finished' WHERE id = $1",
-                              tournament_id)
+            await con.execute("UPDATE tournaments SET status = 'finished', created_from = ''"
+                              " WHERE id = $1", tournament_id)
 
     async def listing(self, limit: int) -> list[tuple[TournamentRow, int]]:
         rows = await self.pool.fetch(
@@ -155,8 +162,23 @@ class PostgresTournaments(TournamentStore):
             " t.games_per_pairing, t.rated, t.max_players, t.created_by, t.status, t.round,"
             " t.created_at, (SELECT COUNT(*) FROM tournament_players p"
             " WHERE p.tournament_id = t.id) FROM tournaments t"
-            " ORDER BY t.status = 'finished', t.created_at DESC LIMIT $1", limit)
+            " ORDER BY CASE t.status WHEN 'playing' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END,"
+            " t.created_at DESC LIMIT $1", limit)
         return [(TournamentRow.of(r), int(r[13])) for r in rows]
+
+    async def live_created(self, player_id: str, address: str) -> tuple[int, int]:
+        row = await self.pool.fetchrow(
+            "SELECT (SELECT COUNT(*) FROM tournaments WHERE created_by = $1"
+            " AND status IN ('waiting', 'playing')), (SELECT COUNT(*) FROM tournaments"
+            " WHERE created_from = $2 AND $2 <> '' AND status IN ('waiting', 'playing'))",
+            player_id, address)
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    async def created_from(self, tournament_id: str) -> str:
+        value = await self.pool.fetchval(
+            "SELECT created_from FROM tournaments WHERE id = $1", tournament_id)
+        return "" if value is None else str(value)
 
     async def current_games(self, player_id: str) -> list[tuple[str, int, str, int]]:
         rows = await self.pool.fetch(

@@ -44,6 +44,7 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.sqlite_blocks import SqliteBlocks
 from tablas.server.store.sqlite_seeks import SqliteSeeks
 from tablas.server.store.sqlite_tournaments import SqliteTournaments
 
@@ -128,6 +129,7 @@ class SqliteStore(Storage):
         self.db = db
         self.seeks = SqliteSeeks(db, self._lock)
         self.tournaments = SqliteTournaments(db, self._lock)
+        self.blocks = SqliteBlocks(db, self._lock)
 
     @classmethod
     async def open(
@@ -348,14 +350,15 @@ class SqliteStore(Storage):
         them (``name`` is the name its player goes by now). Read through the index on
         (room_id, id), newest first: as long as ``limit``, however much was said."""
         async with self.db.execute(
-            "SELECT c.player_id, p.name, c.text, c.created_at FROM chat c"
+            "SELECT c.player_id, p.name, c.text, c.created_at, c.audience FROM chat c"
             " JOIN players p ON p.id = c.player_id WHERE c.room_id = ?"
             " ORDER BY c.id DESC LIMIT ?",
             (room_id, limit),
         ) as cur:
             rows = await cur.fetchall()
-        return [{"player_id": str(pid), "name": str(name), "text": str(text), "time": float(t)}
-                for pid, name, text, t in reversed(list(rows))]
+        return [{"player_id": str(pid), "name": str(name), "text": str(text), "time": float(t),
+                 "audience": str(audience)}
+                for pid, name, text, t, audience in reversed(list(rows))]
 
     @_serialised
     async def review(self, room_id: str) -> str | None:

@@ -19,7 +19,11 @@ _INSERT = (
 _TAKE_COMPATIBLE = (
     "DELETE FROM seeks WHERE seq = (SELECT seq FROM seeks WHERE game = ? AND rated = ?"
     " AND options = ? AND clock = ? AND player_id <> ? AND (lo IS NULL OR lo <= ?)"
-    " AND (hi IS NULL OR ? <= hi) AND rating BETWEEN ? AND ? ORDER BY seq LIMIT 1)"
+    " AND (hi IS NULL OR ? <= hi) AND rating BETWEEN ? AND ?"
+    # never two players one of whom blocked the other (contract section 15)
+    " AND player_id NOT IN (SELECT blocked_id FROM blocks WHERE player_id = ?)"
+    " AND player_id NOT IN (SELECT player_id FROM blocks WHERE blocked_id = ?)"
+    " ORDER BY seq LIMIT 1)"
     " RETURNING seek_id, node, cid, player_id, name, registered, bot, address, rating, game,"
     " options, clock, rated, lo, hi, created_at"
 )
@@ -37,7 +41,8 @@ class SqliteSeeks(SeekStore):
                 async with self.db.execute(_TAKE_COMPATIBLE, (
                         seek.game, int(seek.rated), seek.options, seek.clock, seek.player_id,
                         seek.rating, seek.rating, ANY_LOW if seek.lo is None else seek.lo,
-                        ANY_HIGH if seek.hi is None else seek.hi)) as cur:
+                        ANY_HIGH if seek.hi is None else seek.hi, seek.player_id,
+                        seek.player_id)) as cur:
                     row = await cur.fetchone()
                 if row is None:
                     await self.db.execute(_INSERT, seek.values())

@@ -20,6 +20,8 @@ from tablas.server.store.tournaments import (
 
 _STATUS = "SELECT status, max_players, created_by FROM tournaments WHERE id = ?"
 _ENTRANTS = "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM tournament_players WHERE tournament_id = ?"
+_HOUSE_BOTS = ("SELECT COUNT(*) FROM tournament_players WHERE tournament_id = ?"
+               " AND level IS NOT NULL")
 
 
 class SqliteTournaments(TournamentStore):
@@ -32,7 +34,8 @@ class SqliteTournaments(TournamentStore):
             row = await cur.fetchone()
         return None if row is None else tuple(row)
 
-    async def create(self, t: TournamentRow, entrants: list[EntrantRow]) -> None:
+    async def create(self, t: TournamentRow, entrants: list[EntrantRow],
+                     created_from: str = "") -> None:
         async with self.lock:
             await self.db.execute("BEGIN IMMEDIATE")
             try:
@@ -40,6 +43,8 @@ class SqliteTournaments(TournamentStore):
                     "INSERT INTO tournaments (id, game, options, clock, format, rounds,"
                     " games_per_pairing, rated, max_players, created_by, status, round,"
                     " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", t.values())
+                await self.db.execute("UPDATE tournaments SET created_from = ? WHERE id = ?",
+                                      (created_from, t.tournament_id))
                 for i, e in enumerate(entrants, 1):
                     await self.db.execute(
                         "INSERT INTO tournament_players (tournament_id, player_id, name,"
@@ -97,6 +102,9 @@ class SqliteTournaments(TournamentStore):
             count, _ = await self._one(_ENTRANTS, tournament_id) or (0, 0)
             if int(str(count)) < 2:
                 return "too_few"
+            bots = await self._one(_HOUSE_BOTS, tournament_id) or (0,)
+            if 2 * int(str(bots[0])) > int(str(count)):
+                return "too_many_bots"
             await self.db.execute("UPDATE tournaments SET status = 'playing' WHERE id = ?",
                                   (tournament_id,))
             return "started"
@@ -153,8 +161,8 @@ class SqliteTournaments(TournamentStore):
 
     async def finish(self, tournament_id: str, fence: Fence | None) -> None:
         async with self.lock:
-            await self.db.execute("UPDATE tournaments SET status = 'finished' WHERE id = ?",
-                                  (tournament_id,))
+            await self.db.execute("UPDATE tournaments SET status = 'finished', created_from = ''"
+                                  " WHERE id = ?", (tournament_id,))
 
     async def listing(self, limit: int) -> list[tuple[TournamentRow, int]]:
         async with self.lock, self.db.execute(
@@ -162,8 +170,25 @@ class SqliteTournaments(TournamentStore):
                 " t.games_per_pairing, t.rated, t.max_players, t.created_by, t.status, t.round,"
                 " t.created_at, (SELECT COUNT(*) FROM tournament_players p"
                 " WHERE p.tournament_id = t.id) FROM tournaments t"
-                " ORDER BY t.status = 'finished', t.created_at DESC LIMIT ?", (limit,)) as cur:
+                " ORDER BY CASE t.status WHEN 'playing' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END,"
+                " t.created_at DESC LIMIT ?", (limit,)) as cur:
             return [(TournamentRow.of(r), int(r[13])) for r in await cur.fetchall()]
+
+    async def live_created(self, player_id: str, address: str) -> tuple[int, int]:
+        async with self.lock, self.db.execute(
+                "SELECT (SELECT COUNT(*) FROM tournaments WHERE created_by = ?"
+                " AND status IN ('waiting', 'playing')), (SELECT COUNT(*) FROM tournaments"
+                " WHERE created_from = ? AND ? <> '' AND status IN ('waiting', 'playing'))",
+                (player_id, address, address)) as cur:
+            row = await cur.fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    async def created_from(self, tournament_id: str) -> str:
+        async with self.lock:
+            row = await self._one("SELECT created_from FROM tournaments WHERE id = ?",
+                                  tournament_id)
+        return "" if row is None else str(row[0])
 
     async def current_games(self, player_id: str) -> list[tuple[str, int, str, int]]:
         async with self.lock, self.db.execute(

@@ -17,7 +17,8 @@ from tablas.server.ownership import Fence
 
 Joined = Literal["joined", "unknown", "not_waiting", "full", "already"]
 Left = Literal["left", "unknown", "not_waiting", "not_entered"]
-Started = Literal["started", "unknown", "not_creator", "not_waiting", "too_few"]
+Started = Literal["started", "unknown", "not_creator", "not_waiting", "too_few",
+                  "too_many_bots"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +91,15 @@ class PairingRow:
 
 class TournamentStore(ABC):
     @abstractmethod
-    async def create(self, t: TournamentRow, entrants: list[EntrantRow]) -> None:
-        """A new tournament, waiting, with its first entrants (house bot levels)."""
+    async def create(self, t: TournamentRow, entrants: list[EntrantRow],
+                     created_from: str = "") -> None:
+        """A new tournament, waiting, with its first entrants (house bot levels), made from
+        the client address ``created_from`` (kept until it finishes)."""
+
+    @abstractmethod
+    async def live_created(self, player_id: str, address: str) -> tuple[int, int]:
+        """How many tournaments waiting or playing ``player_id`` created, and how many were
+        created from ``address`` (contract section 15's caps)."""
 
     @abstractmethod
     async def join(self, tournament_id: str, e: EntrantRow) -> Joined:
@@ -103,8 +111,8 @@ class TournamentStore(ABC):
 
     @abstractmethod
     async def start(self, tournament_id: str, by: str) -> Started:
-        """Its creator starts it (2 entrants at least): status ``playing``, round 0; its
-        owner pairs the first round."""
+        """Its creator starts it (2 entrants at least, house bots at most half of them):
+        status ``playing``, round 0; its owner pairs the first round."""
 
     @abstractmethod
     async def load(self, tournament_id: str
@@ -129,8 +137,12 @@ class TournamentStore(ABC):
 
     @abstractmethod
     async def listing(self, limit: int) -> list[tuple[TournamentRow, int]]:
-        """Tournaments, waiting and playing first then the latest finished, each with its
-        number of entrants."""
+        """Tournaments, playing first, then waiting, then the latest finished, newest first
+        within each, each with its number of entrants."""
+
+    @abstractmethod
+    async def created_from(self, tournament_id: str) -> str:
+        """The client address the tournament was made from (``""`` once finished)."""
 
     @abstractmethod
     async def current_games(self, player_id: str) -> list[tuple[str, int, str, int]]:

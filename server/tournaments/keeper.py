@@ -50,6 +50,10 @@ from tablas.server.views import bot_name
 log = logging.getLogger("tablas.server")
 
 TICK = 0.5  # seconds between looks at the tournaments this process owns
+# Tournaments waiting or playing that one player, and one client address, may have created
+# (contract section 15): a tournament of house bots keeps bots thinking for its every round.
+MAX_CREATED_PER_PLAYER = 2
+MAX_CREATED_PER_ADDRESS = 4
 ADOPT_EVERY = 2.0  # seconds between looks for tournaments nobody owns
 _PREFIX = "tour:"
 
@@ -93,6 +97,14 @@ class Tournaments:
     async def create(self, conn: Conn, msg: CreateTournament) -> None:
         me = self._registered(conn, msg.id, "creates a tournament")
         initial_state(game_for(msg.game), dict(msg.options))  # unknown_game, bad options
+        mine, from_address = await self.pool.live_created(me.id, conn.address)
+        if mine >= MAX_CREATED_PER_PLAYER:
+            raise MeetError("rate_limited", f"you have {mine} tournaments waiting or playing:"
+                            f" at most {MAX_CREATED_PER_PLAYER}; let one finish first", msg.id)
+        if from_address >= MAX_CREATED_PER_ADDRESS:
+            raise MeetError("rate_limited", f"{from_address} tournaments made from your address"
+                            f" are waiting or playing: at most {MAX_CREATED_PER_ADDRESS}",
+                            msg.id)
         tid = secrets.token_hex(6)
         entrants = [EntrantRow(f"bot:{msg.game}:{lv}", bot_name(lv), False, True, lv)
                     for lv in msg.house_bots]
@@ -103,17 +115,12 @@ class Tournaments:
                             "waiting", 0, self.clock())
         if await self.ownership.claim(lease_key(tid), True) is not None:
             raise MeetError("internal", "the new tournament's id is taken: try again", msg.id)
-        await self.pool.create(row, entrants)
+        await self.pool.create(row, entrants, conn.address)
         self.held.add(tid)
         conn.send(TournamentCreated(re=msg.id, tournament_id=tid))
 
     async def join(self, conn: Conn, msg: JoinTournament) -> None:
-        player = conn.player
-        assert player is not None
-        found = await self.pool.load(msg.tournament_id)
-        if found is not None and found[0].rated and not player.registered:
-            raise MeetError("not_authenticated", "a rated tournament is for registered "
-                            "players: register (or log in) first", msg.id)
+        player = self._registered(conn, msg.id, "enters a tournament")
         done = await self.pool.join(msg.tournament_id, EntrantRow(
             player.id, player.name, player.registered, player.bot, None))
         if done != "joined":
@@ -244,9 +251,14 @@ class Tournaments:
                          Player(e.player_id, e.name, e.registered, e.bot))
         clock: dict[str, Any] = json.loads(t.clock)
         people = [s for s in sides if isinstance(s, Player)]
-        options = RoomOptions(clock=ClockSpec(**clock), rated=t.rated and bool(people))
+        options = RoomOptions(clock=ClockSpec(**clock), rated=t.rated and bool(people),
+                              tournament_id=t.tournament_id)
+        address = await self.pool.created_from(t.tournament_id)
         await self.hub.open_paired(t.game, json.loads(t.options), options, sides,
                                    room_id=p.room_id)
+        # Its creator's: the room counts against that address's rooms, and its bots think
+        # in that address's line (contract section 15).
+        self.hub.caps.opened_from(address, p.room_id)
         for seat, side in enumerate(sides):
             if isinstance(side, Player):
                 self.reach.to_player(side.id, TournamentGame(
@@ -262,4 +274,6 @@ _REFUSED: dict[str, tuple[Any, str]] = {
     "not_entered": ("bad_request", "you have not entered it"),
     "not_creator": ("bad_request", "only its creator starts a tournament"),
     "too_few": ("bad_request", "a tournament starts with 2 entrants at least"),
+    "too_many_bots": ("bad_request", "house bots may be at most half of a tournament's "
+                      "entrants: wait for more players to join"),
 }
