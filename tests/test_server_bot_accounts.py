@@ -82,10 +82,10 @@ async def test_a_bot_account_is_marked_everywhere_and_plays_rated(tmp_path: Path
         lobby = [r for r in (await get(url, "/api/rooms"))["rooms"] if r["room_id"] == room]
         assert [s["bot"] for s in lobby[0]["seats"]] == [s["bot"] for s in snap["seats"]]
         # The bot's seeks and challenges say it is a bot.
-        await seek(robo, game="connect4")
+        await seek(robo, game="connect4", clock=CLOCK)
         shown = (await get(url, "/api/seeks"))["seeks"]
         assert [s["player"]["bot"] for s in shown] == [True]
-        offer = await challenge(robo, ana, "Ana", game="boom")
+        offer = await challenge(robo, ana, "Ana", game="boom", clock=CLOCK)
         assert offer["from"]["bot"] is True and offer["from"]["registered"] is True
         await ana.send({"type": "decline_challenge", "challenge_id": offer["challenge_id"]})
         await robo.expect("challenge_declined")
@@ -103,7 +103,7 @@ async def test_a_bot_account_is_marked_everywhere_and_plays_rated(tmp_path: Path
         assert game_seats == {robo_id: True, ana_id: False}
         assert (await get(url, f"/api/players/{ana_id}"))["bot"] is False
         # Another game stays open across the restart.
-        offer = await challenge(ana, robo, "Robo", game="connect4")
+        offer = await challenge(ana, robo, "Robo", game="connect4", clock=CLOCK)
         await robo.send({"type": "accept_challenge", "challenge_id": offer["challenge_id"]})
         p2, _ = await paired(robo)
         token = next(m for m in robo.inbox if m["type"] == "welcome")["token"]
@@ -138,23 +138,31 @@ async def test_bad_registrations_change_nothing(tmp_path: Path) -> None:
 async def test_a_bot_account_holds_at_most_eight_games_and_seeks(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
         robo, _ = await bot_account(url, "Robo")
-        gus = Client(url)
-        await gus.connect("Gus")
-        rooms: list[str] = []
-        for _ in range(MAX_GAMES - 1):
-            offer = await challenge(gus, robo, "Robo")
+        # A bot account plays at most 2 games at once against one address (contract section
+        # 15): the guests come from four addresses.
+        guests = []
+        for i in range(4):
+            g = Client(url, source=f"127.0.0.{i + 2}")
+            await g.connect(f"Gus{i}")
+            guests.append(g)
+        rooms: list[tuple[Client, str]] = []
+        for i in range(MAX_GAMES - 1):
+            gus = guests[i // 2]
+            offer = await challenge(gus, robo, "Robo", clock=CLOCK)
             await robo.send({"type": "accept_challenge", "challenge_id": offer["challenge_id"]})
-            rooms.append((await paired(robo))[0]["room_id"])
+            rooms.append((gus, (await paired(robo))[0]["room_id"]))
             await paired(gus)
         # The eighth place goes to a seek; then every place is taken.
-        await seek(robo, game="connect4")
-        assert (await robo.error(dict(_SEEK, game="boom")))["code"] == "rate_limited"
-        offer = await challenge(gus, robo, "Robo")
+        await seek(robo, game="connect4", clock=CLOCK)
+        assert (await robo.error(dict(_SEEK, game="boom", clock=CLOCK)))["code"] == \
+            "rate_limited"
+        gus = guests[3]
+        offer = await challenge(gus, robo, "Robo", clock=CLOCK)
         e = await robo.error({"type": "accept_challenge", "challenge_id": offer["challenge_id"]})
         assert e["code"] == "rate_limited" and "8" in e["message"]
         other = Client(url)
         await other.connect("Olga")
-        theirs = await seek(other, game="grundy", options={"heap": 7})
+        theirs = await seek(other, game="grundy", options={"heap": 7}, clock=CLOCK)
         e = await robo.error({"type": "accept_seek", "seek_id": theirs})
         assert e["code"] == "rate_limited"
         # Refused, nothing changed: the challenge is still open, the seek still there.
@@ -162,11 +170,12 @@ async def test_a_bot_account_holds_at_most_eight_games_and_seeks(tmp_path: Path)
         assert not [m for m in gus.inbox if m["type"] == "challenge_canceled"]
         assert theirs in {s["seek_id"] for s in (await get(url, "/api/seeks"))["seeks"]}
         # A game ends: its place is free, and the waiting challenge can be accepted.
-        await gus.request({"type": "resign", "room_id": rooms[0]}, "room")
+        first, room = rooms[0]
+        await first.request({"type": "resign", "room_id": room}, "room")
         await robo.send({"type": "accept_challenge", "challenge_id": offer["challenge_id"]})
         p, snap = await paired(robo)
         assert p["challenge_id"] == offer["challenge_id"] and snap["status"] == "playing"
-        for c in (robo, gus, other):
+        for c in (robo, other, *guests):
             await c.close()
 
 

@@ -309,11 +309,15 @@ async def test_decline_cancel_expiry_and_a_challenger_who_leaves(tmp_path: Path)
     async with running(tmp_path / "t.db", challenge_expiry=1.0) as (_, url):
         ana, _ = await member(url, "Ana")
         bob, _ = await member(url, "Bob")
+        cy, _ = await member(url, "Cy")
         terms = {"type": "challenge", "to": "Bob", "game": "tictactoe"}
-        first = (await ana.request(terms, "challenge_sent"))["challenge_id"]
+        first = (await cy.request(terms, "challenge_sent"))["challenge_id"]
         await bob.expect("challenge")
         await bob.send({"type": "decline_challenge", "challenge_id": first})
-        assert (await ana.expect("challenge_declined"))["challenge_id"] == first
+        assert (await cy.expect("challenge_declined"))["challenge_id"] == first
+        # A declined challenger waits a minute before asking the same player again
+        # (contract section 15); anyone else may ask at once.
+        assert (await cy.error(terms))["code"] == "rate_limited"
         second = (await ana.request(terms, "challenge_sent"))["challenge_id"]
         await bob.expect("challenge")
         done = await ana.request({"type": "cancel_challenge", "challenge_id": second},
@@ -331,6 +335,7 @@ async def test_decline_cancel_expiry_and_a_challenger_who_leaves(tmp_path: Path)
         e = await bob.error({"type": "accept_challenge", "challenge_id": fourth})
         assert e["code"] == "bad_request"
         await bob.close()
+        await cy.close()
 
 
 async def test_challenge_refusals(tmp_path: Path) -> None:

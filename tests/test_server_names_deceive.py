@@ -49,8 +49,15 @@ def test_the_skeleton_key_meets_every_look_alike_and_nothing_else() -> None:
     assert skeleton_key("rn") == skeleton_key("m")
     for name in BOT_NAMES:
         assert reads_as_house_bot(name), name
-    for name in ("bot", "robot (max)", "bot (max", "my bot (max) fan", "Bo (max)"):
+    # Contract section 15: read as letters alone, "bot" next to a level's name.
+    for name in ("b\u0336ot (max)", "bot [max]", "house bot max", "maxbot", "robot (max)",
+                 "bot (max", "my bot (max) fan", "EASY-BOT", "b.o.t m.e.d.i.u.m"):
+        assert reads_as_house_bot(name), name
+    for name in ("bot", "robot", "Bo (max)", "maximum", "hard worker", "abbot", "max the bat"):
         assert not reads_as_house_bot(name), name
+    # Marks are dropped before comparing: an accent or an overlay makes no new name.
+    for marked in ("vi\u0107tim", "v\u0336ictim", "victi\u0301m"):
+        assert skeleton_key(marked) == skeleton_key("victim"), marked
     # The key of a look-alike differs from the name key: name_taken is for the same name,
     # bad_request for one that only looks the same.
     assert all(name_key(n) != name_key("victim") for n in LOOK_ALIKES)

@@ -141,11 +141,14 @@ async def test_a_round_robin_of_four_two_people_two_bots_two_games_a_pair(
 async def test_a_round_robin_of_five_gives_each_one_bye(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
         ana, ana_id = await member(url, "Ana")
-        tid = await tournament(ana, house_bots=["random", "easy", "medium", "hard"])
-        await enter(ana, tid)
+        bob, _ = await member(url, "Bob")
+        cy, _ = await member(url, "Cy")
+        tid = await tournament(ana, house_bots=["random", "easy"])
+        for c in (ana, bob, cy):
+            await enter(c, tid)
         await ana.request({"type": "start_tournament", "tournament_id": tid},
                           "tournament_started")
-        await play_out(ana, url, tid)
+        await asyncio.gather(*(play_out(c, url, tid) for c in (ana, bob, cy)))
         detail = await finished(url, tid)
         assert detail["rounds"] == 5 and len(detail["pairings"]) == 5
         byes = Counter(g["players"][0] for rnd in detail["pairings"] for g in rnd
@@ -156,8 +159,11 @@ async def test_a_round_robin_of_five_gives_each_one_bye(tmp_path: Path) -> None:
         assert len(pairs) == 10 and set(pairs.values()) == {1}
         check_standings(detail)
         me = next(s for s in detail["standings"] if s["player_id"] == ana_id)
-        assert (me["points"], me["wins"], me["losses"]) == (1.0, 0, 4)  # the bye only
-        await ana.close()
+        # Four games and the bye; both bots beat her.
+        assert me["wins"] + me["draws"] + me["losses"] == 4 and me["losses"] >= 2
+        assert me["points"] == 1.0 + me["wins"] + me["draws"] / 2
+        for c in (ana, bob, cy):
+            await c.close()
 
 
 def _least_spread(players: list[str], points: dict[str, float], met: set[frozenset[str]]
@@ -179,15 +185,15 @@ def _least_spread(players: list[str], points: dict[str, float], met: set[frozens
 
 async def test_a_swiss_of_six_over_three_rounds(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
-        ana, _ = await member(url, "Ana")
-        bob, _ = await member(url, "Bob")
+        people = [(await member(url, name))[0] for name in ("Ana", "Bob", "Cy")]
+        ana = people[0]
         tid = await tournament(ana, format="swiss", rounds=3,
-                               house_bots=["random", "easy", "medium", "hard"])
-        await enter(ana, tid)
-        await enter(bob, tid)
+                               house_bots=["random", "easy", "medium"])
+        for c in people:
+            await enter(c, tid)
         await ana.request({"type": "start_tournament", "tournament_id": tid},
                           "tournament_started")
-        await asyncio.gather(play_out(ana, url, tid), play_out(bob, url, tid))
+        await asyncio.gather(*(play_out(c, url, tid) for c in people))
         detail = await finished(url, tid)
         assert detail["rounds"] == 3 and len(detail["pairings"]) == 3
         everyone = [s["player_id"] for s in detail["standings"]]
@@ -208,7 +214,7 @@ async def test_a_swiss_of_six_over_three_rounds(tmp_path: Path) -> None:
             seat0.update(g["players"][0] for g in rnd)
         assert max(seat0[p] for p in everyone) <= 2  # seats balanced: 3 games, 1 or 2 first
         check_standings(detail)
-        for c in (ana, bob):
+        for c in people:
             await c.close()
 
 
@@ -236,6 +242,9 @@ async def test_bad_tournament_commands_are_refused_and_change_nothing(tmp_path: 
             == "bad_request"  # twice
         await enter(bob, tid)
         assert (await gus.error({"type": "join_tournament", "tournament_id": tid}))["code"] \
+            == "not_authenticated"  # a guest (contract section 15)
+        cy, _ = await member(url, "Cy")
+        assert (await cy.error({"type": "join_tournament", "tournament_id": tid}))["code"] \
             == "rate_limited"  # full
         assert (await bob.error(start))["code"] == "bad_request"  # not its creator
         await bob.request({"type": "leave_tournament", "tournament_id": tid},
@@ -245,7 +254,7 @@ async def test_bad_tournament_commands_are_refused_and_change_nothing(tmp_path: 
         assert (await bob.error({"type": "leave_tournament", "tournament_id": tid}))["code"] \
             == "bad_request"  # started
         assert (await get(url, "/api/tournaments/nope", status=404))["error"]
-        for c in (ana, bob, gus):
+        for c in (ana, bob, gus, cy):
             await c.close()
 
 
@@ -256,18 +265,28 @@ async def test_kill_9_in_round_two_and_the_tournament_finishes(tmp_path: Path) -
         ana = Client(srv.url)
         welcome = await ana.connect("Ana")
         await ana.request({"type": "register", "password": "a fine password"}, "registered")
-        tid = await tournament(ana, house_bots=["random", "easy", "medium"])
+        bob = Client(srv.url)
+        bob_welcome = await bob.connect("Bob")
+        await bob.request({"type": "register", "password": "a fine password"}, "registered")
+        # House bots are at most half of the entrants (contract section 15): Bob plays too.
+        tid = await tournament(ana, house_bots=["random", "easy"])
         await enter(ana, tid)
+        await enter(bob, tid)
         await ana.request({"type": "start_tournament", "tournament_id": tid},
                           "tournament_started")
+        bob_plays = asyncio.create_task(play_out(bob, srv.url, tid))
         first = await ana.expect("tournament_game")
         assert first["round"] == 1
         await ana.send({"type": "resign", "room_id": first["room_id"]})
         second = await ana.expect("tournament_game")
         assert second["round"] == 2
         before = await get(srv.url, f"/api/tournaments/{tid}")
+        bob_plays.cancel()
         srv.kill9()
         srv.start()
+        bob = Client(srv.url)
+        await bob.connect("Bob", token=bob_welcome["token"])
+        bob_plays = asyncio.create_task(play_out(bob, srv.url, tid))
         ana = Client(srv.url)
         await ana.connect("Ana", token=welcome["token"])
         again = await ana.expect("tournament_game")  # told again on its hello
@@ -285,6 +304,8 @@ async def test_kill_9_in_round_two_and_the_tournament_finishes(tmp_path: Path) -
         pairs = Counter(frozenset(g["players"]) for rnd in detail["pairings"] for g in rnd)
         assert len(pairs) == 6 and set(pairs.values()) == {1}
         check_standings(detail)
+        await bob_plays
         await ana.close()
+        await bob.close()
     finally:
         srv.terminate()

@@ -58,7 +58,7 @@ async def test_every_read_answers_the_same_after_the_same_writes(backend: Backen
                                          (59000, 60000)), None)
     await store.record_move("r2", Action(1, 1, {"action": "double"}, (), 13.0,
                                          (59000, 58000)), None)
-    await store.record_chat("r2", "pb", "gl", 13.5)
+    await store.record_chat("r2", "pb", "gl", 13.5, audience="spectators")
     await store.record_chat("r2", "pa", "thanks\nyou too", 14.0)
     await store.record_result("r2", Outcome(0, 1, "drop"), [59000, 57000], 15.0)
     await store.save_review("r2", '{"moves":[]}', 16.0)
@@ -90,8 +90,18 @@ async def test_every_read_answers_the_same_after_the_same_writes(backend: Backen
         {"seat": 1, "ply": 0, "from_player": None, "kind": "bot", "level": "hard",
          "reason": "hand_to_bot", "created_at": 21.0}]
     assert await store.chat_lines("r2", 1) == [
-        {"player_id": "pa", "name": "Ana", "text": "thanks\nyou too", "time": 14.0}]
-    assert [c["text"] for c in await store.chat_lines("r2", 5)] == ["gl", "thanks\nyou too"]
+        {"player_id": "pa", "name": "Ana", "text": "thanks\nyou too", "time": 14.0,
+         "audience": "players"}]
+    assert [(c["text"], c["audience"]) for c in await store.chat_lines("r2", 5)] == [
+        ("gl", "spectators"), ("thanks\nyou too", "players")]
+    # Blocks (contract section 15): kept, one way, read either way.
+    await store.blocks.block("pa", "pb", 30.0)
+    await store.blocks.block("pa", "pb", 31.0)  # again: nothing changes
+    assert await store.blocks.names("pa") == ["Bob"] and await store.blocks.names("pb") == []
+    assert await store.blocks.blocked_by("pa") == {"pb"}
+    assert await store.blocks.either("pa", "pb") and await store.blocks.either("pb", "pa")
+    assert await store.blocks.unblock("pa", "pb") and not await store.blocks.unblock("pa", "pb")
+    assert not await store.blocks.either("pb", "pa")
     assert await store.review("r2") == '{"moves":[]}'
     assert await store.review("r1") is None
     assert await store.load_room("nope") is None
