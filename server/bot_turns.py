@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 
@@ -39,8 +40,12 @@ class FairTurns:
         self.per_share = self.slots - 1 if self.slots >= 2 else 1
         self.busy = 0
         self.held: dict[str, int] = {}
-        # The shares with jobs waiting, in the order they are served; each its line.
+        # The shares with jobs waiting, each its line, in the order the lines formed.
         self._lines: OrderedDict[str, deque[asyncio.Future[None]]] = OrderedDict()
+        # When each share running or waiting last got a slot (a count): the line served
+        # least lately goes first, so a share that just got one waits for the others' turn.
+        self._served: dict[str, int] = {}
+        self._ticks = itertools.count()
 
     def waiting(self) -> int:
         """Jobs waiting for a slot, over every share."""
@@ -74,6 +79,7 @@ class FairTurns:
     def _take(self, share: str) -> None:
         self.busy += 1
         self.held[share] = self.held.get(share, 0) + 1
+        self._served[share] = next(self._ticks)
 
     def _give_back(self, share: str) -> None:
         self.busy -= 1
@@ -82,6 +88,8 @@ class FairTurns:
             self.held[share] = left
         else:
             del self.held[share]
+            if share not in self._lines:
+                del self._served[share]  # idle: it comes back as a newcomer
         self._hand_out()
 
     def _leave_line(self, share: str, granted: asyncio.Future[None]) -> None:
@@ -92,20 +100,21 @@ class FairTurns:
             line.remove(granted)
         if not line:
             del self._lines[share]
+            if share not in self.held:
+                self._served.pop(share, None)
 
     def _hand_out(self) -> None:
-        """Free slots to the lines in turn: the first line (in serving order) that may take
-        one gets it and goes to the back; until no slot is free or no line may take one."""
+        """Free slots to the lines in turn: of the lines that may take one, the one whose
+        share got a slot least lately (a share never served, or back from idle, first; ties
+        in the order the lines formed); until no slot is free or no line may take one."""
         while self.busy < self.slots:
-            share = next((s for s in self._lines if self.held.get(s, 0) < self.per_share),
-                         None)
+            share = min((s for s in self._lines if self.held.get(s, 0) < self.per_share),
+                        key=lambda s: self._served.get(s, -1), default=None)
             if share is None:
                 return
             line = self._lines[share]
             granted = line.popleft()
-            if line:
-                self._lines.move_to_end(share)
-            else:
+            if not line:
                 del self._lines[share]
             self._take(share)
             granted.set_result(None)
