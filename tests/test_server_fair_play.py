@@ -310,6 +310,32 @@ async def test_the_eleventh_game_of_a_pair_is_unrated(backend: Backend) -> None:
             await c.close()
 
 
+async def test_a_game_that_finishes_past_the_cap_changes_nothing(
+        backend: Backend) -> None:  # noqa: F811
+    """The cap is checked again when a game ends: a rated game paired while the pair had no
+    game in the window, that finishes once ten are in it (as two games paired at the same
+    moment on two nodes would), leaves both ratings as they were. The window is moved with
+    the rooms' clock: the ten games are played, the clock goes a day on (the window empty:
+    the room is paired rated), then back, so that they are in the window when it ends."""
+    clock = FakeClock()
+    async with running(backend.where, clock=clock) as (_, url):
+        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        for _ in range(10):
+            room, _ = await pair(url, ana, bob)
+            await play([ana, bob], room, X_WINS)
+            clock.t += 1
+        before = {pid: (await ratings_of(url, pid))["tictactoe"] for pid in (ana_id, bob_id)}
+        clock.t += 86400 + 60
+        late, snap = await pair(url, ana, bob)
+        assert snap["rated"] is True  # paired with none of the ten in its window
+        clock.t -= 86400
+        await play([ana, bob], late, X_WINS)
+        after = {pid: (await ratings_of(url, pid))["tictactoe"] for pid in (ana_id, bob_id)}
+        assert after == before
+        for c in (ana, bob):
+            await c.close()
+
+
 async def test_a_house_bot_is_an_anchor(backend: Backend) -> None:  # noqa: F811
     """Whatever happens against it, a bot level's rating and RD stay its fixed ones; the
     person is rated against exactly them."""
