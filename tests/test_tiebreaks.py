@@ -11,7 +11,6 @@ from fractions import Fraction
 
 from hypothesis import given
 from hypothesis import strategies as st
-
 from tablas.server.tournaments.pairing import Played, berger, standings
 
 PLAYERS = ["a", "b", "c", "d", "e"]
