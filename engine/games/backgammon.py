@@ -61,14 +61,14 @@ counts, both from the mover's side), :func:`pip_count`, :func:`position_id`,
 ``cube_enabled``, ``result`` and ``match`` (a :class:`Match`, or None in a money game);
 :func:`single_game` is a match's current game seen as a money game (what searches walk).
 The state's types and the Position ID's writer are :mod:`tablas.engine.games.backgammon_state`'s,
-below this module and the ``.mat`` writer, and handed out here too.
+below this module and the ``.mat`` writer; the plays' generation is
+:mod:`tablas.engine.games.backgammon_plays`', the texts (Position ID read, plays written and
+read, moves from JSON) :mod:`tablas.engine.games.backgammon_notation`'s; all handed out here
+too.
 """
 
 from __future__ import annotations
 
-import base64
-import itertools
-import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -79,9 +79,19 @@ from tablas.engine.errors import (
     InvalidDiceError,
     InvalidInputError,
     InvalidMoveError,
-    InvalidPositionError,
 )
 from tablas.engine.games.backgammon_mat import MAT
+from tablas.engine.games.backgammon_notation import ACTIONS as ACTIONS
+from tablas.engine.games.backgammon_notation import NO_PLAY as NO_PLAY
+from tablas.engine.games.backgammon_notation import decode_position_id as decode_position_id
+from tablas.engine.games.backgammon_notation import format_play as format_play
+from tablas.engine.games.backgammon_notation import (
+    move_from_json,
+    parse_dice,
+    parse_move,
+)
+from tablas.engine.games.backgammon_plays import apply_steps, reach
+from tablas.engine.games.backgammon_plays import generate_plays as generate_plays
 
 # The state's types are a module below this one and the .mat writer, which builds on them
 # (engine.games.backgammon_state says why); this module hands them out as its own.
@@ -101,7 +111,6 @@ from tablas.engine.games.backgammon_state import position_id as position_id
 Move = Play | str | Resignation
 
 MAX_CUBE = 64
-ACTIONS: tuple[str, ...] = ("roll", "double", "take", "drop")
 PHASES: tuple[str, ...] = ("opening", "dice", "move", "roll", "take", "over")
 
 START: Board = (0, 0, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0)
@@ -113,7 +122,6 @@ DICE_OUTCOMES: tuple[tuple[tuple[int, int], float], ...] = tuple(
     ((a, b), (1 if a == b else 2) / 36) for a in range(6, 0, -1) for b in range(a, 0, -1)
 )
 
-_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 MAX_MATCH = 25
 
 
@@ -181,389 +189,6 @@ def may_double(state: BGState, seat: int) -> bool:
         and (state.owner is None or state.owner == seat)
         and not (state.match is not None and state.match.crawford)
     )
-
-
-def decode_position_id(text: str) -> tuple[Board, Board]:
-    """(on-roll counts, other counts) from a Position ID; :class:`InvalidPositionError` if bad."""
-
-    def bad(reason: str) -> InvalidPositionError:
-        return InvalidPositionError(f"backgammon: Position ID {text!r} is invalid: {reason}")
-
-    if not isinstance(text, str) or len(text) != 14:
-        raise bad("it must be exactly 14 characters")
-    if any(c not in _B64 for c in text):
-        raise bad("it must use only the base64 characters A-Z a-z 0-9 + /")
-    if _B64.index(text[13]) & 0x0F:
-        raise bad("its last character carries bits beyond the 80-bit key")
-    raw = base64.b64decode(text + "==")
-    val = int.from_bytes(raw, "little")
-    pos = 0
-    sides: list[list[int]] = []
-    for _ in range(2):
-        counts = [0] * 26
-        for i in range(1, 26):
-            c = 0
-            while True:
-                if pos >= 80:
-                    raise bad("the key runs out of bits (too many checkers)")
-                bit = (val >> pos) & 1
-                pos += 1
-                if not bit:
-                    break
-                c += 1
-            counts[i] = c
-        total = sum(counts)
-        if total > CHECKERS:
-            raise bad(f"a side has {total} checkers, more than {CHECKERS}")
-        counts[OFF] = CHECKERS - total
-        sides.append(counts)
-    if val >> pos:
-        raise bad("the bits after the last point are not zero")
-    other, on_roll = sides
-    for p in range(1, 25):
-        if on_roll[p] and other[25 - p]:
-            raise bad(f"point {p} of the player on roll is held by both sides")
-    if on_roll[OFF] == CHECKERS and other[OFF] == CHECKERS:
-        raise bad("both sides have borne off every checker")
-    return tuple(on_roll), tuple(other)
-
-
-def _all_home(me: Sequence[int]) -> bool:
-    for i in range(7, 26):
-        if me[i]:
-            return False
-    return True
-
-
-def generate_plays(me: Board, opp: Board, d1: int, d2: int) -> list[tuple[Play, Board, Board]]:
-    """Every legal play for dice ``d1``-``d2`` with its resulting counts (mover's side first).
-
-    ``me`` and ``opp`` are each from their owner's side (as :func:`boards_for_mover`). One play
-    per distinct resulting position, in a stable order; ``[((), me, opp)]`` when nothing moves.
-    """
-    m = list(me)
-    o = list(opp)
-    hi, lo = (d1, d2) if d1 >= d2 else (d2, d1)
-    doubles = hi == lo
-    found: dict[tuple[Board, Board], tuple[Play, Board, Board]] = {}
-    best = [-1]
-    steps: list[Step] = []
-
-    def record(score: int) -> None:
-        if score < best[0]:
-            return
-        if score > best[0]:
-            best[0] = score
-            found.clear()
-        mt = tuple(m)
-        ot = tuple(o)
-        k = (mt, ot)
-        if k not in found:
-            found[k] = (tuple(steps), mt, ot)
-
-    def rec(seq: tuple[int, ...], i: int, top: int) -> None:
-        d = seq[i]
-        moved = False
-        if m[BAR]:
-            sources: Sequence[int] = (BAR,)
-        else:
-            sources = range(min(top, 24), 0, -1)
-        home = -1  # unknown yet
-        for p in sources:
-            if not m[p]:
-                continue
-            t = p - d
-            if t > 0:
-                opp_pt = 25 - t
-                oc = o[opp_pt]
-                if oc >= 2:
-                    continue
-                m[p] -= 1
-                m[t] += 1
-                if oc:
-                    o[opp_pt] = 0
-                    o[BAR] += 1
-                steps.append((p, t))
-                moved = True
-                if i + 1 < len(seq):
-                    rec(seq, i + 1, p if doubles else 25)
-                else:
-                    record(_score(i + 1, seq, hi, doubles))
-                steps.pop()
-                if oc:
-                    o[BAR] -= 1
-                    o[opp_pt] = 1
-                m[t] -= 1
-                m[p] += 1
-            else:
-                if home < 0:
-                    home = 1 if _all_home(m) else 0
-                if not home:
-                    break
-                if t < 0 and p != _highest(m):
-                    continue
-                m[p] -= 1
-                m[OFF] += 1
-                steps.append((p, OFF))
-                moved = True
-                if i + 1 < len(seq) and m[OFF] < CHECKERS:
-                    rec(seq, i + 1, p if doubles else 25)
-                else:
-                    record(_score(i + 1, seq, hi, doubles))
-                steps.pop()
-                m[OFF] -= 1
-                m[p] += 1
-        if not moved:
-            record(_score(i, seq, hi, doubles))
-
-    if doubles:
-        rec((hi, hi, hi, hi), 0, 25)
-    else:
-        rec((hi, lo), 0, 25)
-        rec((lo, hi), 0, 25)
-    return list(found.values())
-
-
-def _highest(m: Sequence[int]) -> int:
-    for p in range(6, 0, -1):
-        if m[p]:
-            return p
-    return 0
-
-
-def _score(n: int, seq: tuple[int, ...], hi: int, doubles: bool) -> int:
-    """How good a leaf that used ``n`` dice of ``seq`` is: more dice; then the larger die."""
-    if doubles:
-        return n
-    if n == 2:
-        return 3
-    if n == 1:
-        return 2 if seq[0] == hi else 1
-    return 0
-
-
-def _step_die(me: Sequence[int], opp: Sequence[int], f: int, t: int, d: int) -> bool:
-    """Whether the single step ``f``->``t`` with die ``d`` is legal for ``me`` now."""
-    if not 1 <= f <= 25 or not me[f]:
-        return False
-    if me[BAR] and f != BAR:
-        return False
-    dest = f - d
-    if dest > 0:
-        return t == dest and opp[25 - dest] < 2
-    if t != OFF or not _all_home(me):
-        return False
-    return dest == 0 or _highest(me) == f
-
-
-def _do_step(me: list[int], opp: list[int], f: int, t: int) -> None:
-    me[f] -= 1
-    me[t] += 1
-    if t > 0 and opp[25 - t] == 1:
-        opp[25 - t] = 0
-        opp[BAR] += 1
-
-
-def _apply_steps(me: Board, opp: Board, play: Play) -> tuple[Board, Board]:
-    m = list(me)
-    o = list(opp)
-    for f, t in play:
-        _do_step(m, o, f, t)
-    return tuple(m), tuple(o)
-
-
-def _format_point(p: int) -> str:
-    return "bar" if p == BAR else "off" if p == OFF else str(p)
-
-
-def format_play(opp: Board, play: Play) -> str:
-    """gnubg's FormatMove: chained checkers, ``*`` for hits, ``(n)`` for repeats."""
-    if not play:
-        return NO_PLAY
-    moves = sorted(play, key=lambda s: (-s[0], -s[1]))
-    chains: list[list[int]] = [[f, t] for f, t in moves]
-    used = [False] * len(chains)
-    for i in range(len(chains)):
-        if used[i]:
-            continue
-        for j in range(i + 1, len(chains)):
-            if used[j]:
-                continue
-            if chains[i][-1] == chains[j][0]:
-                dest = chains[i][-1]
-                if dest and opp[25 - dest]:
-                    chains[i].append(chains[j][1])  # hit: keep the intermediate point
-                else:
-                    chains[i][-1] = chains[j][1]
-                used[j] = True
-    live = [c for c, u in zip(chains, used) if not u]
-    groups: list[list[int]] = []
-    counts: list[int] = []
-    for c in live:
-        for gi, g in enumerate(groups):
-            if g == c:
-                counts[gi] += 1
-                break
-        else:
-            groups.append(c)
-            counts.append(1)
-    hit_mask = 0
-    parts: list[str] = []
-    for g, n in zip(groups, counts):
-        s = _format_point(g[0])
-        for mid in g[1:-1]:
-            s += "/" + _format_point(mid) + "*"
-            hit_mask |= 1 << mid
-        dest = g[-1]
-        s += "/" + _format_point(dest)
-        if dest and opp[25 - dest] and not hit_mask >> dest & 1:
-            s += "*"
-            hit_mask |= 1 << dest
-        if n > 1:
-            s += f"({n})"
-        parts.append(s)
-    return " ".join(parts)
-
-
-NO_PLAY = "(no play)"
-_NO_PLAY_TEXTS = {"(no play)", "no play", "(no move)", "no move", "none"}
-_TOKEN = re.compile(r"^(bar|b|off|o|\d{1,2})((?:/(?:bar|b|off|o|\d{1,2})\*?)+)(?:\((\d)\))?$")
-_POINT = re.compile(r"/(bar|b|off|o|\d{1,2})\*?")
-
-
-def _read_point(text: str, whole: str) -> int:
-    if text in ("bar", "b"):
-        return BAR
-    if text in ("off", "o"):
-        return OFF
-    p = int(text)
-    if not 0 <= p <= 25:
-        raise InvalidMoveError(f"backgammon: move {whole!r}: point {text} is not 0..25")
-    return p
-
-
-def _parse_chains(text: str) -> list[list[int]]:
-    """The checker paths of a play text, repeats expanded; :class:`InvalidMoveError` if bad."""
-    chains: list[list[int]] = []
-    tokens = text.replace(",", " ").lower().split()
-    if not tokens:
-        raise InvalidMoveError(f"backgammon: move {text!r} is empty (write {NO_PLAY!r})")
-    for tok in tokens:
-        mt = _TOKEN.match(tok)
-        if not mt:
-            raise InvalidMoveError(
-                f"backgammon: move {text!r}: cannot read {tok!r}; write steps like "
-                "'24/18*/13 8/5(2) bar/22 6/off', or an action: roll, double, take, drop"
-            )
-        path = [_read_point(mt.group(1), text)]
-        path += [_read_point(x, text) for x in _POINT.findall(mt.group(2))]
-        for a, b in itertools.pairwise(path):
-            if b >= a or a == OFF or b == BAR:
-                raise InvalidMoveError(
-                    f"backgammon: move {text!r}: {tok!r} must go from higher points to lower"
-                )
-        n = int(mt.group(3)) if mt.group(3) else 1
-        if not 1 <= n <= 4:
-            raise InvalidMoveError(f"backgammon: move {text!r}: repeat ({n}) must be 1..4")
-        chains.extend([list(path)] * n)
-    return chains
-
-
-def _expand_chains(me: Board, opp: Board, dice: tuple[int, int], chains: list[list[int]]) -> Play:
-    """Single-die steps walking every chain with the dice; a naive split if none is legal.
-
-    An elided point (``24/13``) is first walked without hitting there, as gnubg writes a hit
-    on the way (``24/18*/13``); failing that, hits on the way are allowed.
-    """
-    if len(chains) <= 4:
-        for mid_hits in (False, True):
-            found = _walk_chains(me, opp, dice, chains, mid_hits)
-            if found is not None:
-                return found
-    return tuple((a, b) for c in chains for a, b in itertools.pairwise(c))
-
-
-def _walk_chains(
-    me: Board, opp: Board, dice: tuple[int, int], chains: list[list[int]], mid_hits: bool
-) -> Play | None:
-    pool = [dice[0]] * 4 if dice[0] == dice[1] else [dice[0], dice[1]]
-    m = list(me)
-    o = list(opp)
-    cur = [c[0] for c in chains]
-    nxt = [1 for _ in chains]
-    steps: list[Step] = []
-
-    def done() -> bool:
-        return all(nxt[k] == len(chains[k]) for k in range(len(chains)))
-
-    def search() -> bool:
-        if done():
-            return True
-        for k in range(len(chains)):
-            if nxt[k] == len(chains[k]):
-                continue
-            f = cur[k]
-            target = chains[k][nxt[k]]
-            for di, d in enumerate(pool):
-                if di and d in pool[:di]:
-                    continue
-                dest = f - d
-                if target == OFF:
-                    t = max(dest, 0)
-                elif dest < target:
-                    continue
-                else:
-                    t = dest
-                if not _step_die(m, o, f, t, d):
-                    continue
-                hit = t > 0 and o[25 - t] == 1
-                if hit and not mid_hits and t != target:
-                    continue
-                _do_step(m, o, f, t)
-                pool.pop(di)
-                steps.append((f, t))
-                cur[k] = t
-                advanced = t == target
-                if advanced:
-                    nxt[k] += 1
-                if search():
-                    return True
-                if advanced:
-                    nxt[k] -= 1
-                cur[k] = f
-                steps.pop()
-                pool.insert(di, d)
-                m[t] -= 1
-                m[f] += 1
-                if hit:
-                    o[BAR] -= 1
-                    o[25 - t] = 1
-        return False
-
-    return tuple(steps) if search() else None
-
-
-def _reach(me: Board, opp: Board, dice: tuple[int, int], play: Play) -> set[tuple[Board, Board]]:
-    """The positions ``play`` can reach as a sequence of legal single-die steps."""
-    pool = (dice[0],) * 4 if dice[0] == dice[1] else (dice[0], dice[1])
-    out: set[tuple[Board, Board]] = set()
-
-    def walk(m: list[int], o: list[int], i: int, left: tuple[int, ...]) -> None:
-        if i == len(play):
-            out.add((tuple(m), tuple(o)))
-            return
-        f, t = play[i]
-        for di, d in enumerate(left):
-            if d in left[:di]:
-                continue
-            if _step_die(m, o, f, t, d):
-                m2, o2 = list(m), list(o)
-                _do_step(m2, o2, f, t)
-                walk(m2, o2, i + 1, left[:di] + left[di + 1 :])
-
-    if len(play) <= len(pool):
-        walk(list(me), list(opp), 0, pool)
-    return out
 
 
 # --- the game -------------------------------------------------------------------------------
@@ -735,7 +360,7 @@ class Backgammon(Game[BGState, Move]):
             if move == "drop":
                 return _game_over(s, s.boards, s.turn, Outcome(s.turn, s.cube, "drop"))
             raise InvalidMoveError(f"backgammon: unknown action {move!r}")
-        me, opp = _apply_steps(state.boards[state.turn], state.boards[1 - state.turn], move)
+        me, opp = apply_steps(state.boards[state.turn], state.boards[1 - state.turn], move)
         return self._after_play(state, me, opp)
 
     def _illegal(self, state: BGState, move: Any, why: str = "") -> IllegalMoveError:
@@ -770,7 +395,7 @@ class Backgammon(Game[BGState, Move]):
             steps = tuple((int(f), int(t)) for f, t in move)
         except (TypeError, ValueError):
             raise self._illegal(state, move) from None
-        for res in _reach(me, opp, state.dice, steps):
+        for res in reach(me, opp, state.dice, steps):
             if res in by_result:
                 return by_result[res]
         raise self._illegal(state, move)
@@ -834,16 +459,7 @@ class Backgammon(Game[BGState, Move]):
             raise InvalidDiceError(
                 f"backgammon: dice {text!r} given, but no roll is due (phase {state.phase!r})"
             )
-        if not isinstance(text, str) or len(text) != 2 or any(c not in "123456" for c in text):
-            raise InvalidDiceError(f"backgammon: dice {text!r} must be two digits 1-6, e.g. 31")
-        a, b = int(text[0]), int(text[1])
-        if state.phase == "opening":
-            if a == b:
-                raise InvalidDiceError(
-                    f"backgammon: opening dice {text!r}: seat 0's and seat 1's dice must differ"
-                )
-            return (a, b)
-        return (max(a, b), min(a, b))
+        return parse_dice(text, opening=state.phase == "opening")
 
     def chance_text(self, outcome: Any) -> str:
         a, b = outcome
@@ -863,44 +479,7 @@ class Backgammon(Game[BGState, Move]):
         return {"play": [[f, t] for f, t in move]}
 
     def move_from_json(self, state: BGState, obj: Any) -> Move:
-        def bad(why: str) -> InvalidMoveError:
-            return InvalidMoveError(f"backgammon: move {obj!r} {why}")
-
-        if isinstance(obj, dict) and obj.get("action") == "resign":
-            return self._resignation_from_json(obj)
-        if not isinstance(obj, dict) or len(obj) != 1:
-            raise bad('must be {"play": [[from, to], ...]} or {"action": "roll"|...}')
-        if "action" in obj:
-            a = obj["action"]
-            if not isinstance(a, str) or a not in ACTIONS:
-                raise bad(f"has an unknown action; known: {', '.join(ACTIONS)}")
-            return a
-        if "play" not in obj:
-            raise bad('must be {"play": [[from, to], ...]} or {"action": "roll"|...}')
-        steps = obj["play"]
-        if not isinstance(steps, list) or len(steps) > 4:
-            raise bad("'play' must be a list of at most 4 [from, to] pairs")
-        out: list[Step] = []
-        for st in steps:
-            if not isinstance(st, list) or len(st) != 2:
-                raise bad("'play' must be a list of [from, to] pairs")
-            for x in st:
-                if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= 25:
-                    raise bad("points must be integers 0..25")
-            out.append((st[0], st[1]))
-        return tuple(out)
-
-    @staticmethod
-    def _resignation_from_json(obj: dict[str, Any]) -> Resignation:
-        seat, points = obj.get("seat"), obj.get("points")
-        if (set(obj) != {"action", "seat", "points"} or seat not in (0, 1)
-                or points not in RESIGN_VALUES or isinstance(seat, bool)
-                or isinstance(points, bool)):
-            raise InvalidMoveError(
-                f'backgammon: move {obj!r} must be {{"action": "resign", "seat": 0|1,'
-                f' "points": 1|2|3}}')
-        assert isinstance(seat, int) and isinstance(points, int)
-        return Resignation(seat, points)
+        return move_from_json(obj)
 
     def move_text(self, state: BGState, move: Move) -> str:
         if isinstance(move, Resignation):
@@ -910,25 +489,6 @@ class Backgammon(Game[BGState, Move]):
         return format_play(state.boards[1 - state.turn], move)
 
     def parse_move(self, state: BGState, text: str) -> Move:
-        if not isinstance(text, str):
-            raise InvalidMoveError(f"backgammon: move {text!r} must be text")
-        t = text.strip().lower()
-        if t.startswith("resign"):
-            raise InvalidMoveError(
-                f"backgammon: {text!r}: a resignation is offered with resign and accepted by"
-                " the other side, never written as a move")
-        if t in ACTIONS:
-            return t
-        if t in ("pass", "reject"):
-            return "drop"
-        if t == "accept":
-            return "take"
-        if t in _NO_PLAY_TEXTS:
-            return ()
-        chains = _parse_chains(text)
-        if len(chains) > 4:
-            raise InvalidMoveError(f"backgammon: move {text!r} has more than 4 checker moves")
-        if state.phase == "move" and state.dice is not None:
-            me, opp = state.boards[state.turn], state.boards[1 - state.turn]
-            return _expand_chains(me, opp, state.dice, chains)
-        return tuple((a, b) for c in chains for a, b in itertools.pairwise(c))
+        rolled = state.phase == "move" and state.dice is not None
+        boards = (state.boards[state.turn], state.boards[1 - state.turn]) if rolled else None
+        return parse_move(text, boards, state.dice)
