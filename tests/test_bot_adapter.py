@@ -31,6 +31,9 @@ from server_support import ROOT, Client, Subprocess
 from test_server_ratings import get
 
 GAME_CLOCK = {"base_ms": 10_000, "increment_ms": 0}  # the shortest clock there is
+# A bot account plays clocked games only, at most 2 at once against one address (contract
+# section 15): people challenge with this clock, from addresses of their own.
+LONG = {"base_ms": 600_000, "increment_ms": 0}
 
 
 @pytest.fixture
@@ -96,7 +99,8 @@ async def challenges(person: Client, bot: str, terms: list[dict[str, Any]]
     games: dict[str, tuple[str, int]] = {}
     ids = {}
     for t in terms:
-        sent = await person.request({"type": "challenge", "to": bot, **t}, "challenge_sent")
+        sent = await person.request({"type": "challenge", "to": bot, "clock": LONG, **t},
+                                    "challenge_sent")
         ids[sent["challenge_id"]] = t["game"]
     while len(games) < len(terms):
         p = await person.expect("paired")
@@ -163,7 +167,7 @@ async def test_a_wrong_password_or_a_persons_account_stops_it(server: Subprocess
     ana, _ = await member(server.url, "Ana")  # a person's account
     first = await Adapter(server.url, "Robo", engine_command(engine, logs),
                           stderr=tmp_path / "robo.err").start()
-    await until_online(ana, "Robo")  # registered as a bot account, and online
+    await until_online(ana, "Robo", clock=LONG)  # registered as a bot account, and online
     assert await first.stop() == 0
     for name, password in (("Robo", "not the password"), ("Ana", None)):
         adapter = Adapter(server.url, name, engine_command(engine, logs))
@@ -186,12 +190,19 @@ async def test_a_bot_account_plays_three_games_against_a_person_to_the_end(
     bot = await Adapter(server.url, "Robo", engine_command(engine, logs),
                         "--games", "tictactoe,connect4,backgammon",
                         stderr=tmp_path / "robo.err").start()
-    ana = Client(server.url)
+    ana = Client(server.url, source="127.0.0.2")
     await ana.connect("Ana")
-    first = await until_online(ana, "Robo")  # a first game of tic-tac-toe, played out too
-    rooms = await challenges(ana, "Robo", [{"game": "connect4"}, {"game": "backgammon"}])
+    first = await until_online(ana, "Robo", clock=LONG)  # tic-tac-toe, played out too
+    rooms = await challenges(ana, "Robo", [{"game": "connect4"}])
     rooms["tictactoe"] = (first["room_id"], first["seat"])
-    ends = await play_rooms(ana, {room: seat for room, seat in rooms.values()})
+    bea = Client(server.url, source="127.0.0.3")  # a third game: from another address
+    await bea.connect("Bea")
+    rooms |= await challenges(bea, "Robo", [{"game": "backgammon"}])
+    person = {game: ana if game != "backgammon" else bea for game in rooms}
+    ana_ends, bea_ends = await asyncio.gather(
+        play_rooms(ana, {r: s for g, (r, s) in rooms.items() if person[g] is ana}),
+        play_rooms(bea, {r: s for g, (r, s) in rooms.items() if person[g] is bea}))
+    ends = ana_ends | bea_ends
     for game, (room, seat) in rooms.items():
         record = await get(server.url, f"/api/rooms/{room}")
         bot_seat = 1 - seat
@@ -204,15 +215,16 @@ async def test_a_bot_account_plays_three_games_against_a_person_to_the_end(
         expected = expected_turns(record, bot_seat)
         assert [(t.position, t.state, t.legal) for t in told] == \
             [(t.position, t.state, t.legal) for t in expected], game
-        assert all(t.go == 0 for t in told)  # no clock
+        assert all(t.go is not None and 0 < t.go <= LONG["base_ms"] for t in told)
         assert len(expected) >= 3
         # It printed the game's end as the room ended it.
         words = await bot.finished(room)
         result = ends[room]["result"]
         word = "DRAW" if result["winner"] is None else \
             "WIN" if result["winner"] == bot_seat else "LOSS"
-        assert words == ["finished", game, room, word, result["reason"], "against", "Ana"]
-        assert f"started {game} {room} seat {bot_seat} against Ana" in bot.lines
+        name = "Bea" if person[game] is bea else "Ana"
+        assert words == ["finished", game, room, word, result["reason"], "against", name]
+        assert f"started {game} {room} seat {bot_seat} against {name}" in bot.lines
     # Backgammon's cube: the person doubled, the engine took, redoubled, the person dropped.
     room, seat = rooms["backgammon"]
     record = await get(server.url, f"/api/rooms/{room}")
@@ -223,7 +235,8 @@ async def test_a_bot_account_plays_three_games_against_a_person_to_the_end(
     assert ["take", "drop"] in [t.legal for t in told]
     assert ["roll", "double"] in [t.legal for t in told]
     assert await bot.stop() == 0
-    await ana.close()
+    for c in (ana, bea):
+        await c.close()
 
 
 async def test_bad_silent_and_dying_engines_lose_and_the_adapter_plays_on(
@@ -233,13 +246,19 @@ async def test_bad_silent_and_dying_engines_lose_and_the_adapter_plays_on(
     bot = await Adapter(server.url, "Robo", engine_command(engine, logs, modes),
                         "--games", "tictactoe,connect4,grundy,boom",
                         stderr=tmp_path / "robo.err").start()
-    ana = Client(server.url)
+    ana = Client(server.url, source="127.0.0.2")
     await ana.connect("Ana")
-    first = await until_online(ana, "Robo", game="grundy", options={"heap": 9})
-    rooms = await challenges(ana, "Robo", [{"game": "tictactoe"},
-                                           {"game": "connect4", "clock": GAME_CLOCK}])
+    first = await until_online(ana, "Robo", game="grundy", options={"heap": 9}, clock=LONG)
+    rooms = await challenges(ana, "Robo", [{"game": "tictactoe"}])
     rooms["grundy"] = (first["room_id"], first["seat"])
-    ends = await play_rooms(ana, {room: seat for room, seat in rooms.values()})
+    bea = Client(server.url, source="127.0.0.3")  # a third game: from another address
+    await bea.connect("Bea")
+    silent = await challenges(bea, "Robo", [{"game": "connect4", "clock": GAME_CLOCK}])
+    ana_ends, bea_ends = await asyncio.gather(
+        play_rooms(ana, {room: seat for room, seat in rooms.values()}),
+        play_rooms(bea, {room: seat for room, seat in silent.values()}))
+    ends = ana_ends | bea_ends
+    rooms |= silent
     for game, (room, seat) in rooms.items():
         assert ends[room]["result"] == {"winner": seat, "points": 1, "reason": "resign"}, game
         assert (await bot.finished(room))[3:5] == ["LOSS", "resign"]
@@ -254,7 +273,8 @@ async def test_bad_silent_and_dying_engines_lose_and_the_adapter_plays_on(
     await asyncio.sleep(2.5)  # every engine is let go (2 s after quit at the latest)
     assert not _running(engine)
     assert await bot.stop() == 0
-    await ana.close()
+    for c in (ana, bea):
+        await c.close()
 
 
 async def test_two_bot_accounts_seeking_play_each_other(server: Subprocess,
@@ -284,7 +304,7 @@ async def test_the_adapter_comes_back_after_the_server_is_killed_and_restarted(
                         "--games", "connect4,tictactoe", stderr=tmp_path / "robo.err").start()
     ana = Client(server.url)
     welcome = await ana.connect("Ana")
-    p = await until_online(ana, "Robo", game="connect4")
+    p = await until_online(ana, "Robo", game="connect4", clock=LONG)
     room, seat = p["room_id"], p["seat"]
     view = await ana.expect("room")
     while view["ply"] < 4:  # a few moves each, then the server dies
@@ -308,7 +328,7 @@ async def test_the_adapter_comes_back_after_the_server_is_killed_and_restarted(
     assert len(told) == len(expected_turns(await get(server.url, f"/api/rooms/{room}"),
                                            1 - seat))
     # And it takes new games.
-    p = await until_online(ana, "Robo")
+    p = await until_online(ana, "Robo", clock=LONG)
     await bot.line(lambda w: w[:1] == ["started"] and w[2:3] == [p["room_id"]])
     assert "reconnecting" in bot.err_text()
     assert await bot.stop() == 0
@@ -320,36 +340,33 @@ async def test_the_ninth_challenge_waits_for_a_free_place(server: Subprocess,
     engine, logs = write_engine(tmp_path)
     bot = await Adapter(server.url, "Robo", engine_command(engine, logs),
                         "--games", "tictactoe", stderr=tmp_path / "robo.err").start()
-    people = [Client(server.url) for _ in range(3)]
+    # Five people of five addresses: a bot account plays at most 2 games at once against
+    # one address, and at most 5 challenges wait for its answer (contract section 15).
+    people = [Client(server.url, source=f"127.0.0.{i + 2}") for i in range(5)]
     for i, c in enumerate(people):
         await c.connect(f"Person{i}")
-    first = await until_online(people[0], "Robo")
+    first = await until_online(people[0], "Robo", clock=LONG)
     games = [(people[0], first)]
     sent = []
-    for c in people:  # eight more challenges, at once: three each, less the first
-        for _ in range(3 if c is not people[0] else 2):
-            sent.append((c, await c.request({"type": "challenge", "to": "Robo",
-                                             "game": "tictactoe"}, "challenge_sent")))
-    assert len(sent) == 8
-    await bot.line(lambda w: w[:1] == ["started"], start=7)  # the eighth started line
-    for c in people:
-        while (with_paired := await _paired_within(c, 1.0)) is not None:
-            games.append((c, with_paired))
+    for c in [people[0]] + [c for c in people[1:4] for _ in range(2)]:  # its eight places
+        s = await c.request({"type": "challenge", "to": "Robo", "game": "tictactoe",
+                             "clock": LONG}, "challenge_sent")
+        sent.append((c, s))
+        games.append((c, await c.expect("paired")))
     assert len(games) == 8
-    waiting = [s for c, s in sent if s["challenge_id"] not in
-               {p.get("challenge_id") for _, p in games}]
-    assert len(waiting) == 1
+    await bot.line(lambda w: w[:1] == ["started"], start=7)  # the eighth started line
+    ninth = await people[4].request({"type": "challenge", "to": "Robo", "game": "tictactoe",
+                                     "clock": LONG}, "challenge_sent")
+    assert await _paired_within(people[4], 1.5) is None  # it waits
     assert "waits" in bot.err_text()
-    await asyncio.sleep(1.5)
     assert sum(1 for line in bot.lines if line.startswith("started")) == 8
     # A game ends: its place goes to the waiting challenge.
     by, p = games[0]
     await by.send({"type": "resign", "room_id": p["room_id"]})
     await bot.finished(p["room_id"])
-    owner = next(c for c, s in sent if s is waiting[0])
-    ninth = await owner.expect("paired")
-    assert ninth["challenge_id"] == waiting[0]["challenge_id"]
-    await bot.line(lambda w: w[:1] == ["started"] and w[2:3] == [ninth["room_id"]])
+    paired = await people[4].expect("paired")
+    assert paired["challenge_id"] == ninth["challenge_id"]
+    await bot.line(lambda w: w[:1] == ["started"] and w[2:3] == [paired["room_id"]])
     assert await bot.stop() == 0
     for c in people:
         await c.close()
@@ -416,7 +433,7 @@ async def test_the_c_example_plays_a_person_to_the_end(server: Subprocess,
                         stderr=tmp_path / "cbot.err").start()
     ana = Client(server.url)
     await ana.connect("Ana")
-    first = await until_online(ana, "Cbot", game="connect4")
+    first = await until_online(ana, "Cbot", game="connect4", clock=LONG)
     rooms = await challenges(ana, "Cbot", [{"game": "tictactoe"}])
     rooms["connect4"] = (first["room_id"], first["seat"])
     ends = await play_rooms(ana, {room: seat for room, seat in rooms.values()})

@@ -76,9 +76,11 @@ async def test_a_challenge_reaches_the_target_on_every_node(
         for c in (bob_b, bob_c):
             offer = await c.expect("challenge")
             assert offer["challenge_id"] == first and offer["from"]["name"] == "Ana"
-        # Declined on node c: the challenger on node a hears it.
-        await bob_c.send({"type": "decline_challenge", "challenge_id": first})
-        assert (await ana.expect("challenge_declined"))["challenge_id"] == first
+        # Canceled on node a: every connection of Bob's hears it.
+        await ana.request({"type": "cancel_challenge", "challenge_id": first},
+                          "challenge_canceled")
+        for c in (bob_b, bob_c):
+            assert (await c.expect("challenge_canceled"))["challenge_id"] == first
         # Accepted on node c: both are seated, whichever node owns the room.
         second = (await ana.request(terms, "challenge_sent"))["challenge_id"]
         await bob_b.expect("challenge")
@@ -90,14 +92,14 @@ async def test_a_challenge_reaches_the_target_on_every_node(
         # A second answer, from node b, is refused by the owner.
         e = await bob_b.error({"type": "accept_challenge", "challenge_id": second})
         assert e["code"] == "bad_request"
-        # Canceled on node a: every connection of Bob's hears it.
+        # Declined on node c: the challenger on node a hears it, and waits a minute before
+        # asking Bob again (contract section 15).
         third = (await ana.request(terms, "challenge_sent"))["challenge_id"]
         await bob_b.expect("challenge")
         await bob_c.expect("challenge")
-        await ana.request({"type": "cancel_challenge", "challenge_id": third},
-                          "challenge_canceled")
-        for c in (bob_b, bob_c):
-            assert (await c.expect("challenge_canceled"))["challenge_id"] == third
+        await bob_c.send({"type": "decline_challenge", "challenge_id": third})
+        assert (await ana.expect("challenge_declined"))["challenge_id"] == third
+        assert (await ana.error(terms))["code"] == "rate_limited"
         # Bob gone from every node: unknown_player.
         for c in (bob_b, bob_c):
             await c.close()
@@ -119,7 +121,8 @@ async def test_a_bot_account_on_another_node_is_seated_as_one(
         robo_id = (await robo.connect("Robo"))["player_id"]
         await robo.request({"type": "register", "password": PASSWORD, "bot": True},
                            "registered")
-        sent = await ana.request({"type": "challenge", "to": "Robo", "game": "connect4"},
+        sent = await ana.request({"type": "challenge", "to": "Robo", "game": "connect4",
+                                  "clock": {"base_ms": 60_000, "increment_ms": 0}},
                                  "challenge_sent")
         offer = await robo.expect("challenge")
         assert offer["from"]["bot"] is False and offer["from"]["registered"] is True

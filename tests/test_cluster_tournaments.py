@@ -5,6 +5,7 @@ standings those of its games."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from pathlib import Path
 
@@ -24,11 +25,17 @@ async def test_the_owner_node_killed_mid_round_and_another_takes_over(
         ana = Client(n["b"].url)
         await ana.connect("Ana")
         await ana.request({"type": "register", "password": "ana's password"}, "registered")
-        tid = await tournament(org, house_bots=["random", "easy", "medium"])
+        bob = Client(n["b"].url)
+        await bob.connect("Bob")
+        await bob.request({"type": "register", "password": "bob's password"}, "registered")
+        # House bots are at most half of the entrants (contract section 15): Bob plays too.
+        tid = await tournament(org, house_bots=["random", "easy"])
         assert (await owner_of(pg_url, f"tour:{tid}"))[0] == "a"
         await enter(ana, tid)
+        await enter(bob, tid)
         await org.request({"type": "start_tournament", "tournament_id": tid},
                           "tournament_started")
+        bob_plays = asyncio.create_task(play_out(bob, n["b"].url, tid))
         first = await ana.expect("tournament_game")
         await ana.send({"type": "resign", "room_id": first["room_id"]})
         second = await ana.expect("tournament_game")
@@ -45,4 +52,6 @@ async def test_the_owner_node_killed_mid_round_and_another_takes_over(
         assert all(g["result"] is not None for rnd in detail["pairings"] for g in rnd)
         check_standings(detail)
         assert (await get(n["b"].url, f"/api/tournaments/{tid}"))["status"] == "finished"
-        await ana.close()
+        await bob_plays
+        for c in (ana, bob):
+            await c.close()
