@@ -288,11 +288,12 @@ class Hub:
                     room_options=room_options, created_by=created_by)
 
     async def _write_new(self, room: Room) -> LiveRoom:
-        """A room made in private: rated as its pair's cap allows, written with its lease,
-        then in memory (its people's absence counts from now on)."""
+        """A room made in private: rated as its pair allows (contract sections 10, 16),
+        written with its lease, then in memory (its people's absence counts from now on)."""
         rated = self.services.rated
-        if rated is not None and await rated.capped(room):
-            room.unrate()  # the pair's cap is reached: rated: false from the start
+        reason = None if rated is None else await rated.unrated_reason(room)
+        if reason is not None:  # rated: false from the start
+            room.unrate(reason)
         if room.rated and rated is not None:
             room.ratings = await rated.current(room)
         # Its lease is made by this write (a new id is nobody's): one transaction.
