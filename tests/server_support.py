@@ -52,8 +52,11 @@ class FakeClock:
 
 
 class Client:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, source: str | None = None) -> None:
+        """``source``: the client's own address (any of 127.0.0.0/8: each an address of its
+        own to the server; default the system's choice, 127.0.0.1)."""
         self.url = url
+        self.source = source
         self.ws: Any = None
         self.n = 0
         self.inbox: list[dict[str, Any]] = []
@@ -64,7 +67,10 @@ class Client:
         return await self.expect("welcome")
 
     async def open(self) -> None:
-        self.ws = await websockets.connect(self.url, max_size=2**22)
+        if self.source is None:
+            self.ws = await websockets.connect(self.url, max_size=2**22)
+        else:
+            self.ws = await connect_from(self.url, self.source, max_size=2**22)
 
     async def send(self, msg: dict[str, Any]) -> int:
         self.n += 1
