@@ -110,10 +110,10 @@ class Farm:
     shown: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
-async def farm(urls: tuple[str, str, str], sources: tuple[str, str, str]) -> Farm:
-    """The farmer (``urls[0]``, ``sources[0]``) beats the helper and the bot account once
-    each way, in the order of :data:`WAYS`; every game asked rated."""
-    names = ("Farmer", "Helper", "Botty")
+async def farm(urls: tuple[str, str, str], sources: tuple[str, str, str],
+               names: tuple[str, str, str] = ("Farmer", "Helper", "Botty")) -> Farm:
+    """The farmer (``urls[0]``, ``sources[0]``, ``names[0]``) beats the helper and the bot
+    account once each way, in the order of :data:`WAYS`; every game asked rated."""
     f = Farm(await account(urls[0], names[0], sources[0]),
              await account(urls[1], names[1], sources[1]),
              await account(urls[2], names[2], sources[2], bot=True))
