@@ -291,9 +291,8 @@ class Hub:
         """A room made in private: rated as its pair allows (contract sections 10, 16),
         written with its lease, then in memory (its people's absence counts from now on)."""
         rated = self.services.rated
-        reason = None if rated is None else await rated.unrated_reason(room)
-        if reason is not None:  # rated: false from the start
-            room.unrate(reason)
+        if rated is not None and (reason := await rated.unrated_reason(room)) is not None:
+            room.unrate(reason)  # rated: false from the start
         if room.rated and rated is not None:
             room.ratings = await rated.current(room)
         # Its lease is made by this write (a new id is nobody's): one transaction.

@@ -155,6 +155,11 @@ def resolve_chance(
     return state, tuple(rolls)
 
 
+def _unrated(options: RoomOptions, reason: UnratedReason) -> RoomOptions:
+    """``options`` of a game rated no more, for ``reason``."""
+    return options.model_copy(update={"rated": False, "unrated_reason": reason})
+
+
 class Room:
     """One game between two seats, watched by any number of spectators: the rules of a room.
     Its parts: :class:`Seating`, :class:`Clocks`, :class:`Presence` (who is away, and what
@@ -280,8 +285,7 @@ class Room:
 
     def unrate(self, reason: UnratedReason) -> None:
         """The game is rated no more, for ``reason`` (contract sections 10 and 16)."""
-        self.room_options = self.room_options.model_copy(
-            update={"rated": False, "unrated_reason": reason})
+        self.room_options = _unrated(self.room_options, reason)
 
     # --- seats ---------------------------------------------------------------------------
 
