@@ -13,9 +13,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from server_support import Client, FakeClock, running
+from bot_support import Adapter, engine_command, until_online, write_engine
+from server_support import Client, FakeClock, Subprocess, running
+from test_bot_adapter import play_rooms
 from test_server_meet import paired, seek
-from test_server_ratings import CLOCK, NEW, PASSWORD, after_game, close_to, get, play
+from test_server_ratings import (
+    CLOCK,
+    NEW,
+    PASSWORD,
+    after_game,
+    close_to,
+    get,
+    play,
+)
 from test_server_tournaments import enter, tournament
 
 HUMAN = {"kind": "human"}
@@ -23,6 +33,12 @@ X_WINS = [0, 3, 1, 4, 2]  # seat 0 (X) takes the top row
 O_WINS = [0, 3, 1, 4, 8, 5]  # seat 1 (O) takes the middle row
 DAY = 86400.0
 WAYS = ("room", "seek", "challenge", "tournament", "bot_account")
+
+
+def score_of_seat(result: dict[str, Any], seat: int) -> float:
+    """The seat's score in a RESULT: 1 a win, 0 a loss, 0.5 a draw."""
+    winner = result["winner"]
+    return 0.5 if winner is None else float(winner == seat)
 
 
 async def account(url: str, name: str, source: str, *, bot: bool = False
@@ -267,3 +283,36 @@ async def test_the_pair_cap_says_why(tmp_path: Path) -> None:
         for c in (farmer, helper):
             await c.close()
 
+
+
+async def test_a_bot_account_counts_the_address_its_adapter_came_from(tmp_path: Path) -> None:
+    """``tablas bot`` (a real adapter and engine, on a real ``tablas serve``) connects from
+    127.0.0.1: a person of that address plays its bot account unrated, one of another address
+    rated."""
+    srv = Subprocess(tmp_path / "t.db", tmp_path / "server.log")
+    await asyncio.to_thread(srv.start)
+    engine, logs = write_engine(tmp_path)
+    bot = await Adapter(srv.url, "Robo", engine_command(engine, logs),
+                        stderr=tmp_path / "robo.err").start()
+    try:
+        ends: dict[str, tuple[str, int, dict[str, Any]]] = {}
+        for name, source in (("Near", "127.0.0.1"), ("Far", "127.0.0.2")):
+            person, pid = await account(srv.url, name, source)
+            p = await until_online(person, "Robo", rated=True, clock=CLOCK)
+            room = p["room_id"]
+            await play_rooms(person, {room: p["seat"]})
+            end = await get(srv.url, f"/api/rooms/{room}")
+            ends[name] = (pid, p["seat"], end)
+            await person.close()
+        near_id, _, near = ends["Near"]
+        assert (near["rated"], near["unrated_reason"]) == (False, "shared_address")
+        assert await rating(srv.url, near_id) is None
+        far_id, far_seat, far = ends["Far"]
+        assert (far["rated"], far["unrated_reason"]) == (True, None)
+        robo_id = far["seats"][1 - far_seat]["player_id"]
+        mine, robo = after_game(NEW, NEW, score_of_seat(far["result"], far_seat))
+        close_to(await rating(srv.url, far_id) or {}, mine, 1)
+        close_to(await rating(srv.url, robo_id) or {}, robo, 1)  # its game with Near: none
+    finally:
+        await bot.stop()
+        srv.terminate()
