@@ -139,8 +139,13 @@ class RatedGames:
             if await self._shared(players):
                 reason = "shared_address"
             if reason is not None:
+                before = room.room_options
                 room.unrate(reason)  # the caller writes why with the result
-                yield []
+                try:
+                    yield []
+                except BaseException:
+                    room.room_options = before  # not written: the room is as it was
+                    raise
                 return
             stored = await self.store.ratings_of(game, players)
             a, b = (anchored(game, pid, stored[pid]) for pid in players)

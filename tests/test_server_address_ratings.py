@@ -9,6 +9,9 @@ network. The same on two nodes of a cluster: tests/test_cluster_address_ratings.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -316,3 +319,25 @@ async def test_a_bot_account_counts_the_address_its_adapter_came_from(tmp_path: 
     finally:
         await bot.stop()
         srv.terminate()
+
+
+async def test_only_keyed_hashes_of_addresses_are_kept(tmp_path: Path) -> None:
+    """What the database holds of a player's address: HMAC-SHA256 under the server's own key
+    (read back from the database), computed here with the standard library; the address
+    itself appears nowhere in the file."""
+    db = tmp_path / "t.db"
+    async with running(db) as (srv, url):
+        ana, ana_id = await account(url, "Ana", "127.0.0.2")
+        await (await log_in(url, "Ana", "127.0.0.3")).close()
+        await ana.close()
+        assert len(await srv.store.addresses.hashes_of(ana_id)) == 2
+    with sqlite3.connect(db) as con:
+        (key_hex,) = con.execute("SELECT value FROM server_secrets").fetchone()
+        rows = con.execute("SELECT player_id, address_hash FROM address_seen").fetchall()
+    key = bytes.fromhex(key_hex)
+    assert len(key) == 32
+    assert sorted(rows) == sorted(
+        (ana_id, hmac.new(key, a.encode(), hashlib.sha256).hexdigest())
+        for a in ("127.0.0.2", "127.0.0.3"))
+    raw = b"".join(p.read_bytes() for p in tmp_path.glob("t.db*"))
+    assert b"127.0.0.2" not in raw and b"127.0.0.3" not in raw
