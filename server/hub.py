@@ -48,7 +48,7 @@ from tablas.server.protocol import (
     RoomCreated,
     RoomOptions,
 )
-from tablas.server.room import Room, SeatState, game_for
+from tablas.server.room import Room, SeatState, as_asked, game_for
 
 log = logging.getLogger("tablas.server")
 
@@ -215,7 +215,7 @@ class Hub:
             raise RoomError("bad_request", "the game is not over yet")
         seats = [SeatState(s.kind, s.level) for s in reversed(old.seats)]
         new_id = await self.open_room(conn, old.game_id, old.options, seats, 1 - held[0],
-                                      msg.id, old.room_options)
+                                      msg.id, as_asked(old.room_options))
         assert conn.player is not None
         live.offer_rematch(conn.player.id, conn.player.name, new_id)
 

@@ -160,6 +160,14 @@ def _unrated(options: RoomOptions, reason: UnratedReason) -> RoomOptions:
     return options.model_copy(update={"rated": False, "unrated_reason": reason})
 
 
+def as_asked(options: RoomOptions) -> RoomOptions:
+    """``options`` as their room was asked for (a rematch's): a game the server unrated was
+    asked rated, and its pairing is looked at anew."""
+    if options.unrated_reason is None:
+        return options
+    return options.model_copy(update={"rated": True, "unrated_reason": None})
+
+
 class Room:
     """One game between two seats, watched by any number of spectators: the rules of a room.
     Its parts: :class:`Seating`, :class:`Clocks`, :class:`Presence` (who is away, and what

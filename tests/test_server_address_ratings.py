@@ -70,6 +70,14 @@ async def final(c: Client, room: str) -> dict[str, Any]:
             return snap
 
 
+async def started(c: Client, room: str) -> dict[str, Any]:
+    """The room's snapshot once its game has started, as ``c`` (following it) receives it."""
+    while True:
+        snap = await c.expect("room")
+        if snap["room_id"] == room and snap["status"] == "playing":
+            return snap
+
+
 async def farmer_wins(farmer: Client, other: Client, room: str, farmer_seat: int
                       ) -> dict[str, Any]:
     """The farmer wins the started tic-tac-toe game in ``room``; its final snapshot."""
@@ -233,9 +241,14 @@ async def test_an_address_seen_once_taints_the_pair_for_30_days(tmp_path: Path) 
         assert (first["rated"], first["unrated_reason"]) == (False, "shared_address")
         await farmer_wins(farmer, helper, room, seat)
         assert await srv.address_book.forget_old() == 0
-        # Past 30 days it is forgotten: the pair is rated, and the sweep deletes it.
+        # Past 30 days it is forgotten: the rematch of that game (asked rated, as it was) is
+        # rated, and the sweep deletes the old hash.
         clock.t += 2
-        room, seat, first = await meet("room", farmer, helper, "Helper")
+        room = (await farmer.request({"type": "rematch", "room_id": room}, "room_created"))[
+            "room_id"]
+        seat = 1 - seat
+        await helper.request({"type": "join", "room_id": room}, "room")
+        first = await started(farmer, room)
         assert (first["rated"], first["unrated_reason"]) == (True, None)
         end = await farmer_wins(farmer, helper, room, seat)
         assert (end["rated"], end["unrated_reason"]) == (True, None)
