@@ -261,7 +261,7 @@ async def test_a_rated_game_across_nodes(
     async with nodes(tmp_path, pg_url, redis_server, "ab") as n:
         (ana,) = await connected(n["a"].url, "Ana")
         await ana.request({"type": "register", "password": "ana's password"}, "registered")
-        bob = Client(n["b"].url)
+        bob = Client(n["b"].url, "127.0.0.2")  # an address of his own: rated (section 16)
         await bob.connect("Bob")
         guest = Client(n["b"].url)
         await guest.connect("Gus")
