@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from tablas.server.addresses import AddressBook
 from tablas.server.blocklist import BlockList
 from tablas.server.bot_pool import BotPool
 from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
@@ -210,11 +211,14 @@ class TablasServer:
         self.presence = Presence()
         recent = RecentGames(clock)
         blocklist = BlockList()
+        # Who shared an address, for ratings (section 16); self.addresses says what one is.
+        self.address_book = AddressBook(store, clock)
         self.services = RoomServices(store, self.bots, self.presence, clock,
                                      ownership=ownership, games=recent, blocklist=blocklist,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
                                      claim_after=claim_after,
-                                     rated=RatedGames(store, clock), metrics=self.metrics)
+                                     rated=RatedGames(store, clock, self.address_book),
+                                     metrics=self.metrics)
         self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
@@ -222,7 +226,7 @@ class TablasServer:
                        max_waiting_rooms=max_waiting_rooms,
                        max_rooms_per_address=max_rooms_per_address)
         self.sweeps = Sweeps(self.hub, keep_adjourned=keep_adjourned)
-        self.players = Players(store, self.presence, self.hub, clock)
+        self.players = Players(store, self.presence, self.hub, clock, self.address_book)
         listing: Listing = LocalRooms(self.hub)
         hello: Handler = self.players.hello
         goodbye = self.players.goodbye
@@ -343,6 +347,7 @@ class TablasServer:
         await self.seeks.start(self.node if self.cluster is not None else None)
         self.hub.start()
         self.sweeps.start()
+        self.address_book.start()
         self.tournaments.start_owning()
         self.readiness.started = True
         return self.port
@@ -354,6 +359,7 @@ class TablasServer:
         self.challenges.stop()
         self.tournaments.stop()
         self.sweeps.stop()
+        self.address_book.stop()
         self.hub.stop()
         self.records.stop()
         await self.edge.close()

@@ -48,7 +48,7 @@ from tablas.server.protocol import (
     RoomCreated,
     RoomOptions,
 )
-from tablas.server.room import Room, SeatState, game_for
+from tablas.server.room import Room, SeatState, as_asked, game_for
 
 log = logging.getLogger("tablas.server")
 
@@ -215,7 +215,7 @@ class Hub:
             raise RoomError("bad_request", "the game is not over yet")
         seats = [SeatState(s.kind, s.level) for s in reversed(old.seats)]
         new_id = await self.open_room(conn, old.game_id, old.options, seats, 1 - held[0],
-                                      msg.id, old.room_options)
+                                      msg.id, as_asked(old.room_options))
         assert conn.player is not None
         live.offer_rematch(conn.player.id, conn.player.name, new_id)
 
@@ -288,11 +288,11 @@ class Hub:
                     room_options=room_options, created_by=created_by)
 
     async def _write_new(self, room: Room) -> LiveRoom:
-        """A room made in private: rated as its pair's cap allows, written with its lease,
-        then in memory (its people's absence counts from now on)."""
+        """A room made in private: rated as its pair allows (contract sections 10, 16),
+        written with its lease, then in memory (its people's absence counts from now on)."""
         rated = self.services.rated
-        if rated is not None and await rated.capped(room):
-            room.unrate()  # the pair's cap is reached: rated: false from the start
+        if rated is not None and (reason := await rated.unrated_reason(room)) is not None:
+            room.unrate(reason)  # rated: false from the start
         if room.rated and rated is not None:
             room.ratings = await rated.current(room)
         # Its lease is made by this write (a new id is nobody's): one transaction.

@@ -163,6 +163,12 @@ class LiveRoom:
             return contextlib.nullcontext([])
         return rated.rating_changes(self.room, outcome)
 
+    def _unrated_at_end(self, was_rated: bool) -> str | None:
+        """Why a game rated until its end rates nobody after all (the rating changes unrated
+        it: :meth:`tablas.server.rated.RatedGames.rating_changes`), written with its result."""
+        return self.room.room_options.unrated_reason if was_rated and not self.room.rated \
+            else None
+
     def fence(self) -> Fence | None:
         """What a write of this room carries now (:mod:`tablas.server.ownership`)."""
         return self.services.ownership.fence(self.room_id)
@@ -172,9 +178,11 @@ class LiveRoom:
         store, room = self.services.store, self.room
         match change:
             case Pending():
+                was_rated = room.rated
                 async with self._rating(change.outcome) as ratings:
                     await store.record_move(room.room_id, change.action, change.outcome,
-                                            ratings, fence=self.fence())
+                                            ratings, unrated=self._unrated_at_end(was_rated),
+                                            fence=self.fence())
                 return ratings
             case SeatChange(handover=None):
                 await store.save_seats(room.room_id, change.seats, change.status,
@@ -186,9 +194,11 @@ class LiveRoom:
                                              change.opening_rolls, change.seeds,
                                              fence=self.fence())
             case Ending():
+                was_rated = room.rated
                 async with self._rating(change.outcome) as ratings:
                     await store.record_result(room.room_id, change.outcome, change.clocks,
                                               self.services.clock(), ratings,
+                                              unrated=self._unrated_at_end(was_rated),
                                               fence=self.fence())
                 return ratings
             case Lapse():

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from tablas.server.accounts import LoginLimits, hash_password, name_key, verify_password
+from tablas.server.addresses import AddressBook
 from tablas.server.connections import Conn, Player, Presence
 from tablas.server.errors import ProtocolError
 from tablas.server.hub import Hub
@@ -45,8 +46,11 @@ _BACKFILL_BATCH = 500
 
 class Players:
     def __init__(self, store: Storage, presence: Presence, hub: Hub,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 addresses: AddressBook | None = None) -> None:
+        """``addresses``: where the addresses players come from are kept (section 16)."""
         self.store = store
+        self.addresses = addresses
         self.presence = presence
         self.hub = hub
         self.clock = clock
@@ -85,6 +89,8 @@ class Players:
                 player = Player(found.player_id, msg.name)
                 if found.name != msg.name:
                     await self.store.touch_player(player.id, player.name)
+        if self.addresses is not None:  # before anything may pair them: written first
+            await self.addresses.seen(player.id, conn.address)
         held = await self.store.seats_held(player.id) if returning else []
         opened = await self.store.waiting_rooms_opened_by(player.id) if returning else []
         live_ids = [r for r, _, status in held if status in LIVE]

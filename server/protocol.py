@@ -209,6 +209,10 @@ def _rated_has_clock(rated: bool, clock: ClockSpec | None) -> None:
                          " (contract section 10)")
 
 
+# Why a game created or sought rated is not (contract sections 10 and 16).
+UnratedReason = Literal["pair_cap", "shared_address"]
+
+
 class RoomOptions(BaseModel):
     """Additive: options of the room itself (not of the game), set at ``create_room``."""
 
@@ -223,6 +227,8 @@ class RoomOptions(BaseModel):
     rated: bool = Field(default=False, description="the game changes Glicko-2 ratings")
     tournament_id: str | None = Field(
         default=None, description="the tournament whose game this is (never adjourned)")
+    unrated_reason: UnratedReason | None = Field(
+        default=None, description="set by the server: why a game asked rated is not")
 
 
 # Additive: a seat's dice seed (docs/dice.md); the pattern keeps ":" and "#" out of it.
@@ -797,6 +803,9 @@ class RoomSnapshot(ServerMessage):
     clock_running: Seat | None = Field(
         default=None, description="additive: the seat whose clock runs")
     rated: bool = Field(default=False, description="additive: a rated game")
+    unrated_reason: UnratedReason | None = Field(
+        default=None, description="additive: why a game asked rated is not (pair_cap,"
+        " shared_address)")
     abortable: bool = Field(
         default=False, description="additive: the game is being played and a side has yet to"
         " make its first move, so a seated player may abort it")

@@ -18,9 +18,16 @@ Fair rated play (contract section 10, docs/ratings.md): a house bot level is an 
 rating and RD are fixed (its game's profile, ``bot_ratings``): a game against it moves only
 the person's rating. Between the same two players (a bot level counts as one) only
 :data:`PAIR_CAP` rated games that finish within :data:`PAIR_WINDOW` seconds change ratings:
-a room that would be a later one is made unrated when it is paired (:meth:`RatedGames.capped`),
-and one that finishes past the cap anyway (two paired at once on two nodes) leaves the ratings
-as they were.
+a room that would be a later one is made unrated when it is paired
+(:meth:`RatedGames.unrated_reason`: ``pair_cap``), and one that finishes past the cap anyway
+(two paired at once on two nodes) leaves the ratings as they were, unrated then.
+
+Ratings that one address cannot farm (contract section 16): two players who connected from one
+address within 30 days (:class:`tablas.server.addresses.AddressBook`) do not rate each other.
+Their room is made unrated when it is paired (``shared_address``), and again when it ends if
+they shared an address meanwhile (a helper who logs in from the farmer's address mid-game):
+the game changes no rating, its final snapshot says ``rated: false`` and why. A game's end is
+when its rating would be written, so that is the last moment to look.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from dataclasses import replace
 
 from tablas.engine.core import Outcome
 from tablas.engine.search.profiles import profile
+from tablas.server.addresses import AddressBook
+from tablas.server.protocol import UnratedReason
 from tablas.server.ratings import NEW, Rating, RatingChange, bot_level, rate_game, score_of
 from tablas.server.room import Room, SeatState
 from tablas.server.rules.seats import rating_id
@@ -69,9 +78,12 @@ def rated_players(room: Room, seats: Sequence[SeatState] | None = None
 
 
 class RatedGames:
-    def __init__(self, store: Storage, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: Storage, clock: Callable[[], float] = time.time,
+                 addresses: AddressBook | None = None) -> None:
+        """``addresses``: who shared an address (None: nobody, as in tests of the cap)."""
         self.store = store
         self.clock = clock
+        self.addresses = addresses
         self._locks: dict[str, asyncio.Lock] = {}
         self._users: dict[str, int] = {}
 
@@ -85,22 +97,36 @@ class RatedGames:
         found = await self.store.ratings_of(room.game_id, ids)
         return {pid: anchored(room.game_id, pid, r).rating for pid, r in found.items()}
 
-    async def capped(self, room: Room, seats: Sequence[SeatState] | None = None) -> bool:
-        """Whether ``room``, rated, pairs two players (its ``seats``, default its own) past
-        the pair's cap: :data:`PAIR_CAP` of their rated games finished within the window or
-        still being played (any of which may finish within it). False while a seat is open."""
+    async def unrated_reason(self, room: Room, seats: Sequence[SeatState] | None = None
+                             ) -> UnratedReason | None:
+        """Why ``room``, rated, pairing two players (its ``seats``, default its own), must be
+        unrated from now on: they shared an address (``shared_address``), or the pair is past
+        its cap (``pair_cap``: :data:`PAIR_CAP` of their rated games finished within the
+        window or still being played, any of which may finish within it). None while a seat
+        is open, or when the game may be rated."""
         players = rated_players(room, seats)
         if players is None:
-            return False
+            return None
+        if await self._shared(players):
+            return "shared_address"
         n = await self.store.rated_games_between(
             room.game_id, players, self.clock() - PAIR_WINDOW, playing=True)
-        return n >= PAIR_CAP
+        return "pair_cap" if n >= PAIR_CAP else None
+
+    async def _shared(self, players: tuple[str, str]) -> bool:
+        """Whether the two people (never a house bot level) shared an address lately."""
+        a, b = players
+        if self.addresses is None or bot_level(a) is not None or bot_level(b) is not None:
+            return False
+        return await self.addresses.shared(a, b)
 
     @contextlib.asynccontextmanager
     async def rating_changes(self, room: Room, outcome: Outcome | None
                              ) -> AsyncIterator[list[RatingChange]]:
         """The rating changes of ``room``'s game ending with ``outcome`` (none for an unrated
-        game); the players' ratings stay locked until the block, which writes them, ends."""
+        game); the players' ratings stay locked until the block, which writes them, ends. A
+        game that may not be rated after all (past the cap, or its players shared an address
+        since it was paired) is unrated here, with its reason, and changes nothing."""
         players = rated_players(room) if outcome is not None else None
         if outcome is None or players is None or outcome.reason in UNRATED_REASONS:
             yield []
@@ -109,8 +135,17 @@ class RatedGames:
             game = room.game_id
             past = await self.store.rated_games_between(
                 game, players, self.clock() - PAIR_WINDOW, playing=False)
-            if past >= PAIR_CAP:
-                yield []
+            reason: UnratedReason | None = "pair_cap" if past >= PAIR_CAP else None
+            if await self._shared(players):
+                reason = "shared_address"
+            if reason is not None:
+                before = room.room_options
+                room.unrate(reason)  # the caller writes why with the result
+                try:
+                    yield []
+                except BaseException:
+                    room.room_options = before  # not written: the room is as it was
+                    raise
                 return
             stored = await self.store.ratings_of(game, players)
             a, b = (anchored(game, pid, stored[pid]) for pid in players)

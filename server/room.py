@@ -46,7 +46,7 @@ from tablas.engine.records import replay
 from tablas.engine.search.decision import Level
 from tablas.server.dice import NO_SEEDS, CommitRevealDice, DiceSource, Seeds
 from tablas.server.errors import ErrorCode, RoomError
-from tablas.server.protocol import RoomOptions, RoomStatus
+from tablas.server.protocol import RoomOptions, RoomStatus, UnratedReason
 from tablas.server.rules.clock import Clocks, Flagged
 from tablas.server.rules.endings import ABORTED, Endings, ResignOffer
 from tablas.server.rules.presence import Lapse, Presence
@@ -153,6 +153,19 @@ def resolve_chance(
             continue
         rolls.append(roll)
     return state, tuple(rolls)
+
+
+def _unrated(options: RoomOptions, reason: UnratedReason) -> RoomOptions:
+    """``options`` of a game rated no more, for ``reason``."""
+    return options.model_copy(update={"rated": False, "unrated_reason": reason})
+
+
+def as_asked(options: RoomOptions) -> RoomOptions:
+    """``options`` as their room was asked for (a rematch's): a game the server unrated was
+    asked rated, and its pairing is looked at anew."""
+    if options.unrated_reason is None:
+        return options
+    return options.model_copy(update={"rated": True, "unrated_reason": None})
 
 
 class Room:
@@ -278,9 +291,9 @@ class Room:
     def rated(self) -> bool:
         return self.room_options.rated
 
-    def unrate(self) -> None:
-        """The game is rated no more (paired past its pair's cap: contract section 10)."""
-        self.room_options = self.room_options.model_copy(update={"rated": False})
+    def unrate(self, reason: UnratedReason) -> None:
+        """The game is rated no more, for ``reason`` (contract sections 10 and 16)."""
+        self.room_options = _unrated(self.room_options, reason)
 
     # --- seats ---------------------------------------------------------------------------
 
@@ -303,8 +316,8 @@ class Room:
     def commit_seats(self, change: SeatChange) -> None:
         """Makes a prepared seat change part of the room."""
         self.seating.take(change.seats, change.seeds)
-        if change.unrated:
-            self.unrate()
+        if change.unrated is not None:
+            self.unrate(change.unrated)
         if isinstance(self.dice, CommitRevealDice):
             self.dice.seeds = change.seeds
         if change.handover is not None:

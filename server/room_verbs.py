@@ -182,13 +182,13 @@ async def _read_ratings(owner: Owner, player_id: str) -> None:
 
 
 async def _pair_capped(owner: Owner, change: SeatChange | None) -> SeatChange | None:
-    """``change``, unrated if it starts a rated game between a pair past its cap."""
+    """``change``, unrated (saying why) if it starts a rated game between a pair that may not
+    rate each other: past its cap, or of one address (:meth:`RatedGames.unrated_reason`)."""
     rated, room = owner.services.rated, owner.room
     if change is None or change.started_at is None or rated is None:
         return change
-    if not await rated.capped(room, change.seats):
-        return change
-    return dataclasses.replace(change, unrated=True)
+    reason = await rated.unrated_reason(room, change.seats)
+    return change if reason is None else dataclasses.replace(change, unrated=reason)
 
 
 def spectate(owner: Owner, msg: Spectate, conn: Conn) -> None:

@@ -111,6 +111,7 @@ def snapshot_data(
         "clocks": room.clocks.live(),
         "clock_running": room.clocks.running,
         "rated": room.rated,
+        "unrated_reason": room.room_options.unrated_reason,
         "abortable": room.abortable,
         "away_since_ms": room.presence.away_since_ms(),
         "resign_offer": offer_data(room),

@@ -53,8 +53,8 @@ class FakeClock:
 
 class Client:
     def __init__(self, url: str, source: str | None = None) -> None:
-        """``source``: the client's address (any of 127.0.0.0/8, each a client address of
-        its own to the server: :func:`connect_from`); default 127.0.0.1."""
+        """``source``: the client's own address (any of 127.0.0.0/8: each an address of its
+        own to the server; default the system's choice, 127.0.0.1)."""
         self.url = url
         self.source = source
         self.ws: Any = None
@@ -67,10 +67,10 @@ class Client:
         return await self.expect("welcome")
 
     async def open(self) -> None:
-        if self.source is not None:
-            self.ws = await connect_from(self.url, self.source, max_size=2**22)
-        else:
+        if self.source is None:
             self.ws = await websockets.connect(self.url, max_size=2**22)
+        else:
+            self.ws = await connect_from(self.url, self.source, max_size=2**22)
 
     async def send(self, msg: dict[str, Any]) -> int:
         self.n += 1

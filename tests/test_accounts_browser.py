@@ -148,7 +148,9 @@ def test_a_rated_game_between_two_pages_abort_then_claim(tmp_path: Path) -> None
     """Two registered people in a rated game: the page offers Abort until each has moved;
     when one closes the tab, the other's page offers Claim the win, and a claim too early
     says how long to wait; then it wins."""
-    with served(tmp_path, workers=1, args=["--claim-after", "2"]) as base, \
+    # Both pages come from 127.0.0.1: vouched for, so that they rate each other (section 16).
+    with served(tmp_path, workers=1,
+                args=["--claim-after", "2", "--shared-address-ok", "127.0.0.1/32"]) as base, \
             chromium() as browser:
         pages = []
         for name in ("Ana", "Bob"):
@@ -189,3 +191,42 @@ def test_a_rated_game_between_two_pages_abort_then_claim(tmp_path: Path) -> None
             "winner": 0, "points": 1, "reason": "abandoned"}
         assert ana.errors == []
         actx.close()
+
+
+def test_a_rated_game_between_two_pages_of_one_address_says_why_it_is_not(
+        tmp_path: Path) -> None:
+    """Two registered people of one address (contract section 16): the room asked rated is
+    unrated from the start, and the finished game's banner says why."""
+    with served(tmp_path, workers=1) as base, chromium() as browser:
+        pages = []
+        for name in ("Ana", "Bob"):
+            ctx, page = new_page(browser, base, name)
+            page.fill("#login-password", PASSWORD)
+            page.click("#register-btn")
+            page.wait_for_selector("#account-status")
+            pages.append((ctx, page))
+        (actx, ana), (bctx, bob) = pages
+        ana.click("label[for=g-tictactoe]")
+        ana.select_option("#opponent", "human")
+        ana.select_option("#seat", "0")
+        ana.set_checked("#rated", True)
+        ana.click("#create-btn")
+        ana.wait_for_selector("#room-view svg.board")
+        room = ana.evaluate("window.tablas.room.room_id")
+        bob.goto(f"{base}/#/room/{room}")
+        for p in (ana, bob):
+            p.wait_for_function("window.tablas.room && window.tablas.room.status === 'playing'")
+            assert p.evaluate("window.tablas.room.rated") is False
+            assert p.evaluate("window.tablas.room.unrated_reason") == "shared_address"
+        ana.locator("svg.board g.ttt-cell.hot").first.click()
+        bob.wait_for_function("window.tablas.room.ply === 1")
+        bob.locator("svg.board g.ttt-cell.hot").first.click()
+        ana.wait_for_function("window.tablas.room.ply === 2")
+        ana.click("#resign-btn")
+        ana.click("#resign-btn")  # the second click confirms
+        for p in (ana, bob):
+            p.wait_for_selector("#unrated-note")
+            assert "same address" in p.inner_text("#unrated-note")
+        assert ana.errors == [] and bob.errors == []
+        for c in (actx, bctx):
+            c.close()

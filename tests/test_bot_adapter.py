@@ -277,8 +277,19 @@ async def test_bad_silent_and_dying_engines_lose_and_the_adapter_plays_on(
         await c.close()
 
 
-async def test_two_bot_accounts_seeking_play_each_other(server: Subprocess,
-                                                        tmp_path: Path) -> None:
+async def test_two_bot_accounts_seeking_play_each_other(tmp_path: Path) -> None:
+    # Both adapters connect from 127.0.0.1: a server that vouches for it lets them rate each
+    # other (contract section 16; docs/ratings.md).
+    server = Subprocess(tmp_path / "t.db", tmp_path / "server.log",
+                        args=["--shared-address-ok", "127.0.0.1/32"])
+    await asyncio.to_thread(server.start)
+    try:
+        await _two_bot_accounts_seeking(server, tmp_path)
+    finally:
+        server.terminate()
+
+
+async def _two_bot_accounts_seeking(server: Subprocess, tmp_path: Path) -> None:
     engine, logs = write_engine(tmp_path)
     args = ("--games", "tictactoe", "--seek", "1", "--clock", "10+0", "--accept", "none")
     one = await Adapter(server.url, "Robo", engine_command(engine, logs), *args,

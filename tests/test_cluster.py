@@ -36,13 +36,13 @@ def _http(port: int, path: str) -> Any:
 
 @asynccontextmanager
 async def nodes(tmp_path: Path, pg_url: str, redis: RedisServer, names: Sequence[str],
-                lease_s: float = LEASE_S, public: Sequence[str] = ()
-                ) -> AsyncIterator[dict[str, Subprocess]]:
+                lease_s: float = LEASE_S, public: Sequence[str] = (),
+                args: Sequence[str] = ()) -> AsyncIterator[dict[str, Subprocess]]:
     """``tablas serve`` nodes named ``names`` on the same database and Redis, started
-    together (those named in ``public`` with their ``--public-url``); stopped (SIGKILL) at
-    the end."""
+    together (those named in ``public`` with their ``--public-url``; ``args``: more options
+    for each); stopped (SIGKILL) at the end."""
     procs = {name: Subprocess(pg_url, tmp_path / f"node-{name}.log", workers=1,
-                              args=["--redis", redis.url, "--node", name,
+                              args=[*args, "--redis", redis.url, "--node", name,
                                     "--lease-s", str(lease_s),
                                     *(["--log-level", "debug"] if os.environ.get("DBG")
                                       else [])])
@@ -261,7 +261,7 @@ async def test_a_rated_game_across_nodes(
     async with nodes(tmp_path, pg_url, redis_server, "ab") as n:
         (ana,) = await connected(n["a"].url, "Ana")
         await ana.request({"type": "register", "password": "ana's password"}, "registered")
-        bob = Client(n["b"].url)
+        bob = Client(n["b"].url, "127.0.0.2")  # an address of his own: rated (section 16)
         await bob.connect("Bob")
         guest = Client(n["b"].url)
         await guest.connect("Gus")

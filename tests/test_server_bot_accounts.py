@@ -24,8 +24,9 @@ async def bot_account(url: str, name: str) -> tuple[Client, str]:
     return c, pid
 
 
-async def log_in(url: str, name: str) -> tuple[Client, dict[str, Any]]:
-    c = Client(url)
+async def log_in(url: str, name: str, source: str | None = None
+                 ) -> tuple[Client, dict[str, Any]]:
+    c = Client(url, source)
     await c.open()
     await c.send({"type": "hello", "name": name, "password": PASSWORD})
     return c, await c.expect("welcome")
@@ -61,10 +62,11 @@ async def test_a_bot_account_is_marked_everywhere_and_plays_rated(tmp_path: Path
     db = tmp_path / "t.db"
     async with running(db) as (_, url):
         robo, robo_id = await bot_account(url, "Robo")
-        ana, ana_id = await member(url, "Ana")
+        # Ana's own address: accounts of one address do not rate each other (section 16).
+        ana, ana_id = await member(url, "Ana", "127.0.0.2")
         again, welcome = await log_in(url, "Robo")
         assert welcome["registered"] is True and welcome["bot"] is True
-        _, ana_welcome = await log_in(url, "Ana")
+        _, ana_welcome = await log_in(url, "Ana", "127.0.0.2")
         assert ana_welcome["bot"] is False
         # A person's challenge to the bot: the offer says who it is from; the bot's seat,
         # a person's, says it is a bot account.

@@ -228,5 +228,6 @@ async def test_http_endpoints(tmp_path: Path) -> None:
                                      "player_id": None, "rating": None, "bot": False}],
                           "spectators": 0,
                           "room_options": {"show_analysis": False, "clock": None,
-                                           "abandon_to_bot_after_ms": None, "rated": False},
+                                           "abandon_to_bot_after_ms": None, "rated": False,
+                                           "unrated_reason": None},
                           "rated": False}]

@@ -66,7 +66,8 @@ async def test_a_rated_game_has_a_clock(tmp_path: Path) -> None:
 
 async def test_abort_before_each_side_has_moved_and_not_after(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        ana, ana_id = await member(url, "Ana")
+        bob, bob_id = await member(url, "Bob", "127.0.0.2")
         room, _ = await pair(url, ana, bob)
         # A spectator cannot abort; a seated player can, before each side has moved.
         watcher = Client(url)
@@ -110,7 +111,8 @@ async def test_resigning_before_each_side_has_moved_farms_nothing(tmp_path: Path
     """The hostile run: a second account resigns at ply 0 again and again. Each game ends
     aborted and no rating moves; after each side has moved, a resignation is rated."""
     async with running(tmp_path / "t.db") as (_, url):
-        (ana, ana_id), (mule, mule_id) = await member(url, "Ana"), await member(url, "Mule")
+        ana, ana_id = await member(url, "Ana")
+        mule, mule_id = await member(url, "Mule", "127.0.0.2")
         for _ in range(5):
             room, _ = await pair(url, ana, mule)
             final = await mule.request({"type": "resign", "room_id": room}, "room")
@@ -142,7 +144,8 @@ async def test_resigning_before_each_side_has_moved_farms_nothing(tmp_path: Path
 async def test_claim_the_game_of_an_opponent_away_for_claim_after(tmp_path: Path) -> None:
     clock = FakeClock()
     async with running(tmp_path / "t.db", clock=clock, claim_after=30) as (_, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        ana, ana_id = await member(url, "Ana")
+        bob, bob_id = await member(url, "Bob", "127.0.0.2")
         room, snap = await pair(url, ana, bob)
         assert snap["away_since_ms"] == [None, None]
         await play([ana, bob], room, [4, 0])
@@ -170,7 +173,8 @@ async def test_claim_the_game_of_an_opponent_away_for_claim_after(tmp_path: Path
 async def test_a_claim_before_each_side_has_moved_is_an_abort(tmp_path: Path) -> None:
     clock = FakeClock()
     async with running(tmp_path / "t.db", clock=clock, claim_after=30) as (_, url):
-        (ana, _), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        ana, _ = await member(url, "Ana")
+        bob, bob_id = await member(url, "Bob", "127.0.0.2")
         room, _ = await pair(url, ana, bob)
         await play([ana], room, [4])
         await bob.close()
@@ -197,7 +201,8 @@ async def test_a_rated_game_is_never_adjourned_its_clock_runs(tmp_path: Path) ->
     clock = FakeClock()
     db = tmp_path / "t.db"
     async with running(db, clock=clock, abandon_after=1) as (_, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        ana, ana_id = await member(url, "Ana")
+        bob, bob_id = await member(url, "Bob", "127.0.0.2")
         rated, _ = await pair(url, ana, bob)
         await play([ana, bob], rated, [4, 0])
         free = (await ana.request({"type": "create_room", "game": "tictactoe", "options": {},
@@ -273,7 +278,8 @@ async def test_the_eleventh_game_of_a_pair_is_unrated(backend: Backend) -> None:
     again. Against a bot level likewise, counting the games still being played."""
     clock = FakeClock()
     async with running(backend.where, clock=clock) as (_, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        ana, ana_id = await member(url, "Ana")
+        bob, bob_id = await member(url, "Bob", "127.0.0.2")
         a, b = NEW, NEW
         for _ in range(10):
             room, snap = await pair(url, ana, bob)
@@ -319,7 +325,8 @@ async def test_a_game_that_finishes_past_the_cap_changes_nothing(
     the room is paired rated), then back, so that they are in the window when it ends."""
     clock = FakeClock()
     async with running(backend.where, clock=clock) as (_, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        (ana, ana_id) = await member(url, "Ana")
+        (bob, bob_id) = await member(url, "Bob", "127.0.0.2")  # apart (section 16)
         for _ in range(10):
             room, _ = await pair(url, ana, bob)
             await play([ana, bob], room, X_WINS)
@@ -332,6 +339,7 @@ async def test_a_game_that_finishes_past_the_cap_changes_nothing(
         await play([ana, bob], late, X_WINS)
         after = {pid: (await ratings_of(url, pid))["tictactoe"] for pid in (ana_id, bob_id)}
         assert after == before
+        assert (await get(url, f"/api/rooms/{late}"))["unrated_reason"] == "pair_cap"
         for c in (ana, bob):
             await c.close()
 

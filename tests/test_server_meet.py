@@ -132,7 +132,7 @@ async def test_incompatible_seeks_never_pair(tmp_path: Path) -> None:
 async def test_a_rated_seek_pairs_registered_players_into_a_rated_room(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
         ana, _ = await member(url, "Ana")
-        bob, _ = await member(url, "Bob")
+        bob, _ = await member(url, "Bob", "127.0.0.2")
         await seek(ana, game="connect4", clock=CLOCK, rated=True)
         await seek(bob, game="connect4", clock=CLOCK, rated=True)
         (_, snap), _ = await asyncio.gather(paired(ana), paired(bob))

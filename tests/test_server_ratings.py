@@ -108,8 +108,10 @@ async def get(url: str, path: str, status: int = 200) -> Any:
     return body
 
 
-async def member(url: str, name: str) -> tuple[Client, str]:
-    c = Client(url)
+async def member(url: str, name: str, source: str | None = None) -> tuple[Client, str]:
+    """A registered player, connected from ``source`` (default 127.0.0.1): players of one
+    address do not rate each other (section 16), so a rated pair needs two."""
+    c = Client(url, source)
     pid = (await c.connect(name))["player_id"]
     await c.request({"type": "register", "password": PASSWORD}, "registered")
     return c, pid
@@ -152,7 +154,8 @@ def close_to(shown: dict[str, Any], expected: tuple[float, float, float], games:
 
 async def test_rated_games_between_members_move_ratings_as_glicko2_says(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        ana, ana_id = await member(url, "Ana")
+        bob, bob_id = await member(url, "Bob", "127.0.0.2")
         room, snap = await rated_room(ana, "tictactoe", [HUMAN, HUMAN])
         assert snap["rated"] is True and snap["room_options"]["rated"] is True
         assert snap["seats"][0]["rating"] == 1500
@@ -253,7 +256,8 @@ async def _rated_second(ana: Client) -> tuple[str, dict[str, Any]]:
 
 async def test_an_abandoned_rated_game_is_a_loss(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db", abandon_after=0.3) as (_, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        ana, ana_id = await member(url, "Ana")
+        bob, bob_id = await member(url, "Bob", "127.0.0.2")
         room, _ = await rated_room(ana, "tictactoe", [HUMAN, HUMAN])
         await bob.request({"type": "join", "room_id": room, "seat": 1}, "room")
         await play([ana, bob], room, [4, 0])  # each side has moved: not an abort
@@ -272,7 +276,7 @@ async def test_an_abandoned_rated_game_is_a_loss(tmp_path: Path) -> None:
 async def test_who_may_play_rated(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
         ana, _ = await member(url, "Ana")
-        guest = Client(url)
+        guest = Client(url, "127.0.0.2")
         await guest.connect("Guest")
         bot = {"kind": "bot", "level": "random"}
         msg = {"type": "create_room", "game": "tictactoe", "options": {}, "rated": True,

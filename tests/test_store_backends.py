@@ -210,9 +210,10 @@ async def test_accounts_and_ratings_read_the_same_on_both(backend: Backend) -> N
     await store.create_room("g4", "connect4", {}, [_person("pa", "Ana"), SeatState("human")],
                             "waiting", None, [], 15.0, rated, created_by="pa")
     await store.save_seats("g4", [_person("pa", "Ana"), _person("pb", "Bob")], "playing", [],
-                           unrated=True)
+                           unrated="pair_cap")
     g4 = await store.load_room("g4")
     assert g4 is not None and g4.room_options.rated is False and g4.status == "playing"
+    assert g4.room_options.unrated_reason == "pair_cap"
     assert g4.room_options.clock is None and g4.seats[1].player_id == "pb"
     games = await store.games_of("pa", 10)
     assert [g["room_id"] for g in games] == ["g4", "g5", "g3", "g2", "g1"]
@@ -224,6 +225,49 @@ async def test_accounts_and_ratings_read_the_same_on_both(backend: Backend) -> N
     assert [g["room_id"] for g in await store.games_of("pa", 1)] == ["g4"]
     assert [g["room_id"] for g in await store.games_of("pb", 10)] == ["g4"]
     await store.close()
+
+
+async def test_address_hashes_the_key_and_forgetting_on_both(backend: Backend) -> None:
+    """Contract section 16's store: one key made once (a second opening reads the same), the
+    hashes per player with their last sight, shared only when both sights are recent enough,
+    the old ones forgotten; a game unrated at its end says why with its result."""
+    store = await backend.open()
+    key = await store.addresses.key()
+    assert len(key) == 32 and await store.addresses.key() == key
+    assert await backend.rows("SELECT COUNT(*) FROM server_secrets") == [(1,)]
+    await store.address_seen("pa", "aa" * 32, 100.0)
+    await store.address_seen("pb", "aa" * 32, 200.0)
+    await store.address_seen("pb", "bb" * 32, 300.0)
+    await store.address_seen("pc", "bb" * 32, 50.0)
+    await store.address_seen("pa", "aa" * 32, 90.0)  # an older sight keeps the newer one
+    assert await store.addresses.hashes_of("pa") == [("aa" * 32, 100.0)]
+    assert await store.addresses.hashes_of("pb") == [("aa" * 32, 200.0), ("bb" * 32, 300.0)]
+    assert await store.addresses.shared("pa", "pb", 100.0)
+    assert await store.addresses.shared("pb", "pa", 100.0)
+    assert not await store.addresses.shared("pa", "pb", 100.5)  # pa's sight is too old
+    assert not await store.addresses.shared("pa", "pc", 0.0)  # nothing in common
+    assert await store.addresses.shared("pb", "pc", 50.0)
+    assert not await store.addresses.shared("pb", "pc", 51.0)
+    assert await store.addresses.forget_before(100.0) == 1  # pc's, at 50
+    assert await store.addresses.hashes_of("pc") == []
+    assert await store.addresses.forget_before(250.0) == 2
+    assert await store.addresses.hashes_of("pb") == [("bb" * 32, 300.0)]
+    # Unrated at its end: the result and the reason in one write.
+    rated = RoomOptions(rated=True)
+    await store.create_player("pa", "Ana", "token-a")
+    await store.create_player("pb", "Bob", "token-b")
+    await store.create_room("u1", "connect4", {}, [_person("pa", "Ana"), _person("pb", "Bob")],
+                            "playing", None, [], 10.0, rated)
+    await store.record_result("u1", Outcome(0, 1, "resign"), None, 11.0,
+                              unrated="shared_address")
+    u1 = await store.load_room("u1")
+    assert u1 is not None and u1.result is not None
+    assert u1.room_options.rated is False
+    assert u1.room_options.unrated_reason == "shared_address"
+    await store.close()
+    again = await backend.open()
+    assert await again.addresses.key() == key
+    await again.close()
 
 
 async def test_an_unknown_kind_of_write_is_refused_and_writes_nothing(

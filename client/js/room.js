@@ -193,6 +193,12 @@ export function resultText(room) {
   return `${head} — ${why}${pts}`;
 }
 
+// Why a game asked rated was not (the snapshot's unrated_reason; contract sections 10, 16).
+const UNRATED = {
+  shared_address: "Not rated: its players connected from the same address in the last 30 days.",
+  pair_cap: "Not rated: its players had already played 10 rated games in the last 24 hours.",
+};
+
 // Rooms whose result box the player put away: a later redraw (a rematch offer, a snapshot)
 // must not bring it back over their study of the final position.
 const bannerHidden = new Set();
@@ -208,6 +214,8 @@ function renderBanner(app, room) {
   const lose = mine.length === 1 && r.winner !== null && r.winner !== undefined && r.winner !== mine[0];
   el.className = `banner${win ? " win" : lose ? " lose" : ""}`;
   el.append(h("div", { class: "banner-text", id: "result-text" }, resultText(room)));
+  const unrated = UNRATED[room.unrated_reason];
+  if (unrated) el.append(h("div", { class: "small muted", id: "unrated-note" }, unrated));
   const row = h("div", { class: "row" });
   const again = rematchControl(app, room, null);
   if (again) row.append(again);

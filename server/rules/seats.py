@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 from tablas.engine.search.decision import Level
 from tablas.server.dice import Seeds
 from tablas.server.errors import RoomError
-from tablas.server.protocol import RoomStatus
+from tablas.server.protocol import RoomStatus, UnratedReason
 from tablas.server.ratings import bot_rating_id
 
 
@@ -66,7 +66,8 @@ class SeatChange:
     started_at: float | None  # when the game started, if this starts it
     handover: Handover | None = None
     seeds: Seeds | None = None  # the seats' dice seeds after the change (None: no seeds)
-    unrated: bool = False  # a rated room paired past the pair's cap: rated no more
+    # Why a rated room is rated no more from this pairing on (None: it stays as it is).
+    unrated: UnratedReason | None = None
 
 
 class Seated(Protocol):

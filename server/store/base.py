@@ -35,6 +35,7 @@ from tablas.server.protocol import RoomOptions, json_text
 from tablas.server.ratings import Rating, RatingChange, bot_level
 from tablas.server.room import Action, Dice, RoomRecord, SeatState, Status
 from tablas.server.shipped import package_folder
+from tablas.server.store.addresses import AddressStore
 from tablas.server.store.blocks import BlockStore
 from tablas.server.store.commit import CommitObserver, CommitStats, GroupCommit, Write, _row
 from tablas.server.store.seeks import SeekStore
@@ -99,6 +100,11 @@ def pair_match(players: tuple[str, str]) -> tuple[str, tuple[str, str]]:
         raise ValueError(f"bot against bot is never rated: {players}")
     level = bot_level(b)
     return a, (("human", b) if level is None else ("bot", level))
+
+
+def _unrated(room_id: str, reason: str | None) -> list[list[Any]]:
+    """The row that makes a rated room unrated, saying why (none for ``None``)."""
+    return [] if reason is None else [_row("room_unrated", room_id, reason)]
 
 
 def _rated(room_id: str, changes: Sequence[RatingChange]) -> list[list[Any]]:
@@ -204,12 +210,12 @@ class Storage(ABC):
     The write methods return once their write is committed, durably (the group commit);
     the reads never see a transaction half done."""
 
-    # The open seeks of every node (contract section 11): a backend's own table.
+    # Tables behind interfaces of their own: every node's open seeks (contract section 11),
+    # tournaments (13), who blocked whom (15), players' keyed address hashes (16).
     seeks: SeekStore
-    # Tournaments, their entrants and pairings (contract section 13).
     tournaments: TournamentStore
-    # Who blocked whom (contract section 15).
     blocks: BlockStore
+    addresses: AddressStore
 
     def __init__(self) -> None:
         # The group commit holds it while a batch is written; SQLite's reads take it too.
@@ -402,6 +408,10 @@ class Storage(ABC):
         if skeletons:
             await self._commits.write(*(_row("name_skeleton", pid, sk) for pid, sk in skeletons))
 
+    async def address_seen(self, player_id: str, address_hash: str, when: float) -> None:
+        """The player connected from the address of this keyed hash (hex) at ``when``."""
+        await self._commits.write(_row("address_seen", player_id, address_hash, when))
+
     async def add_token(self, player_id: str, token: str, when: float) -> None:
         """A new device's token for a registered player (stored as its hash only)."""
         await self._commits.write(_row("player_token", token_hash(token), player_id, when))
@@ -463,28 +473,30 @@ class Storage(ABC):
         status: Status,
         opening_rolls: Sequence[Dice],
         seeds: Seeds | None = None,
-        unrated: bool = False,
+        unrated: str | None = None,
         *,
         fence: Fence | None = None,
     ) -> None:
         """Seat holders, their dice seeds, and the start of the game (status, opening roll),
-        in one transaction; ``unrated``: a rated room paired past its pair's cap is rated no
-        more (migration 0010)."""
+        in one transaction; ``unrated``: why a rated room is rated no more from its pairing
+        on (``pair_cap``, ``shared_address``: contract sections 10 and 16)."""
         await self._commits.write(
             *(_row("seat_holder", room_id, i, s.player_id) for i, s in enumerate(seats)),
             *_save_seeds(room_id, seeds),
-            *([_row("room_unrated", room_id)] if unrated else []),
+            *_unrated(room_id, unrated),
             _save_status(room_id, status, opening_rolls),
             fence=fence,
         )
 
     async def record_move(
         self, room_id: str, action: Action, outcome: Outcome | None,
-        ratings: Sequence[RatingChange] = (), *, fence: Fence | None = None,
+        ratings: Sequence[RatingChange] = (), *, unrated: str | None = None,
+        fence: Fence | None = None,
     ) -> None:
         """One action (and the end of the game, if it ends it, with the ``ratings`` it
-        changes), committed durably before this returns. The caller holds its room's lock,
-        so a batch never holds two moves of one room."""
+        changes, or ``unrated``: why a rated game rates nobody after all), committed durably
+        before this returns. The caller holds its room's lock, so a batch never holds two
+        moves of one room."""
         move = _row("move", room_id, action.index, action.seat, json_text(action.move),
                     _rolls_text(action.rolls), action.time, *(action.clocks or (None, None)))
         if outcome is None:
@@ -492,18 +504,21 @@ class Storage(ABC):
         else:
             await self._commits.write(move,
                                       *_finish(room_id, outcome, action.time, action.clocks),
-                                      *_rated(room_id, ratings), fence=fence)
+                                      *_rated(room_id, ratings), *_unrated(room_id, unrated),
+                                      fence=fence)
 
     async def record_result(
         self, room_id: str, outcome: Outcome, clocks: Sequence[int] | None = None,
         when: float | None = None, ratings: Sequence[RatingChange] = (), *,
-        fence: Fence | None = None,
+        unrated: str | None = None, fence: Fence | None = None,
     ) -> None:
         """The end of a game that no move ended (a resignation, a timeout), with the
-        ``ratings`` it changes, in one transaction."""
+        ``ratings`` it changes (or ``unrated``, as :meth:`record_move`), in one
+        transaction."""
         at = time.time() if when is None else when
         await self._commits.write(*_finish(room_id, outcome, at, clocks),
-                                  *_rated(room_id, ratings), fence=fence)
+                                  *_rated(room_id, ratings), *_unrated(room_id, unrated),
+                                  fence=fence)
 
     async def hand_seat_to_bot(
         self,

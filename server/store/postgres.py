@@ -41,6 +41,7 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.postgres_addresses import PostgresAddresses
 from tablas.server.store.postgres_blocks import PostgresBlocks
 from tablas.server.store.postgres_seeks import PostgresSeeks
 from tablas.server.store.postgres_tournaments import PostgresTournaments
@@ -125,6 +126,7 @@ class PostgresStore(Storage):
         self.seeks = PostgresSeeks(pool)
         self.tournaments = PostgresTournaments(pool)
         self.blocks = PostgresBlocks(pool)
+        self.addresses = PostgresAddresses(pool)
 
     @classmethod
     async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10

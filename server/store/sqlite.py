@@ -44,6 +44,7 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.sqlite_addresses import SqliteAddresses
 from tablas.server.store.sqlite_blocks import SqliteBlocks
 from tablas.server.store.sqlite_seeks import SqliteSeeks
 from tablas.server.store.sqlite_tournaments import SqliteTournaments
@@ -130,6 +131,7 @@ class SqliteStore(Storage):
         self.seeks = SqliteSeeks(db, self._lock)
         self.tournaments = SqliteTournaments(db, self._lock)
         self.blocks = SqliteBlocks(db, self._lock)
+        self.addresses = SqliteAddresses(db, self._lock)
 
     @classmethod
     async def open(
