@@ -3,6 +3,7 @@
 // and how many are online (GET /api/stats).
 import { h, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
+import { syncList, showEmpty } from "./keyed.js";
 
 // The usual clocks, lichess-style "minutes + seconds per move"; "" is no clock.
 export const PRESETS = [["1+0", 60, 0], ["3+2", 180, 2], ["5+0", 300, 0], ["10+5", 600, 5],
@@ -107,28 +108,37 @@ function statsText(st) {
 export function renderSeeks(app) {
   const list = document.getElementById("seeks-list");
   if (!list || !app.seeks) return;
-  clear(list);
   if (!app.seeks.length) {
-    list.append(h("p", { class: "muted", id: "no-seeks" }, "Nobody is seeking right now: find an opponent above and others see you here."));
+    showEmpty(list, h("p", { class: "muted", id: "no-seeks" }, "Nobody is seeking right now: find an opponent above and others see you here."));
     return;
   }
-  for (const sk of app.seeks) {
-    const mine = app.me && sk.player.player_id === app.me.player_id;
-    const btn = mine
-      ? h("button", { class: "btn small", type: "button", "data-cancel": sk.seek_id }, "Cancel")
-      : h("button", { class: "btn primary small", type: "button", "data-accept": sk.seek_id }, "Play");
-    btn.addEventListener("click", () => {
-      const msg = mine ? { type: "cancel_seek", seek_id: sk.seek_id } : { type: "accept_seek", seek_id: sk.seek_id };
-      app.conn.request(msg).then(() => { app.mySeeks.delete(sk.seek_id); app.pollSeeks(); },
-        (e) => { app.toast(e.message || e.code, "error"); app.pollSeeks(); });
-    });
-    const range = sk.rating_range ? ` · ${Math.round(sk.rating_range[0])}–${Math.round(sk.rating_range[1])}` : "";
-    list.append(h("div", { class: "room-row seek-row", "data-seek": sk.seek_id },
-      h("span", { class: "room-game" }, gameTitle(sk.game)),
-      h("span", { class: "players" }, `${sk.player.name}${sk.player.bot ? " (bot)" : ""} · ${sk.player.rating}`),
-      h("span", { class: "muted small" }, `${clockLabel(sk.clock)} · ${sk.rated ? "rated" : "casual"}${range}`),
-      btn));
-  }
+  const me = app.me && app.me.player_id;
+  // A row is rebuilt only when what it shows changed: a press on its button survives a poll.
+  syncList(list, app.seeks, (sk) => sk.seek_id, (sk) => JSON.stringify([sk, sk.player.player_id === me]),
+    (sk) => seekRow(app, sk));
+}
+
+function seekRow(app, sk) {
+  const mine = app.me && sk.player.player_id === app.me.player_id;
+  const btn = mine
+    ? h("button", { class: "btn small", type: "button", "data-cancel": sk.seek_id }, "Cancel")
+    : h("button", { class: "btn primary small", type: "button", "data-accept": sk.seek_id }, "Play");
+  btn.addEventListener("click", () => {
+    const msg = mine ? { type: "cancel_seek", seek_id: sk.seek_id } : { type: "accept_seek", seek_id: sk.seek_id };
+    app.conn.request(msg).then(() => { app.mySeeks.delete(sk.seek_id); app.pollSeeks(); },
+      (e) => { app.toast(e.message || e.code, "error"); app.pollSeeks(); });
+  });
+  const range = sk.rating_range ? ` · ${Math.round(sk.rating_range[0])}–${Math.round(sk.rating_range[1])}` : "";
+  return h("div", { class: "room-row seek-row", "data-seek": sk.seek_id },
+    h("span", { class: "room-game" }, gameTitle(sk.game)),
+    h("span", { class: "players" }, sk.player.name, sk.player.bot ? botTag() : null, ` · ${sk.player.rating}`),
+    h("span", { class: "muted small" }, `${clockLabel(sk.clock)} · ${sk.rated ? "rated" : "casual"}${range}`),
+    btn);
+}
+
+/** The mark of a program: a bot account or a house bot (contract section 12). */
+export function botTag() {
+  return h("span", { class: "tag bot", title: "a program plays this seat" }, "bot");
 }
 
 /** Challenges received (Accept / Decline) and sent (Cancel). */

@@ -3,6 +3,7 @@ import { h, clear, fmtClock } from "./dom.js";
 import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds,
   matchScore, RESIGN_KINDS } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
+import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag } from "./room-extras.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
 import * as drop from "./boards/drop.js";
@@ -33,6 +34,7 @@ export function mountRoom(app, root, roomId) {
       h("div", { class: "room-title" },
         h("a", { href: "#/", class: "back", "aria-label": "back to the lobby" }, "← Lobby"),
         h("h2", { id: "room-game" }, ""),
+        h("span", { id: "room-kind", class: "muted small" }, ""),
         h("span", { id: "room-spectators", class: "spec", title: "spectators" }, "")),
       h("div", { class: "seat-card", id: "card-top" }),
       h("div", { class: "board-area" },
@@ -45,6 +47,7 @@ export function mountRoom(app, root, roomId) {
       h("div", { class: "panel status-panel" },
         h("div", { id: "turn", class: "turn", role: "status", "aria-live": "polite" }),
         h("div", { id: "resign-offer", class: "resign-offer", role: "status", hidden: true }),
+        h("div", { id: "play-offer", class: "resign-offer", role: "status", "aria-live": "polite", hidden: true }),
         h("div", { id: "room-actions", class: "row" }),
         h("div", { id: "share", class: "share" })),
       h("div", { class: "panel rules", id: "rules", hidden: true }),
@@ -95,7 +98,8 @@ function seatCard(app, room, seat, el) {
   const name = h("span", { class: "name" }, s.name || "Open seat");
   const tags = h("span", { class: "tags" });
   if (mine) tags.append(h("span", { class: "tag you" }, "you"));
-  if (s.kind === "bot") tags.append(h("span", { class: "tag bot" }, "bot"));
+  // A house bot, or a bot account (a program behind a registered name: contract section 12).
+  if (s.kind === "bot" || s.bot) tags.append(h("span", { class: "tag bot", title: "a program plays this seat" }, "bot"));
   if (s.kind === "human" && s.name) {
     tags.append(h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? "connected" : "away" }));
   }
@@ -208,6 +212,8 @@ function renderBanner(app, room) {
   const lose = mine.length === 1 && r.winner !== null && r.winner !== undefined && r.winner !== mine[0];
   el.className = `banner${win ? " win" : lose ? " lose" : ""}`;
   el.append(h("div", { class: "banner-text", id: "result-text" }, resultText(room)));
+  const change = ratingChangeLine(room);
+  if (change) el.append(change);
   const row = h("div", { class: "row" });
   const again = rematchControl(app, room, null);
   if (again) row.append(again);
@@ -286,6 +292,7 @@ function renderActions(app, room) {
     // Backgammon: give up this game for a single, a gammon or a backgammon, which the
     // opponent accepts or declines; the plain button gives up the whole match at once.
     if (room.game === "backgammon") el.append(resignGameControl(app, room));
+    el.append(...offerButtons(app, room));
     const whole = room.game === "backgammon" && room.state.match_to ? "Resign the match" : "Resign";
     el.append(confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
       whole, `Really ${whole.toLowerCase()}?`, () => app.resign()));
@@ -547,6 +554,7 @@ export function renderRoom(app, fresh = false) {
   document.getElementById("room-game").textContent = gameTitle(room.game) +
     (room.game === "grundy" && room.options && room.options.heap ? ` · heap ${room.options.heap}` : "");
   document.getElementById("room-spectators").textContent = `${room.spectators || 0} watching`;
+  document.getElementById("room-kind").textContent = gameKind(room);
   renderRules(room);
   const v = viewSeat(room);
   seatCard(app, room, 1 - v, document.getElementById("card-top"));
@@ -560,6 +568,7 @@ export function renderRoom(app, fresh = false) {
   renderBoard(app, fresh);
   renderBanner(app, room);
   renderOffer(app, room);
+  renderPlayOffer(app, room);
   renderActions(app, room);
   renderMoves(app, room);
   renderAnalysis(app, room);
@@ -620,11 +629,13 @@ export function renderBoard(app, fresh = false) {
 const chatKey = (m) => `${m.player_id}|${m.time}|${m.text}`;
 
 function chatLine(m) {
-  const line = h("div", { class: "chat-line", "data-key": chatKey(m) });
+  // Two chats a room, the players' and the spectators', each line marked with its own.
+  const audience = chatAudience(m);
+  const line = h("div", { class: `chat-line from-${audience}`, "data-key": chatKey(m), "data-audience": audience });
   const who = h("span", { class: "chat-name" }, m.name);
   // A chat line is text and only text (a text node, its newlines kept by the stylesheet):
   // whatever it says, it never becomes a link or a button.
-  line.append(who, h("span", { class: "sep" }, ": "), h("span", { class: "chat-text" }, m.text));
+  line.append(audienceTag(m), " ", who, h("span", { class: "sep" }, ": "), h("span", { class: "chat-text" }, m.text));
   return line;
 }
 

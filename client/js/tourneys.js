@@ -4,6 +4,7 @@
 import { h, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { PRESETS, clockLabel } from "./meet.js";
+import { syncList, showEmpty } from "./keyed.js";
 
 const EVERY_MS = 3000;
 const LEVELS = ["random", "easy", "medium", "hard", "max"];
@@ -47,39 +48,44 @@ export class Tourneys {
   renderList() {
     const box = document.getElementById("tourney-list");
     if (!box || !this.list) return;
-    clear(box);
     if (!this.list.length) {
-      box.append(h("p", { class: "muted", id: "no-tourneys" }, "No tournament is waiting or playing."));
+      showEmpty(box, h("p", { class: "muted", id: "no-tourneys" }, "No tournament is waiting or playing."));
       return;
     }
+    const me = this.app.me && this.app.me.player_id;
+    // Keyed: a row is rebuilt only when what it shows changed (a press survives the poll).
+    syncList(box, this.list, (t) => t.tournament_id,
+      (t) => JSON.stringify([t, this.entered.has(t.tournament_id), me === t.created_by]),
+      (t) => this.row(t));
+  }
+
+  row(t) {
     const me = this.app.me;
-    for (const t of this.list) {
-      const actions = h("span", { class: "room-actions" });
-      if (t.status === "waiting") {
-        const inIt = this.entered.has(t.tournament_id);
-        const join = h("button", { class: `btn small ${inIt ? "" : "primary"}`, type: "button",
-          "data-join-tourney": t.tournament_id }, inIt ? "Leave" : "Join");
-        join.addEventListener("click", () => {
-          const type = inIt ? "leave_tournament" : "join_tournament";
-          this.ask({ type, tournament_id: t.tournament_id }, () => {
-            if (inIt) this.entered.delete(t.tournament_id); else this.entered.add(t.tournament_id);
-            this.remember();
-          });
+    const actions = h("span", { class: "room-actions" });
+    if (t.status === "waiting") {
+      const inIt = this.entered.has(t.tournament_id);
+      const join = h("button", { class: `btn small ${inIt ? "" : "primary"}`, type: "button",
+        "data-join-tourney": t.tournament_id }, inIt ? "Leave" : "Join");
+      join.addEventListener("click", () => {
+        const type = inIt ? "leave_tournament" : "join_tournament";
+        this.ask({ type, tournament_id: t.tournament_id }, () => {
+          if (inIt) this.entered.delete(t.tournament_id); else this.entered.add(t.tournament_id);
+          this.remember();
         });
-        actions.append(join);
-        if (me && me.player_id === t.created_by) {
-          const start = h("button", { class: "btn small", type: "button", "data-start-tourney": t.tournament_id }, "Start");
-          start.addEventListener("click", () => this.ask({ type: "start_tournament", tournament_id: t.tournament_id }));
-          actions.append(start);
-        }
+      });
+      actions.append(join);
+      if (me && me.player_id === t.created_by) {
+        const start = h("button", { class: "btn small", type: "button", "data-start-tourney": t.tournament_id }, "Start");
+        start.addEventListener("click", () => this.ask({ type: "start_tournament", tournament_id: t.tournament_id }));
+        actions.append(start);
       }
-      actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(t.tournament_id)}` }, "View"));
-      const what = t.status === "waiting" ? `${t.players} entered` : `round ${t.round} of ${t.rounds}`;
-      box.append(h("div", { class: "tourney-row", "data-tourney": t.tournament_id },
-        h("span", { class: "room-game" }, `${t.format === "swiss" ? "Swiss" : "Round robin"} · ${gameTitle(t.game)}`),
-        h("span", { class: "muted small" }, `${clockLabel(t.clock)} · ${t.rated ? "rated" : "casual"} · ${what}`),
-        actions));
     }
+    actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(t.tournament_id)}` }, "View"));
+    const what = t.status === "waiting" ? `${t.players} entered` : `round ${t.round} of ${t.rounds}`;
+    return h("div", { class: "tourney-row", "data-tourney": t.tournament_id },
+      h("span", { class: "room-game" }, `${t.format === "swiss" ? "Swiss" : "Round robin"} · ${gameTitle(t.game)}`),
+      h("span", { class: "muted small" }, `${clockLabel(t.clock)} · ${t.rated ? "rated" : "casual"} · ${what}`),
+      actions);
   }
 
   form() {
