@@ -154,7 +154,8 @@ def test_the_two_chats_are_marked(tmp_path: Path) -> None:
         assert "players" in line.inner_text().lower() and "good luck" in line.inner_text()
         # A spectators' line, as the server marks it, shows as the spectators'.
         page.evaluate("window.tablas.onMessage({type: 'chat', room_id: window.tablas.room.room_id,"
-                      " player_id: 'x', name: 'Eve', text: 'nice', time: 1, audience: 'spectators'})")
+                      " player_id: 'x', name: 'Eve', text: 'nice', time: 1,"
+                      " audience: 'spectators'})")
         spect = page.locator(".chat-line[data-audience='spectators']")
         assert "spectators" in spect.inner_text().lower() and "nice" in spect.inner_text()
         assert page.errors == []

@@ -18,7 +18,7 @@ from tablas.engine.games import get_game
 from tablas.server.room import Room
 from tablas.server.room_offers import bot_takes_draw
 from tablas.server.rules.seats import SeatState
-from test_server_ratings import CLOCK, HUMAN, member, rated_room
+from test_server_ratings import HUMAN, member, rated_room
 
 CASUAL_CLOCK = {"base_ms": 300_000, "increment_ms": 0}
 
@@ -101,7 +101,7 @@ async def test_a_draw_offered_declined_then_offered_again_and_accepted(
 
 async def test_two_draw_offers_meet_in_a_draw(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db", max_msgs_per_address=None) as (_srv, url):
-        a, b, eve, room, _ = await pair(url, "tictactoe")
+        a, b, _eve, room, _ = await pair(url, "tictactoe")
         await a.request({"type": "offer_draw", "room_id": room}, "draw_offer")
         await b.expect("draw_offer")
         final = await b.request({"type": "offer_draw", "room_id": room}, "room")
@@ -194,7 +194,7 @@ async def test_refused_in_rated_games_in_backgammon_and_before_the_game(
         # A draw may be offered in a rated game.
         await ana.request({"type": "offer_draw", "room_id": room}, "draw_offer")
 
-        a, b, _eve, bg, view = await pair(url, "backgammon", names=("Cy", "Di", "Eve"))
+        a, _b, _eve, bg, view = await pair(url, "backgammon", names=("Cy", "Di", "Eve"))
         for kind in ("offer_draw", "takeback"):
             err = await a.error({"type": kind, "room_id": bg})
             assert err["code"] == "bad_request" and "backgammon" in err["message"]
