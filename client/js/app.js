@@ -385,6 +385,9 @@ class App {
       document.getElementById("name-input").value = m.name;
       localStorage.setItem(NAME_KEY, m.name);
       renderAccount(this);
+      // Rated play, challenges and tournaments are a registered player's: show them now.
+      renderMeet(this);
+      this.tourneys.render();
       this.toast(`${m.name} is registered: log in with it from any device`);
     });
   }

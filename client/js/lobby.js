@@ -218,6 +218,7 @@ function playersLine(seats) {
     if (i) players.append(h("span", { class: "vs" }, " vs "));
     players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
       x.name || "open seat"));
+    if (x.bot) players.append(" ", h("span", { class: "tag bot", title: "a bot account: a program plays this seat" }, "bot"));
     if (x.rating != null) players.append(h("span", { class: "rating", title: "rating" }, ` (${x.rating})`));
     // Names are not unique: a short id tells two players of the same name apart.
     if (x.player_id) players.append(h("span", { class: "pid", title: `player id ${x.player_id}` }, `#${x.player_id.slice(0, 4)}`));

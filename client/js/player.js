@@ -2,6 +2,7 @@
 // each linking to its review, from GET /api/players/{id}. Read only: no WebSocket.
 import { h, clear } from "./dom.js";
 import { gameTitle, reasonText } from "./notation.js";
+import { ratingGraph } from "./rating-graph.js";
 
 const $ = (id) => document.getElementById(id);
 const playerId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
@@ -29,7 +30,10 @@ async function main() {
   }
   document.title = `${p.name} · Tablas`;
   $("pl-name").textContent = p.name;
-  $("pl-kind").textContent = p.bot ? "A bot level: a rated player of its game." : (p.registered ? "Registered player" : "Guest");
+  const level = playerId.startsWith("bot:");
+  $("pl-kind").textContent = level ? "A house bot level: a rated player of its game."
+    : p.bot ? "A bot account: a program plays under this registered name." : (p.registered ? "Registered player" : "Guest");
+  $("pl-kind").classList.toggle("is-bot", !!p.bot);
   const ratings = Object.entries(p.ratings);
   const rows = clear($("pl-rating-rows"));
   for (const [game, x] of ratings) {
@@ -43,7 +47,7 @@ async function main() {
   $("pl-no-ratings").hidden = !!ratings.length;
   const list = clear($("pl-games"));
   for (const g of p.games) {
-    const names = g.seats.map((s) => s.name || "open seat").join(" vs ");
+    const names = g.seats.map((s) => `${s.name || "open seat"}${s.bot ? " [bot]" : ""}`).join(" vs ");
     const link = g.status === "finished"
       ? h("a", { class: "btn primary small review-link", href: `../review/${encodeURIComponent(g.room_id)}` }, "Review")
       : h("a", { class: "btn small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, "Watch");
@@ -56,6 +60,24 @@ async function main() {
       h("span", { class: "room-actions" }, link)));
   }
   $("pl-no-games").hidden = !!p.games.length;
+  await histories(ratings.map(([game]) => game));
+}
+
+/** Each rated game's rating history as a graph, beside the player's wins, draws and losses. */
+async function histories(games) {
+  const box = clear($("pl-history"));
+  for (const game of games) {
+    const r = await fetch(new URL(`../api/players/${encodeURIComponent(playerId)}/history?game=${encodeURIComponent(game)}`, location.href));
+    if (!r.ok) continue;
+    const hist = await r.json();
+    box.append(h("div", { class: "pl-hist", "data-game": game },
+      h("h3", {}, gameTitle(game)),
+      h("p", { class: "pl-wdl small", "aria-label": `${hist.wins} wins, ${hist.draws} draws, ${hist.losses} losses` },
+        h("span", { class: "w" }, `${hist.wins} W`), " · ", h("span", { class: "d" }, `${hist.draws} D`), " · ",
+        h("span", { class: "l" }, `${hist.losses} L`)),
+      ratingGraph(hist.points, `${gameTitle(game)} rating`)));
+  }
+  $("pl-history-panel").hidden = !box.children.length;
 }
 
 main().catch((e) => { $("pl-name").textContent = `Cannot load the player: ${e.message || e}`; });
