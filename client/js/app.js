@@ -312,10 +312,8 @@ class App {
     const mine = this.room.your_seats || [];
     if (m.type.endsWith("_offer")) {
       this.room[`${kind}_offer`] = m.seat;
-      if (mine.includes(1 - m.seat) && !mine.includes(m.seat)) {
-        play("turn");
-        this.toast(kind === "draw" ? "Your opponent offers a draw." : "Your opponent asks for a takeback.");
-      }
+      // The room's panel shows it with Accept and Decline: a sound, no toast over the board.
+      if (mine.includes(1 - m.seat) && !mine.includes(m.seat)) play("turn");
     } else {
       this.room[`${kind}_offer`] = null;
       if (mine.includes(m.seat) && !mine.includes(1 - m.seat)) {
