@@ -85,12 +85,25 @@ export function ratingChangeLine(room) {
 /** What kind of game it is: rated or casual, and its clock ("5+3"). */
 export function gameKind(room) {
   const clock = room.room_options && room.room_options.clock;
-  const parts = [room.rated ? "Rated" : "Casual"];
+  const aborted = room.result && room.result.reason === "aborted";
+  const parts = [room.rated && !aborted ? "Rated" : aborted && room.rated ? "Aborted: unrated" : "Casual"];
   if (clock) {
     const base = clock.base_ms / 60000;
     parts.push(`${Number.isInteger(base) ? base : base.toFixed(1)}+${Math.round((clock.increment_ms || 0) / 1000)}`);
   } else parts.push("no clock");
   return parts.join(" · ");
+}
+
+/** A tournament game says so, with a link to its tournament (known from the server's
+ * tournament_game, which seated this page). */
+export function renderTournamentLink(app, room) {
+  const el = document.getElementById("room-tournament");
+  const t = app.tournamentGames && app.tournamentGames.get(room.room_id);
+  if (!el) return;
+  el.hidden = !t;
+  if (!t) return;
+  el.href = `tournaments/${encodeURIComponent(t.tournament_id)}`;
+  el.textContent = `Tournament · round ${t.round}`;
 }
 
 /** A chat line's room: the players' or the spectators' (a line without it: the players'). */

@@ -3,7 +3,8 @@ import { h, clear, fmtClock } from "./dom.js";
 import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds,
   matchScore, RESIGN_KINDS } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
-import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag } from "./room-extras.js";
+import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag,
+  renderTournamentLink } from "./room-extras.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
 import * as drop from "./boards/drop.js";
@@ -35,6 +36,7 @@ export function mountRoom(app, root, roomId) {
         h("a", { href: "#/", class: "back", "aria-label": "back to the lobby" }, "← Lobby"),
         h("h2", { id: "room-game" }, ""),
         h("span", { id: "room-kind", class: "muted small" }, ""),
+        h("a", { id: "room-tournament", class: "small", hidden: true }, ""),
         h("span", { id: "room-spectators", class: "spec", title: "spectators" }, "")),
       h("div", { class: "seat-card", id: "card-top" }),
       h("div", { class: "board-area" },
@@ -181,6 +183,8 @@ export function resultText(room) {
   const pts = r.points && (room.game === "backgammon" || r.points > 1)
     ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
   if (r.reason === "expired") return "Over — adjourned too long to be resumed";
+  // No draw: nobody played it out, and no rating moved (contract section 10).
+  if (r.reason === "aborted") return "Aborted — no result, ratings unchanged";
   if (r.winner === null || r.winner === undefined) return `Draw — ${reasonText(r.reason)}${pts}`;
   const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
   let head;
@@ -285,10 +289,7 @@ function renderActions(app, room) {
     }
     // The opponent's seat is the one not ours; its player has left if the server says since when.
     const away = (room.away_since_ms || []).filter((t, i) => t !== null && !mine.includes(i));
-    if (mine.length === 1 && away.length) {
-      el.append(h("button", { class: "btn primary", id: "claim-win-btn", title: "your opponent has left: after a while the game is yours to claim",
-        on: { click: () => app.claimWin() } }, "Claim the win"));
-    }
+    if (mine.length === 1 && away.length) el.append(claimButton(app, Math.min(...away), room.claim_after_ms));
     // Backgammon: give up this game for a single, a gammon or a backgammon, which the
     // opponent accepts or declines; the plain button gives up the whole match at once.
     if (room.game === "backgammon") el.append(resignGameControl(app, room));
@@ -339,6 +340,24 @@ function renderActions(app, room) {
   }
 }
 
+/** "Claim the win", counting down until the opponent has been away long enough (the
+ * server's --claim-after, which a rated room's snapshot carries). */
+function claimButton(app, awaySince, claimAfter) {
+  const b = h("button", { class: "btn primary", id: "claim-win-btn", type: "button",
+    title: "your opponent has left: after a while the game is yours to claim",
+    on: { click: () => app.claimWin() } }, "Claim the win");
+  const show = () => {
+    if (!b.isConnected && b.dataset.shown) return;
+    b.dataset.shown = "1";
+    const left = claimAfter == null ? 0 : Math.ceil((awaySince + claimAfter - Date.now()) / 1000);
+    b.disabled = left > 0;
+    b.textContent = left > 0 ? `Claim the win in ${left} s` : "Claim the win";
+    if (left > 0) setTimeout(show, 1000);
+  };
+  show();
+  return b;
+}
+
 // Rooms whose "Resign this game" choices are open: a redraw (an update) keeps them open.
 const resignOpen = new Set();
 
@@ -370,7 +389,14 @@ function renderOffer(app, room) {
   const el = document.getElementById("resign-offer");
   const o = room.status === "playing" ? room.resign_offer : null;
   clear(el);
-  el.hidden = !o;
+  const declined = room.status === "playing" && room.resign_declined != null && !o;
+  el.hidden = !o && !declined;
+  if (declined) {
+    const mine = (room.your_seats || []).includes(room.resign_declined);
+    el.append(h("p", { id: "resign-declined-text", class: "declined" },
+      mine ? "Your resignation offer was declined: play on." : "The resignation offered was declined: play goes on."));
+    return;
+  }
   if (!o) return;
   const mine = room.your_seats || [];
   const cube = (room.state.cube && room.state.cube.value) || 1;
@@ -555,6 +581,7 @@ export function renderRoom(app, fresh = false) {
     (room.game === "grundy" && room.options && room.options.heap ? ` · heap ${room.options.heap}` : "");
   document.getElementById("room-spectators").textContent = `${room.spectators || 0} watching`;
   document.getElementById("room-kind").textContent = gameKind(room);
+  renderTournamentLink(app, room);
   renderRules(room);
   const v = viewSeat(room);
   seatCard(app, room, 1 - v, document.getElementById("card-top"));

@@ -25,7 +25,8 @@ export class Tourneys {
     if (this.app.current || !document.getElementById("tourneys")) return;
     fetch("api/tournaments").then((r) => (r.ok ? r.json() : null)).then((body) => {
       if (!body) return;
-      this.list = body.tournaments.filter((t) => t.status !== "finished");
+      // Finished ones stay in the list (after the others: the server's order), to be viewed.
+      this.list = body.tournaments;
       this.renderList();
     }).catch(() => {});
   }
@@ -49,7 +50,7 @@ export class Tourneys {
     const box = document.getElementById("tourney-list");
     if (!box || !this.list) return;
     if (!this.list.length) {
-      showEmpty(box, h("p", { class: "muted", id: "no-tourneys" }, "No tournament is waiting or playing."));
+      showEmpty(box, h("p", { class: "muted", id: "no-tourneys" }, "No tournament yet."));
       return;
     }
     const me = this.app.me && this.app.me.player_id;
@@ -81,7 +82,8 @@ export class Tourneys {
       }
     }
     actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(t.tournament_id)}` }, "View"));
-    const what = t.status === "waiting" ? `${t.players} entered` : `round ${t.round} of ${t.rounds}`;
+    const what = t.status === "waiting" ? `${t.players} entered`
+      : t.status === "finished" ? `finished · ${t.players} players` : `round ${t.round} of ${t.rounds}`;
     return h("div", { class: "tourney-row", "data-tourney": t.tournament_id },
       h("span", { class: "room-game" }, `${t.format === "swiss" ? "Swiss" : "Round robin"} · ${gameTitle(t.game)}`),
       h("span", { class: "muted small" }, `${clockLabel(t.clock)} · ${t.rated ? "rated" : "casual"} · ${what}`),
@@ -98,6 +100,9 @@ export class Tourneys {
     const format = h("select", { id: "tourney-format" },
       h("option", { value: "round_robin" }, "Round robin"), h("option", { value: "swiss" }, "Swiss"));
     const rounds = h("input", { type: "number", id: "tourney-rounds", min: 1, max: 30, value: 3 });
+    const roundsLabel = h("label", { id: "tourney-rounds-label", hidden: true }, "Rounds ", rounds);
+    // A round robin's rounds are its entrants': only a Swiss asks how many.
+    format.addEventListener("change", () => { roundsLabel.hidden = format.value !== "swiss"; });
     const clock = h("select", { id: "tourney-clock" },
       PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)));
     clock.value = "300000:0";
@@ -106,7 +111,7 @@ export class Tourneys {
     const bots = LEVELS.map((lv) => h("input", { type: "checkbox", value: lv, id: `tourney-bot-${lv}` }));
     const form = h("form", { class: "tourney-form", id: "tourney-form", "aria-label": "new tournament" },
       h("div", { class: "row" }, h("label", {}, "Game ", game), h("label", {}, "Format ", format),
-        h("label", {}, "Rounds (Swiss) ", rounds), h("label", {}, "Clock ", clock)),
+        roundsLabel, h("label", {}, "Clock ", clock)),
       h("div", { class: "row" }, h("label", {}, twice, " Each pair plays twice"), h("label", {}, rated, " Rated")),
       h("fieldset", {}, h("legend", { class: "small" }, "House bots entered"),
         h("div", { class: "row" }, bots.map((b) => h("label", { for: b.id }, b, ` ${b.value}`)))),
@@ -126,8 +131,9 @@ export class Tourneys {
   /** True if the message was a tournament's. */
   onMessage(m) {
     if (m.type === "tournament_game") {
+      // The room says it is a tournament's (a link to it in its title), not a toast over it.
+      (this.app.tournamentGames ??= new Map()).set(m.room_id, { tournament_id: m.tournament_id, round: m.round });
       if (this.app.current && this.app.current.id === m.room_id) return true;  // there already
-      this.app.toast(`Round ${m.round} of your tournament: to your game!`);
       this.app.openRoom(m.room_id);
       this.app.subscribe();  // the server seated us, but we follow the room by joining it
       return true;
