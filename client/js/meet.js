@@ -248,7 +248,7 @@ export function renderChallenges(app) {
     decline.addEventListener("click", () => app.answerChallenge(id, false));
     box.append(h("div", { class: "room-row challenge-in", "data-challenge": id, role: "group",
       "aria-label": `challenge from ${c.from.name}` },
-      h("span", {}, h("strong", {}, c.from.name), ` (${c.from.rating}) challenges you`),
+      h("span", {}, h("strong", {}, c.from.name), c.from.bot ? [" ", botTag()] : "", ` (${c.from.rating}) challenges you`),
       h("span", { class: "muted small" }, `${gameTitle(c.game)} · ${clockLabel(c.clock)} · ${c.rated ? "rated" : "casual"}`),
       accept, decline));
   }
