@@ -4,7 +4,7 @@
 end of the game; a takeback deletes the moves it takes back) before anyone is told.
 
 A house bot answers at once: it takes a takeback, and a draw when its own evaluation of the
-position (a search four plies deep, cut at 20 ms) does not favour it.
+position (a search three plies deep, cut at 20 ms) does not favour it.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ class Owner(Protocol):
     def fence(self) -> Fence | None: ...
     async def apply(self, change: Change, answer: Conn | None = None, re: Re = None) -> None: ...
 
-# How far a house bot looks before it answers a draw offer: four plies (a win or a loss two
-# moves away), cut at 20 ms: it answers at once, on the room's loop, which serves every room.
-DRAW_SEARCH = Limits(depth=4, time_ms=20)
+# How far a house bot looks before it answers a draw offer: three plies (a win or a loss a
+# move away), cut at 20 ms: it answers at once, on the room's loop, which serves every room.
+DRAW_SEARCH = Limits(depth=3, time_ms=20)
 
 
 async def handle(owner: Owner, msg: Offer, conn: Conn) -> None:
