@@ -37,6 +37,7 @@ class Owner(Protocol):
     def fence(self) -> Fence | None: ...
     async def apply(self, change: Change, answer: Conn | None = None, re: Re = None) -> None: ...
 
+
 # How far a house bot looks before it answers a draw offer: three plies (a win or a loss a
 # move away), cut at 20 ms: it answers at once, on the room's loop, which serves every room.
 DRAW_SEARCH = Limits(depth=3, time_ms=20)
