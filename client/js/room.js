@@ -292,11 +292,14 @@ function renderActions(app, room) {
     if (mine.length === 1 && away.length) el.append(claimButton(app, Math.min(...away), room.claim_after_ms));
     // Backgammon: give up this game for a single, a gammon or a backgammon, which the
     // opponent accepts or declines; the plain button gives up the whole match at once.
-    if (room.game === "backgammon") el.append(resignGameControl(app, room));
-    el.append(...offerButtons(app, room));
+    const money = room.game === "backgammon" && !room.state.match_to;
     const whole = room.game === "backgammon" && room.state.match_to ? "Resign the match" : "Resign";
-    el.append(confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
-      whole, `Really ${whole.toLowerCase()}?`, () => app.resign()));
+    const resign = confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
+      money ? "Give up at once" : whole, `Really ${whole.toLowerCase()}?`, () => app.resign());
+    // A money game's resignations are all one choice: offers of a value, or giving up now.
+    if (room.game === "backgammon") el.append(resignGameControl(app, room, money ? resign : null));
+    el.append(...offerButtons(app, room));
+    if (!money) el.append(resign);
     const hand = confirmButton(`${room.room_id}:hand`,
       { class: "btn", id: "hand-to-bot-btn", title: "a bot plays your seat from here on" },
       "Let a bot finish", "Hand my seat to a bot?", () => app.handToBot(viewSeat(room)));
@@ -363,7 +366,7 @@ const resignOpen = new Set();
 
 /** The backgammon offer to resign the current game: a single, a gammon or a backgammon,
  * each worth its points times the cube (contract section 8). */
-function resignGameControl(app, room) {
+function resignGameControl(app, room, atOnce) {
   const cube = (room.state.cube && room.state.cube.value) || 1;
   const box = h("details", { class: "resign-game", id: "resign-game" },
     h("summary", { class: "btn" }, "Resign this game…"));
@@ -379,6 +382,7 @@ function resignGameControl(app, room) {
       on: { click: () => { resignOpen.delete(room.room_id); app.offerResign(points); } } },
       `a ${RESIGN_KINDS[points]} · ${pts} pt${pts === 1 ? "" : "s"}`));
   }
+  if (atOnce) row.append(atOnce);
   box.append(row);
   return box;
 }
