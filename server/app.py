@@ -61,6 +61,7 @@ from tablas.server.loop import quiet_collector
 from tablas.server.meet.blocks import Blocks
 from tablas.server.meet.challenges import EXPIRE_AFTER as CHALLENGE_EXPIRY
 from tablas.server.meet.challenges import Challenges
+from tablas.server.meet.online import Online
 from tablas.server.meet.reach import LocalReach, Reach
 from tablas.server.meet.seeks import Seeks
 from tablas.server.meet.stats import Stats
@@ -92,6 +93,7 @@ from tablas.server.protocol import (
     LeaveTournament,
     ListRooms,
     Move,
+    Offer,
     Register,
     Rematch,
     Resign,
@@ -267,7 +269,8 @@ class TablasServer:
             CreateRoom: self.hub.create_room,
             Rematch: rematch,
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed,
-                             Abort, ClaimWin, AcceptResign, DeclineResign), command),
+                             Abort, ClaimWin, AcceptResign, DeclineResign, Offer),
+                             command),
             SeekRequest: self.seeks.seek,
             CancelSeek: self.seeks.cancel,
             AcceptSeek: self.seeks.accept,
@@ -300,6 +303,7 @@ class TablasServer:
                     max_api_per_address=max_api_per_address,
                     feeds={"/api/seeks": self.seeks.http_body,
                            "/api/stats": Stats(store, reach).http_body,
+                           "/api/online": Online(store, reach).http_body,
                            "/api/tournaments": tournament_views.listing},
                     lookups={"/api/tournaments/": tournament_views.detail},
                     metrics=self.metrics, readiness=self.readiness, metrics_allow=allow)

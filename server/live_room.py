@@ -153,6 +153,9 @@ class LiveRoom:
         ratings = await self.persist(change)
         # The ratings a finished rated game left (shown in the final snapshot).
         self.room.ratings.update({c.player_id: c.after.rating for c in ratings})
+        if len(ratings) == 2:
+            self.room.rating_change = [{"before": c.before.rating, "after": c.after.rating}
+                                       for c in sorted(ratings, key=lambda c: c.seat)]
         self.commit(change, answer, re)
 
     def _rating(self, outcome: Outcome | None

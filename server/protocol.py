@@ -344,6 +344,15 @@ class ClaimWin(ClientMessage):
     room_id: RoomId
 
 
+class Offer(ClientMessage):
+    """A draw offer or a takeback (contract section 7), and their answers: not in
+    backgammon; takebacks in casual games only."""
+
+    type: Literal["offer_draw", "accept_draw", "decline_draw", "takeback", "accept_takeback",
+                  "decline_takeback"]
+    room_id: RoomId
+
+
 class Chat(ClientMessage):
     """Additive: a line of text to everyone in the room (players and spectators)."""
 
@@ -514,19 +523,19 @@ _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Res
                   DeclineResign, SeekRequest, CancelSeek, AcceptSeek, ChallengeRequest,
                   AcceptChallenge, DeclineChallenge, CancelChallenge, CreateTournament,
                   JoinTournament, LeaveTournament, StartTournament, Block, Unblock,
-                  BlocksRequest)
+                  BlocksRequest, Offer)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
     | HandToBot | Seed | Register | Abort | ClaimWin | AcceptResign | DeclineResign
     | SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
     | DeclineChallenge | CancelChallenge | CreateTournament | JoinTournament | LeaveTournament
-    | StartTournament | Block | Unblock | BlocksRequest,
+    | StartTournament | Block | Unblock | BlocksRequest | Offer,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
 CLIENT_TYPES: frozenset[str] = frozenset(
-    m.model_fields["type"].annotation.__args__[0]  # type: ignore[union-attr]
-    for m in _CLIENT_MODELS
+    t for m in _CLIENT_MODELS
+    for t in m.model_fields["type"].annotation.__args__  # type: ignore[union-attr]
 )
 
 
@@ -776,6 +785,15 @@ class ResignOfferView(BaseModel):
     points: int
 
 
+class RatingMove(BaseModel):
+    """What a finished rated game did to one seat's rating."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    before: float
+    after: float
+
+
 class RoomSnapshot(ServerMessage):
     type: Literal["room"] = "room"
     room_id: str
@@ -816,6 +834,16 @@ class RoomSnapshot(ServerMessage):
     resign_offer: ResignOfferView | None = Field(
         default=None, description="additive: a backgammon resignation waiting for the other"
         " seat's answer")
+    draw_offer: Seat | None = Field(
+        default=None, description="additive: the seat whose draw offer waits for an answer")
+    takeback_offer: Seat | None = Field(
+        default=None, description="additive: the seat whose takeback waits for an answer")
+    rating_change: list[RatingMove] | None = Field(
+        default=None, description="a rated game's end: each seat's rating before and after"
+        " it (contract section 8)")
+    claim_after_ms: int | None = Field(
+        default=None, description="additive: in a rated room, how long the other seat must be"
+        " away before `claim_win` is taken (the server's --claim-after)")
 
 
 class Update(ServerMessage):
@@ -823,12 +851,16 @@ class Update(ServerMessage):
     room_id: str
     ply: int
     seat: Seat
-    move: JSONObject
+    move: JSONObject | None = Field(description="the action applied; null after a takeback")
     state: JSONObject
     to_move: Seat | None
     legal_moves: list[JSONObject]
     status: RoomStatus
     result: Result | None
+    takeback: int = Field(
+        default=0, description="additive: after a takeback, how many actions it took back"
+        " (`ply` is then the room's ply now, `seat` the seat whose move it was, `move` null);"
+        " 0 for an action")
     dice: list[int] | None = Field(default=None, description="additive: the roll this caused")
     clocks: list[int] | None = Field(
         default=None, description="additive: each seat's time left in ms (null: no clock)")
@@ -905,6 +937,16 @@ class ResignDeclined(ServerMessage):
 
     type: Literal["resign_declined"] = "resign_declined"
     room_id: str
+
+
+class OfferNews(ServerMessage):
+    """Additive (contract section 7): ``seat`` offers a draw (``draw_offer``) or asks to take
+    back its last move (``takeback_offer``), or the other side declined its offer
+    (``draw_declined``, ``takeback_declined``); sent to everyone following the room."""
+
+    type: Literal["draw_offer", "draw_declined", "takeback_offer", "takeback_declined"]
+    room_id: str
+    seat: Seat
 
 
 class Analysis(ServerMessage):
@@ -1058,7 +1100,7 @@ class Owner(ServerMessage):
 
 AnyServerMessage = Annotated[
     Welcome | RoomCreated | RoomSnapshot | Update | Rooms | Error | Left | ChatMessage
-    | RematchOffer | Analysis | Registered | ResignOffer | ResignDeclined | Seeking
+    | RematchOffer | Analysis | Registered | ResignOffer | ResignDeclined | OfferNews | Seeking
     | SeekCanceled | Paired | ChallengeSent | ChallengeOffer | ChallengeDeclined
     | ChallengeCanceled | TournamentCreated | TournamentChanged | TournamentGame | Owner,
     Field(discriminator="type"),

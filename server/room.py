@@ -49,6 +49,7 @@ from tablas.server.errors import ErrorCode, RoomError
 from tablas.server.protocol import RoomOptions, RoomStatus, UnratedReason
 from tablas.server.rules.clock import Clocks, Flagged
 from tablas.server.rules.endings import ABORTED, Endings, ResignOffer
+from tablas.server.rules.offers import Offers
 from tablas.server.rules.presence import Lapse, Presence
 from tablas.server.rules.seats import Handover, SeatChange, Seating, SeatState
 
@@ -211,15 +212,16 @@ class Room:
         self.history: list[Action] = []
         self.opening_rolls: tuple[Dice, ...] = ()
         self.result: Outcome | None = None
-        self._legal_cache: tuple[int, list[JSON]] | None = None
-        # Per state object (states are immutable): every message of a move reads them, and
-        # the rules recompute them each time (the state's JSON is ~15 µs for Connect-4).
+        # Per state object (states are immutable): every message of a move reads them.
+        self._legal_cache: tuple[Any, list[JSON]] | None = None
         self._to_move_cache: tuple[Any, int | None] | None = None
         self._state_json_cache: tuple[Any, JSON] | None = None
         self.room_options = room_options or RoomOptions()
         self.clocks = Clocks(self.room_options.clock, self)
         self.presence = Presence(self)
         self.endings = Endings(self)
+        self.offers = Offers(self)  # draw offers, takebacks; it withdraws a resign offer too
+        self.rating_change: list[dict[str, float]] | None = None  # a rated game's end's
         # Whether each seat has made a play (its first move: contract section 10's abort).
         self.played: list[bool] = [False, False]
         self.created_by = created_by  # a waiting room lives while its opener is around
@@ -268,9 +270,9 @@ class Room:
         """The full list for the seat to move (cached per ply)."""
         if self.to_move is None:
             return []
-        if self._legal_cache is None or self._legal_cache[0] != self.ply:
+        if self._legal_cache is None or self._legal_cache[0] is not self.state:
             moves = [self.game.move_to_json(m) for m in self.game.legal_moves(self.state)]
-            self._legal_cache = (self.ply, moves)
+            self._legal_cache = (self.state, moves)
         return self._legal_cache[1]
 
     def legal_for(self, player_id: str | None) -> list[JSON]:
@@ -322,7 +324,7 @@ class Room:
             self.dice.seeds = change.seeds
         if change.handover is not None:
             self.presence.back(change.handover.seat)
-            self.endings.offer = None  # a bot now holds a seat the offer was between
+            self.offers.withdraw()  # a bot now holds a seat an offer was between
         if change.started_at is not None:
             self.state, self.opening_rolls = change.state, change.opening_rolls
             self.status = change.status
@@ -340,8 +342,7 @@ class Room:
         return change is not None
 
     def hand_to_bot(self, seat: int, level: Level) -> None:
-        """:meth:`Seating.prepare_hand_to_bot` and commit at once (for a room nobody else
-        sees)."""
+        """:meth:`Seating.prepare_hand_to_bot` and commit at once (a room nobody sees)."""
         self.commit_seats(self.seating.prepare_hand_to_bot(seat, level, "hand_to_bot"))
 
     @property
@@ -373,7 +374,7 @@ class Room:
             self.presence.back()
         elif self.status == "playing":
             self.clocks.stop(at=lapse.at)
-            self.endings.offer = None
+            self.offers.withdraw()
         self.status = lapse.status
         self.status_at = lapse.at
 
@@ -465,7 +466,7 @@ class Room:
         if pending.play:
             self.played[pending.action.seat] = True
         self.history.append(pending.action)
-        self.endings.offer = None
+        self.offers.moved(pending.action.seat)
         self.state = pending.state
         self.clocks.commit(pending.action.clocks, pending.action.time)
         if pending.outcome is not None:  # prepare_move's, asked of the game once a move
@@ -515,7 +516,7 @@ class Room:
     def finish(self, outcome: Outcome, clocks: Sequence[int] | None = None) -> None:
         """Ends the game without a move; the clocks stop at ``clocks`` (default: now)."""
         self.clocks.stop(clocks)
-        self.endings.offer = None
+        self.offers.withdraw()
         self.result = outcome
         self.status = "finished"
 
@@ -540,6 +541,7 @@ class RoomRecord:
     final_clocks: list[int] | None = None
     created_by: str | None = None
     status_at: float | None = None
+    rating_change: list[dict[str, float]] | None = None  # a rated game's, once finished
 
     def to_room(self, clock: Clock = time.time) -> Room:
         """The room, its game replayed action by action with its dice. Clocks resume from the
@@ -559,6 +561,7 @@ class RoomRecord:
             room.note_played(self.actions)
         room.status = self.status
         room.result = self.result
+        room.rating_change = self.rating_change
         room.clocks.restore([a.clocks for a in self.actions],
                             self.final_clocks if self.status == "finished" else None)
         if self.status == "playing":

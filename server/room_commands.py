@@ -22,6 +22,7 @@ from tablas.server.protocol import (
     Join,
     Leave,
     Move,
+    Offer,
     Resign,
     Seed,
     Spectate,
@@ -54,7 +55,7 @@ class Expire:
 
 # A player's command, from a client message; the room's own tasks and the hub send the others.
 RoomCommand = (Join | Spectate | Leave | Move | Resign | HandToBot | Chat | Seed | Abort | ClaimWin
-               | AcceptResign | DeclineResign)
+               | AcceptResign | DeclineResign | Offer)
 Command = RoomCommand | BotMove | Tick | PresenceChanged | Expire
 # The room's own commands: never refused by its inbox (server.live_room.INBOX).
 OWN = (BotMove, Tick, PresenceChanged, Expire)

@@ -17,6 +17,7 @@ from tablas.server.connections import Conn
 from tablas.server.protocol import (
     Analysis,
     ChatMessage,
+    OfferNews,
     RematchOffer,
     ResignDeclined,
     json_text,
@@ -70,7 +71,7 @@ class Feed:
 
     def _snapshot_text(self, viewer: str | None) -> str:
         return json_text(views.snapshot_data(self.room, viewer, self.services.presence.connected,
-                                             len(self.spectators)))
+                                             len(self.spectators), self.services.claim_after))
 
     def snapshot_for(self, conn: Conn, re: str | int | None = None) -> str:
         """The ``room`` message as ``conn`` sees it, answering ``re``."""
@@ -144,6 +145,27 @@ class Feed:
     def send_resign_declined(self, asker: Conn | None, re: str | int | None) -> None:
         """The resignation offered was declined: play goes on."""
         self._send_all(ResignDeclined(room_id=self.room.room_id).to_json(), asker, re)
+
+    def send_offer_news(self, kind: str, seat: int, asker: Conn | None,
+                        re: str | int | None) -> None:
+        """A draw offer or a takeback asked for, or declined (contract section 7)."""
+        news = OfferNews.model_validate({"type": kind, "room_id": self.room.room_id,
+                                         "seat": seat})
+        self._send_all(news.to_json(), asker, re)
+
+    def send_takeback(self, seat: int, taken: int, asker: Conn | None,
+                      re: str | int | None) -> None:
+        """The ``update`` of a takeback (on disk already): the position restored, the turn
+        back to ``seat``, ``taken`` actions gone."""
+        room = self.room
+        data = views.takeback_data(room, seat, taken)
+        for c in self.conns:
+            data["legal_moves"] = room.legal_for(c.player_id)
+            text = json_text(data)
+            c.send(with_re(text, re) if c is asker else text)
+        if asker is not None and asker not in self.conns:
+            data["legal_moves"] = room.legal_for(asker.player_id)
+            asker.send(with_re(json_text(data), re))
 
     def _send_all(self, text: str, asker: Conn | None, re: str | int | None) -> None:
         for c in self.conns:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from tablas.engine.core import Outcome
 from tablas.engine.search.profiles import profile
+from tablas.server import room_offers
 from tablas.server.bot_pool import random_move
 from tablas.server.connections import Conn
 from tablas.server.errors import RoomError
@@ -28,6 +29,7 @@ from tablas.server.protocol import (
     Leave,
     Left,
     Move,
+    Offer,
     Resign,
     Seed,
     Spectate,
@@ -93,6 +95,8 @@ async def handle(owner: Owner, command: Command, conn: Conn | None) -> None:
             await accept_resign(owner, command, _asker(conn))
         case DeclineResign():
             decline_resign(owner, command, _asker(conn))
+        case Offer():
+            await room_offers.handle(owner, command, _asker(conn))
         case Seed():
             await seed(owner, command, _asker(conn))
         case HandToBot():
@@ -126,8 +130,9 @@ async def move(owner: Owner, msg: Move, conn: Conn) -> None:
 async def bot_move(owner: Owner, msg: BotMove) -> None:
     """The bot's decision, or a random move if it has none or a bad one."""
     room, job, decision = owner.room, msg.job, msg.decision
-    if room.ply != job.ply or room.bot_to_move() != job.seat:
-        return  # the room moved on while the bot thought
+    if room.ply != job.ply or room.bot_to_move() != job.seat or any(
+            a.move != m for a, (m, _) in zip(room.history, job.actions, strict=True)):
+        return  # the room moved on (or back: a takeback) while the bot thought
     pending = None
     try:
         if decision is not None:

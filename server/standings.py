@@ -16,6 +16,7 @@ from tablas.server.views import bot_name
 
 LEADERBOARD_SIZE = 100  # the leaderboard lists the best 100 of a game
 PLAYER_GAMES = 50  # a player's page lists their latest 50 rooms
+HISTORY_POINTS = 500  # a rating history gives the latest 500 rated games' ratings
 
 
 def _bot_parts(player_id: str) -> tuple[str, str] | None:
@@ -37,12 +38,12 @@ class Standings:
     async def leaderboard(self, game: str | None) -> dict[str, Any]:
         """``{"game", "players": [{player_id, name, rating, rd, games, bot}]}``, best first
         (by rating, then the smaller RD, the more games, the player id), at most
-        :data:`LEADERBOARD_SIZE`; an unknown or missing game is ``bad_request``."""
-        if not game:
-            raise RecordError("bad_request", "give a game: /api/leaderboard?game=G")
-        if game not in GAME_IDS:
-            raise RecordError("bad_request", f"unknown game {game[:40]!r}",
-                              {"games": list(GAME_IDS)})
+        :data:`LEADERBOARD_SIZE`; an unknown game is ``bad_request``. Without a game, every
+        game's: ``{"games": [{"game", "players"}, …]}``, in the games' order."""
+        if game is None:
+            return {"games": [await self.leaderboard(g) for g in GAME_IDS]}
+        _check_game(game, "/api/leaderboard?game=G")
+        assert game is not None
         rows = await self.store.leaderboard(game, LEADERBOARD_SIZE)
         # A row is a bot's: a house level's, or a bot account's (contract section 12).
         accounts = await self.store.bot_accounts([pid for pid, _, _ in rows
@@ -83,6 +84,34 @@ class Standings:
                 "bot": player_id in bots,
                 "ratings": {g: _shown(r) for g, r in ratings.items()},
                 "games": [_summary(g, bots) for g in games]}
+
+
+    async def history(self, player_id: str, game: str | None) -> dict[str, Any]:
+        """``{"game", "points": [{at_ms, rating, rd}], "wins", "draws", "losses"}``: the
+        player's rating after each of their latest :data:`HISTORY_POINTS` rated games of
+        ``game``, oldest first, and how all their finished games of it ended (contract
+        section 8); ``unknown_room`` (404) for no such player, ``bad_request`` for a game."""
+        _check_game(game, "/api/players/{id}/history?game=G")
+        assert game is not None
+        if len(player_id) > 100 or (
+                _bot_parts(player_id) is None if is_bot_rating_id(player_id)
+                else await self.store.player_info(player_id) is None):
+            raise RecordError("unknown_room", "no such player")
+        points = await self.store.rating_history(player_id, game, HISTORY_POINTS)
+        wins, draws, losses = await self.store.tally(player_id, game)
+        return {"game": game,
+                "points": [{"at_ms": round(t * 1000), "rating": r, "rd": rd}
+                           for t, r, rd in points],
+                "wins": wins, "draws": draws, "losses": losses}
+
+
+def _check_game(game: str | None, usage: str) -> None:
+    """``bad_request`` for a missing or unknown game."""
+    if not game:
+        raise RecordError("bad_request", f"give a game: {usage}")
+    if game not in GAME_IDS:
+        raise RecordError("bad_request", f"unknown game {game[:40]!r}",
+                          {"games": list(GAME_IDS)})
 
 
 def _summary(g: dict[str, Any], bots: set[str]) -> dict[str, Any]:

@@ -70,8 +70,10 @@ def snapshot_data(
     viewer: str | None,
     connected: Callable[[str], bool] = lambda _p: False,
     spectators: int = 0,
+    claim_after: float | None = None,
 ) -> dict[str, Any]:
-    """The ``room`` message as ``viewer`` sees it (``connected`` says which players are), as
+    """The ``room`` message as ``viewer`` sees it (``connected`` says which players are;
+    ``claim_after``: the server's, in a rated room, for the page's countdown), as
     the plain data ``RoomSnapshot`` holds: send it with :func:`~tablas.server.protocol.json_text`
     (every follower gets one at the start and end of every game)."""
     seats = [
@@ -115,6 +117,11 @@ def snapshot_data(
         "abortable": room.abortable,
         "away_since_ms": room.presence.away_since_ms(),
         "resign_offer": offer_data(room),
+        "draw_offer": room.offers.draw,
+        "takeback_offer": room.offers.takeback,
+        "rating_change": room.rating_change,
+        "claim_after_ms": None if claim_after is None or not room.rated
+        else round(claim_after * 1000),
     }
 
 
@@ -149,7 +156,31 @@ def update_data(room: Room, action: Action, legal_moves: list[JSON]) -> dict[str
         "legal_moves": legal_moves,
         "status": room.status,
         "result": result_data(room.result),
+        "takeback": 0,
         "dice": list(action.rolls[-1]) if action.rolls else None,
+        "clocks": room.clocks.live(),
+        "clock_running": room.clocks.running,
+        "abortable": room.abortable,
+        "away_since_ms": room.presence.away_since_ms(),
+    }
+
+
+def takeback_data(room: Room, seat: int, taken: int) -> dict[str, Any]:
+    """The ``update`` of a takeback: the room as it is now, ``taken`` actions back, the turn
+    to ``seat`` again (``legal_moves`` to fill in per follower, as :func:`update_data`)."""
+    return {
+        "type": "update",
+        "room_id": room.room_id,
+        "ply": room.ply,
+        "seat": seat,
+        "move": None,
+        "state": room.state_json(),
+        "to_move": room.to_move,
+        "legal_moves": [],
+        "status": room.status,
+        "result": result_data(room.result),
+        "takeback": taken,
+        "dice": None,
         "clocks": room.clocks.live(),
         "clock_running": room.clocks.running,
         "abortable": room.abortable,

@@ -98,6 +98,7 @@ class App {
     box.append(t);
     setTimeout(() => t.classList.add("gone"), 3500);
     setTimeout(() => t.remove(), 4200);
+    return t;
   }
 
   // --- routing --------------------------------------------------------------------------------
@@ -182,6 +183,7 @@ class App {
 
   onWelcome(m) {
     this.me = { player_id: m.player_id, name: m.name, registered: !!m.registered };
+    document.body.classList.toggle("registered", this.me.registered);
     document.getElementById("name-input").value = m.name;
     localStorage.setItem(NAME_KEY, m.name);
     renderAccount(this);
@@ -258,11 +260,16 @@ class App {
         if (this.room && m.room_id === this.room.room_id) {
           const o = this.room.resign_offer;
           this.room.resign_offer = null;
+          // Said in the room until the next move, not only in a passing toast.
+          this.room.resign_declined = o ? o.seat : -1;
           const mine = this.room.your_seats || [];
           if (o && mine.includes(o.seat) && !mine.includes(1 - o.seat)) this.toast("Your resignation was declined: play on.");
           else this.toast("The resignation was declined: play goes on.");
           renderRoom(this, false);
         }
+        break;
+      case "draw_offer": case "takeback_offer": case "draw_declined": case "takeback_declined":
+        if (this.room && m.room_id === this.room.room_id) this.onOfferNews(m);
         break;
       case "rematch_offer":
         // Only the server says where a rematch is; the room view shows it from here.
@@ -303,8 +310,42 @@ class App {
     renderRoom(this, !!fresh);
   }
 
+  /** A draw offer or a takeback asked for, or declined (contract section 7). */
+  onOfferNews(m) {
+    const kind = m.type.startsWith("draw") ? "draw" : "takeback";
+    const mine = this.room.your_seats || [];
+    if (m.type.endsWith("_offer")) {
+      this.room[`${kind}_offer`] = m.seat;
+      // The room's panel shows it with Accept and Decline: a sound, no toast over the board.
+      if (mine.includes(1 - m.seat) && !mine.includes(m.seat)) play("turn");
+    } else {
+      this.room[`${kind}_offer`] = null;
+      if (mine.includes(m.seat) && !mine.includes(1 - m.seat)) {
+        this.toast(kind === "draw" ? "Your draw offer was declined: play on." : "Your takeback was declined.");
+      }
+    }
+    renderRoom(this, false);
+  }
+
+  /** A takeback accepted: the position as it was `m.takeback` actions ago. */
+  onTakeback(m) {
+    const room = this.room;
+    if (m.ply !== room.ply - m.takeback) { this.subscribe(); return; }  // not what we had
+    this.prevState = null;
+    this.room = { ...room, ply: m.ply, state: m.state, to_move: m.to_move,
+      legal_moves: m.legal_moves || [], status: m.status, result: m.result,
+      history: room.history.slice(0, m.ply), draw_offer: null, takeback_offer: null,
+      clocks: m.clocks, clock_running: m.clock_running, away_since_ms: m.away_since_ms,
+      abortable: m.abortable, clockAt: Date.now() };
+    this.sentPly = null;
+    this.ui[m.room_id] = {};
+    renderRoom(this, false);
+    this.toast(`Takeback: ${m.takeback} move${m.takeback === 1 ? "" : "s"} taken back.`);
+  }
+
   onUpdate(m) {
     const room = this.room;
+    if (m.takeback) { this.onTakeback(m); return; }
     if (m.ply <= room.ply) return;  // already seen (a snapshot raced it)
     if (m.ply !== room.ply + 1) {   // a gap: fetch a fresh snapshot
       this.subscribe();
@@ -313,7 +354,9 @@ class App {
     this.prevState = room.state;
     const next = { ...room, ply: m.ply, state: m.state, to_move: m.to_move,
       legal_moves: m.legal_moves || [], status: m.status, result: m.result,
-      history: [...room.history, m.move], resign_offer: null };
+      history: [...room.history, m.move], resign_offer: null, resign_declined: null, takeback_offer: null,
+      // The other side's move answers a draw offer; the offerer's own keeps it.
+      draw_offer: room.draw_offer === m.seat ? room.draw_offer : null };
     if (m.dice) next.rolls = [...(room.rolls || []), { ply: m.ply, dice: m.dice }];
     for (const k of ["clocks", "clock_running", "away_since_ms", "abortable"]) if (k in m) next[k] = m[k];
     if ("clocks" in m) next.clockAt = Date.now();
@@ -340,10 +383,14 @@ class App {
     if (name !== (this.me && this.me.name)) msg.name = name;
     return this.conn.request(msg).then((m) => {
       this.me = { ...this.me, name: m.name, registered: true };
+      document.body.classList.add("registered");
       this.conn.name = m.name;
       document.getElementById("name-input").value = m.name;
       localStorage.setItem(NAME_KEY, m.name);
       renderAccount(this);
+      // Rated play, challenges and tournaments are a registered player's: show them now.
+      renderMeet(this);
+      this.tourneys.render();
       this.toast(`${m.name} is registered: log in with it from any device`);
     });
   }
@@ -406,6 +453,12 @@ class App {
   declineResign() {
     if (!this.room) return;
     this.conn.request({ type: "decline_resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+  }
+
+  // A draw offer or a takeback, and their answers (contract section 7).
+  offer(type) {
+    if (!this.room) return;
+    this.conn.request({ type, room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
   }
 
   // Ends the game without a result while a side has yet to make its first move.

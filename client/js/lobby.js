@@ -3,7 +3,7 @@ import { h, s, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { serverGames } from "./net.js";
 import { resultText, reviewHref, seedField } from "./room.js";
-import { renderMeet } from "./meet.js";
+import { renderMeet, clockPicker, botTag } from "./meet.js";
 
 
 /** Small SVG pictures of the games (no emoji: not every system has an emoji font). */
@@ -72,16 +72,13 @@ export function renderLobby(app, root) {
   form.append(h("div", { class: "row" },
     h("label", {}, "Opponent ", opp), h("label", {}, "Seat ", seat)));
   // Room options (additive protocol fields): sent only when chosen.
-  const clock = h("select", { id: "clock" },
-    h("option", { value: "" }, "No clock"),
-    [["1+0", 60, 0], ["3+2", 180, 2], ["5+0", 300, 0], ["10+5", 600, 5], ["30+0", 1800, 0]].map(
-      ([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)));
-  clock.value = saved.clock || "";
+  // The presets, or a custom clock typed as minutes+seconds (7+3).
+  const clock = clockPicker("clock", saved.clock || "");
   const showAnalysis = h("input", { type: "checkbox", id: "show-analysis", checked: !!saved.showAnalysis });
   // Rated games are for registered players (the server says so if not).
   const rated = h("input", { type: "checkbox", id: "rated", checked: !!saved.rated });
   const extras = h("div", { class: "row" });
-  extras.append(h("label", {}, "Clock ", clock),
+  extras.append(h("label", {}, "Clock ", clock.el),
     h("label", {}, showAnalysis, " Show the bot's analysis to players"),
     h("label", { title: "Glicko-2 ratings per game; registered players only" }, rated, " Rated"));
   form.append(extras);
@@ -96,20 +93,22 @@ export function renderLobby(app, root) {
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const game = form.querySelector("input[name=game]:checked").value;
+    let chosen;
+    try { chosen = clock.value(); } catch (e) { app.toast(e.message, "error"); return; }
     const options = {};
     if (game === "grundy") options.heap = Math.max(3, Math.min(60, Number(heap.value) || 7));
     if (game === "backgammon") options.cube = cube.checked;
     if (game === "backgammon" && matchTo.value) options.match_to = Number(matchTo.value);
     localStorage.setItem("tablas-create", JSON.stringify({ game, heap: heap.value, cube: cube.checked,
       matchTo: matchTo.value,
-      opponent: opp.value, seat: seat.value, clock: clock.value, showAnalysis: showAnalysis.checked,
+      opponent: opp.value, seat: seat.value, clock: chosen, showAnalysis: showAnalysis.checked,
       rated: rated.checked }));
     let mine = seat.value === "random" ? Math.floor(Math.random() * 2) : Number(seat.value);
     const other = opp.value === "human" ? { kind: "human" } : { kind: "bot", level: opp.value };
     const seats = mine === 0 ? [{ kind: "human" }, other] : [other, { kind: "human" }];
     const msg = { game, options, seats, join_seat: mine };
-    if (clock.value) {
-      const [base, inc] = clock.value.split(":").map(Number);
+    if (chosen) {
+      const [base, inc] = chosen.split(":").map(Number);
       msg.clock = { base_ms: base, increment_ms: inc };
     }
     if (showAnalysis.checked) msg.show_analysis = true;
@@ -218,6 +217,7 @@ function playersLine(seats) {
     if (i) players.append(h("span", { class: "vs" }, " vs "));
     players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
       x.name || "open seat"));
+    if (x.bot) players.append(" ", botTag());
     if (x.rating != null) players.append(h("span", { class: "rating", title: "rating" }, ` (${x.rating})`));
     // Names are not unique: a short id tells two players of the same name apart.
     if (x.player_id) players.append(h("span", { class: "pid", title: `player id ${x.player_id}` }, `#${x.player_id.slice(0, 4)}`));

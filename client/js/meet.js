@@ -3,6 +3,7 @@
 // and how many are online (GET /api/stats).
 import { h, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
+import { syncList, showEmpty } from "./keyed.js";
 
 // The usual clocks, lichess-style "minutes + seconds per move"; "" is no clock.
 export const PRESETS = [["1+0", 60, 0], ["3+2", 180, 2], ["5+0", 300, 0], ["10+5", 600, 5],
@@ -37,9 +38,45 @@ function gameSelect(id, value) {
 
 function clockSelect(id, value) {
   const el = h("select", { id }, h("option", { value: "" }, "No clock"),
-    PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)));
+    PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)),
+    h("option", { value: "custom" }, "Custom…"));
+  // A custom clock chosen before is offered again as it was.
+  if (/^\d+:\d+$/.test(value || "") && ![...el.options].some((o) => o.value === value)) {
+    const [base, inc] = value.split(":").map(Number);
+    el.insertBefore(h("option", { value }, `${clockLabel({ base_ms: base, increment_ms: inc })} min`), el.lastChild);
+  }
   el.value = value;
   return el;
+}
+
+// A custom clock: minutes (a decimal allowed) + seconds added per move, as lichess writes it.
+const CUSTOM = /^\s*(\d{1,3}(?:[.,]\d{1,2})?)\s*\+\s*(\d{1,2})\s*$/;
+
+/** A clock picker: the presets, or "Custom…" and a field "minutes+seconds" (7+3). */
+export function clockPicker(id, value) {
+  const sel = clockSelect(id, value);
+  const custom = h("input", { id: `${id}-custom`, class: "clock-custom", size: 6, maxlength: 9,
+    placeholder: "min+sec", inputmode: "decimal", autocomplete: "off",
+    "aria-label": "custom clock: minutes + seconds added per move, like 7+3" });
+  custom.hidden = sel.value !== "custom";
+  sel.addEventListener("change", () => {
+    custom.hidden = sel.value !== "custom";
+    if (!custom.hidden) custom.focus();
+  });
+  return {
+    el: h("span", { class: "clock-pick" }, sel, custom),
+    /** The chosen clock as "base_ms:increment_ms" ("" for none); an Error if the custom one is bad. */
+    value() {
+      if (sel.value !== "custom") return sel.value;
+      const m = CUSTOM.exec(custom.value);
+      const base = m ? Math.round(Number(m[1].replace(",", ".")) * 60000) : 0;
+      if (!m || base < 10000 || base > 180 * 60000) {
+        custom.focus();
+        throw new Error("A custom clock is minutes + seconds per move, like 7+3 (at least 10 seconds, at most 180 minutes).");
+      }
+      return `${base}:${Number(m[2]) * 1000}`;
+    },
+  };
 }
 
 /** The panel: quick pairing, the seeks on show, a challenge box, challenges received. */
@@ -50,41 +87,48 @@ export function renderMeet(app) {
   const saved = JSON.parse(localStorage.getItem("tablas-seek") || "{}");
   const registered = !!(app.me && app.me.registered);
   const game = gameSelect("seek-game", saved.game || "connect4");
-  const clock = clockSelect("seek-clock", saved.clock ?? "180000:2000");
+  const clock = clockPicker("seek-clock", saved.clock ?? "180000:2000");
   const rated = h("input", { type: "checkbox", id: "seek-rated", checked: registered && saved.rated !== false,
     disabled: !registered });
   const seekBtn = h("button", { class: "btn primary", type: "submit", id: "seek-btn" }, "Find an opponent");
   const quick = h("form", { class: "meet-quick", id: "seek-form", "aria-label": "quick pairing" },
-    h("div", { class: "row" }, h("label", {}, "Game ", game), h("label", {}, "Clock ", clock),
+    h("div", { class: "row" }, h("label", {}, "Game ", game), h("label", {}, "Clock ", clock.el),
       h("label", { title: registered ? "Glicko-2 ratings per game" : "register to play rated games" },
         rated, " Rated")),
     seekBtn);
   quick.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    localStorage.setItem("tablas-seek", JSON.stringify({ game: game.value, clock: clock.value,
+    let chosen;
+    try { chosen = clock.value(); } catch (e) { app.toast(e.message, "error"); return; }
+    localStorage.setItem("tablas-seek", JSON.stringify({ game: game.value, clock: chosen,
       rated: rated.checked }));
-    app.conn.request({ type: "seek", ...terms(game.value, clock.value, rated.checked), rating_range: null })
-      .then((m) => { app.mySeeks.add(m.seek_id); renderSeeks(app); app.toast("Looking for an opponent…"); },
+    app.conn.request({ type: "seek", ...terms(game.value, chosen, rated.checked), rating_range: null })
+      .then((m) => {
+        app.mySeeks.add(m.seek_id);
+        renderSeeks(app);
+        // Unless paired at once (its "paired" came first): the toast goes when it pairs.
+        if (app.mySeeks.has(m.seek_id)) app.seekToast = app.toast("Looking for an opponent…");
+      },
         (e) => app.toast(e.message || e.code, "error"));
   });
 
-  const who = h("input", { id: "challenge-to", maxlength: 64, placeholder: "a player's name, or bot (hard)",
+  const who = h("input", { id: "challenge-to", maxlength: 64, placeholder: "name, or bot (hard)",
     "aria-label": "who to challenge", autocomplete: "off" });
   const cgame = gameSelect("challenge-game", saved.game || "connect4");
-  const cclock = clockSelect("challenge-clock", saved.clock ?? "180000:2000");
+  const cclock = clockPicker("challenge-clock", saved.clock ?? "180000:2000");
   const crated = h("input", { type: "checkbox", id: "challenge-rated", disabled: !registered });
   const challenge = h("form", { class: "meet-challenge", id: "challenge-form", "aria-label": "challenge a player" },
-    h("div", { class: "row" }, who, h("label", {}, "Game ", cgame), h("label", {}, "Clock ", cclock),
+    h("div", { class: "row" }, who, h("label", {}, "Game ", cgame), h("label", {}, "Clock ", cclock.el),
       h("label", {}, crated, " Rated")),
     h("button", { class: "btn", type: "submit", id: "challenge-btn" }, "Challenge"));
   challenge.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const to = who.value.trim();
     if (!to) { who.focus(); return; }
-    app.conn.request({ type: "challenge", to, ...terms(cgame.value, cclock.value, crated.checked) })
-      .then((m) => { app.challengesOut.set(m.challenge_id, to); renderChallenges(app); },
-        (e) => app.toast(e.message || e.code, "error"));
+    sendChallenge(app, to, cgame.value, cclock, crated.checked);
   });
+  app.challengeTerms = () => ({ game: cgame.value, clock: cclock, rated: crated.checked });
+  cgame.addEventListener("change", () => renderOnline(app));  // each player's rating in it
 
   box.append(
     h("div", { class: "panel-head" }, h("h2", {}, "Play someone now"),
@@ -94,9 +138,61 @@ export function renderMeet(app) {
     h("div", { id: "seeks-list", class: "rooms-list" }, h("p", { class: "muted" }, "Loading…")),
     h("h3", {}, "Challenge someone"),
     challenge,
-    h("div", { id: "challenges", "aria-live": "polite" }));
+    h("div", { id: "challenges", "aria-live": "polite" }),
+    h("h3", {}, "Who is online"),
+    h("div", { id: "online-list", class: "rooms-list" }, h("p", { class: "muted" }, "Loading…")));
   renderSeeks(app);
   renderChallenges(app);
+  renderOnline(app);
+  if (app.pollOnline) app.pollOnline();
+}
+
+/** A challenge to `to` with the challenge form's game, clock and rated box. */
+function sendChallenge(app, to, game, clock, rated) {
+  let chosen;
+  try { chosen = clock.value(); } catch (e) { app.toast(e.message, "error"); return; }
+  app.conn.request({ type: "challenge", to, ...terms(game, chosen, rated) })
+    .then((m) => { app.challengesOut.set(m.challenge_id, shownName(app, to)); renderChallenges(app); },
+      (e) => app.toast(e.message || e.code, "error"));
+}
+
+/** A registered player's name as they wrote it, not as it was typed (names compare without
+ * case or width: contract section 8), when the list of who is online has them. */
+function shownName(app, typed) {
+  const key = (s) => s.normalize("NFKC").toLowerCase().trim();
+  const found = (app.online || []).find((p) => key(p.name) === key(typed));
+  return found ? found.name : typed;
+}
+
+/** The registered players online now (GET /api/online), each with a Challenge button. */
+export function renderOnline(app) {
+  const list = document.getElementById("online-list");
+  if (!list || !app.online) return;
+  const me = app.me && app.me.player_id;
+  const others = app.online.filter((p) => p.player_id !== me);
+  if (!others.length) {
+    showEmpty(list, h("p", { class: "muted", id: "no-online" }, "Nobody else registered is online right now."));
+    return;
+  }
+  const terms0 = app.challengeTerms ? app.challengeTerms() : { game: "connect4" };
+  syncList(list, others, (p) => p.player_id, (p) => JSON.stringify([p, terms0.game, !!(app.me && app.me.registered)]),
+    (p) => onlineRow(app, p, terms0.game));
+}
+
+function onlineRow(app, p, game) {
+  const r = p.ratings && p.ratings[game];
+  const btn = h("button", { class: "btn small", type: "button", "data-challenge-player": p.player_id,
+    title: `challenge ${p.name} with the terms of the challenge form above` }, "Challenge");
+  btn.addEventListener("click", () => {
+    const t = app.challengeTerms();
+    sendChallenge(app, p.name, t.game, t.clock, t.rated);
+  });
+  return h("div", { class: "room-row online-row", "data-online": p.player_id },
+    h("a", { class: "pname", href: `players/${encodeURIComponent(p.player_id)}` }, p.name),
+    p.bot ? botTag() : null,
+    h("span", { class: "muted small" }, `${gameTitle(game)} ${r ? Math.round(r.rating) : "unrated"}`),
+    p.playing ? h("span", { class: "tag", title: "playing a game now" }, "playing") : null,
+    btn);
 }
 
 function statsText(st) {
@@ -107,28 +203,37 @@ function statsText(st) {
 export function renderSeeks(app) {
   const list = document.getElementById("seeks-list");
   if (!list || !app.seeks) return;
-  clear(list);
   if (!app.seeks.length) {
-    list.append(h("p", { class: "muted", id: "no-seeks" }, "Nobody is seeking right now: find an opponent above and others see you here."));
+    showEmpty(list, h("p", { class: "muted", id: "no-seeks" }, "Nobody is seeking right now: find an opponent above and others see you here."));
     return;
   }
-  for (const sk of app.seeks) {
-    const mine = app.me && sk.player.player_id === app.me.player_id;
-    const btn = mine
-      ? h("button", { class: "btn small", type: "button", "data-cancel": sk.seek_id }, "Cancel")
-      : h("button", { class: "btn primary small", type: "button", "data-accept": sk.seek_id }, "Play");
-    btn.addEventListener("click", () => {
-      const msg = mine ? { type: "cancel_seek", seek_id: sk.seek_id } : { type: "accept_seek", seek_id: sk.seek_id };
-      app.conn.request(msg).then(() => { app.mySeeks.delete(sk.seek_id); app.pollSeeks(); },
-        (e) => { app.toast(e.message || e.code, "error"); app.pollSeeks(); });
-    });
-    const range = sk.rating_range ? ` · ${Math.round(sk.rating_range[0])}–${Math.round(sk.rating_range[1])}` : "";
-    list.append(h("div", { class: "room-row seek-row", "data-seek": sk.seek_id },
-      h("span", { class: "room-game" }, gameTitle(sk.game)),
-      h("span", { class: "players" }, `${sk.player.name}${sk.player.bot ? " (bot)" : ""} · ${sk.player.rating}`),
-      h("span", { class: "muted small" }, `${clockLabel(sk.clock)} · ${sk.rated ? "rated" : "casual"}${range}`),
-      btn));
-  }
+  const me = app.me && app.me.player_id;
+  // A row is rebuilt only when what it shows changed: a press on its button survives a poll.
+  syncList(list, app.seeks, (sk) => sk.seek_id, (sk) => JSON.stringify([sk, sk.player.player_id === me]),
+    (sk) => seekRow(app, sk));
+}
+
+function seekRow(app, sk) {
+  const mine = app.me && sk.player.player_id === app.me.player_id;
+  const btn = mine
+    ? h("button", { class: "btn small", type: "button", "data-cancel": sk.seek_id }, "Cancel")
+    : h("button", { class: "btn primary small", type: "button", "data-accept": sk.seek_id }, "Play");
+  btn.addEventListener("click", () => {
+    const msg = mine ? { type: "cancel_seek", seek_id: sk.seek_id } : { type: "accept_seek", seek_id: sk.seek_id };
+    app.conn.request(msg).then(() => { app.mySeeks.delete(sk.seek_id); app.pollSeeks(); },
+      (e) => { app.toast(e.message || e.code, "error"); app.pollSeeks(); });
+  });
+  const range = sk.rating_range ? ` · ${Math.round(sk.rating_range[0])}–${Math.round(sk.rating_range[1])}` : "";
+  return h("div", { class: "room-row seek-row", "data-seek": sk.seek_id },
+    h("span", { class: "room-game" }, gameTitle(sk.game)),
+    h("span", { class: "players" }, sk.player.name, sk.player.bot ? botTag() : null, ` · ${sk.player.rating}`),
+    h("span", { class: "muted small" }, `${clockLabel(sk.clock)} · ${sk.rated ? "rated" : "casual"}${range}`),
+    btn);
+}
+
+/** The mark of a program: a bot account or a house bot (contract section 12). */
+export function botTag() {
+  return h("span", { class: "tag bot", title: "a program plays this seat" }, "bot");
 }
 
 /** Challenges received (Accept / Decline) and sent (Cancel). */
@@ -143,14 +248,17 @@ export function renderChallenges(app) {
     decline.addEventListener("click", () => app.answerChallenge(id, false));
     box.append(h("div", { class: "room-row challenge-in", "data-challenge": id, role: "group",
       "aria-label": `challenge from ${c.from.name}` },
-      h("span", {}, h("strong", {}, c.from.name), ` (${c.from.rating}) challenges you`),
+      h("span", {}, h("strong", {}, c.from.name), c.from.bot ? [" ", botTag()] : "", ` (${c.from.rating}) challenges you`),
       h("span", { class: "muted small" }, `${gameTitle(c.game)} · ${clockLabel(c.clock)} · ${c.rated ? "rated" : "casual"}`),
       accept, decline));
   }
   for (const [id, to] of app.challengesOut) {
     const cancel = h("button", { class: "btn small", type: "button" }, "Cancel");
-    cancel.addEventListener("click", () => app.conn.request({ type: "cancel_challenge", challenge_id: id })
-      .catch(() => {}).finally(() => { app.challengesOut.delete(id); renderChallenges(app); }));
+    cancel.addEventListener("click", () => {
+      (app.cancelingChallenge ??= new Set()).add(id);  // one's own cancel needs no news
+      app.conn.request({ type: "cancel_challenge", challenge_id: id })
+        .catch(() => {}).finally(() => { app.challengesOut.delete(id); renderChallenges(app); });
+    });
     box.append(h("div", { class: "room-row challenge-out", "data-challenge-out": id },
       h("span", {}, `Waiting for ${to} to answer…`), cancel));
   }
@@ -165,9 +273,13 @@ export class Meeting {
     app.mySeeks = new Set();
     app.challengesIn = new Map();
     app.challengesOut = new Map();
+    app.online = null;
     setInterval(() => this.pollSeeks(), SEEKS_EVERY_MS);
     setInterval(() => this.pollStats(), STATS_EVERY_MS);
+    setInterval(() => this.pollOnline(), STATS_EVERY_MS);
+    setTimeout(() => this.pollOnline(), 300);
     app.pollSeeks = () => this.pollSeeks();
+    app.pollOnline = () => this.pollOnline();
     app.answerChallenge = (id, yes) => this.answer(id, yes);
   }
 
@@ -194,6 +306,15 @@ export class Meeting {
     }).catch(() => {});
   }
 
+  pollOnline() {
+    if (!this.inLobby()) return;
+    fetch("api/online").then((r) => (r.ok ? r.json() : null)).then((body) => {
+      if (!body) return;
+      this.app.online = body.players;
+      renderOnline(this.app);
+    }).catch(() => {});
+  }
+
   answer(id, yes) {
     this.app.challengesIn.delete(id);
     renderChallenges(this.app);
@@ -207,6 +328,7 @@ export class Meeting {
     switch (m.type) {
       case "paired":
         if (m.seek_id) app.mySeeks.delete(m.seek_id);
+        if (app.seekToast) { app.seekToast.remove(); app.seekToast = null; }
         if (m.challenge_id) { app.challengesOut.delete(m.challenge_id); app.challengesIn.delete(m.challenge_id); }
         app.openRoom(m.room_id);
         return true;
@@ -220,11 +342,20 @@ export class Meeting {
         app.challengesOut.delete(m.challenge_id);
         renderChallenges(app);
         return true;
-      case "challenge_canceled":
+      case "challenge_canceled": {
+        // Said, not just gone: unanswered in a minute, withdrawn, or its sender left.
+        const out = app.challengesOut.get(m.challenge_id);
+        const incoming = app.challengesIn.get(m.challenge_id);
+        if (out && !app.cancelingChallenge?.has(m.challenge_id)) {
+          app.toast(`Your challenge to ${out} ended unanswered.`);
+        } else if (incoming) {
+          app.toast(`${incoming.from.name}'s challenge was withdrawn.`);
+        }
         app.challengesIn.delete(m.challenge_id);
         app.challengesOut.delete(m.challenge_id);
         renderChallenges(app);
         return true;
+      }
       case "seeking": case "seek_canceled": case "challenge_sent":
         return true;
       default:

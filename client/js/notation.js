@@ -96,6 +96,7 @@ const REASONS = {
   timeout: "time ran out",
   move_limit: "the move limit",
   time: "time ran out",
+  agreement: "agreed",
   abandoned: "the opponent left",
   aborted: "aborted",
   expired: "adjourned too long",

@@ -2,6 +2,7 @@
 // each linking to its review, from GET /api/players/{id}. Read only: no WebSocket.
 import { h, clear } from "./dom.js";
 import { gameTitle, reasonText } from "./notation.js";
+import { ratingGraph } from "./rating-graph.js";
 
 const $ = (id) => document.getElementById(id);
 const playerId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
@@ -10,6 +11,7 @@ function resultFor(g) {
   if (!g.result) return g.status;
   const mine = g.seats.findIndex((s) => s.player_id === playerId);
   const why = reasonText(g.result.reason);
+  if (g.result.reason === "aborted") return "aborted · no result";
   if (g.result.winner === null || g.result.winner === undefined) return `draw · ${why}`;
   return `${g.result.winner === mine ? "won" : "lost"} · ${why}`;
 }
@@ -29,7 +31,10 @@ async function main() {
   }
   document.title = `${p.name} · Tablas`;
   $("pl-name").textContent = p.name;
-  $("pl-kind").textContent = p.bot ? "A bot level: a rated player of its game." : (p.registered ? "Registered player" : "Guest");
+  const level = playerId.startsWith("bot:");
+  $("pl-kind").textContent = level ? "A house bot level: a rated player of its game."
+    : p.bot ? "A bot account: a program plays under this registered name." : (p.registered ? "Registered player" : "Guest");
+  $("pl-kind").classList.toggle("is-bot", !!p.bot);
   const ratings = Object.entries(p.ratings);
   const rows = clear($("pl-rating-rows"));
   for (const [game, x] of ratings) {
@@ -43,19 +48,39 @@ async function main() {
   $("pl-no-ratings").hidden = !!ratings.length;
   const list = clear($("pl-games"));
   for (const g of p.games) {
-    const names = g.seats.map((s) => s.name || "open seat").join(" vs ");
+    const names = g.seats.map((s) => `${s.name || "open seat"}${s.bot ? " [bot]" : ""}`).join(" vs ");
     const link = g.status === "finished"
       ? h("a", { class: "btn primary small review-link", href: `../review/${encodeURIComponent(g.room_id)}` }, "Review")
       : h("a", { class: "btn small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, "Watch");
     list.append(h("li", { class: "room-item pl-game", "data-room": g.room_id },
       h("span", { class: "room-info" },
-        h("span", { class: "room-game" }, gameTitle(g.game), g.rated ? h("span", { class: "tag rated" }, " rated") : ""),
+        // An aborted game changed no rating: no "rated" tag on it.
+        h("span", { class: "room-game" }, gameTitle(g.game),
+          g.rated && !(g.result && g.result.reason === "aborted") ? h("span", { class: "tag rated" }, " rated") : ""),
         h("span", { class: "pl-players" }, names),
         h("span", { class: "small muted pl-result" }, resultFor(g),
           h("time", { class: "pl-date", datetime: g.created_at ? new Date(g.created_at * 1000).toISOString() : null }, ` · ${dayOf(g)}`))),
       h("span", { class: "room-actions" }, link)));
   }
   $("pl-no-games").hidden = !!p.games.length;
+  await histories(ratings.map(([game]) => game));
+}
+
+/** Each rated game's rating history as a graph, beside the player's wins, draws and losses. */
+async function histories(games) {
+  const box = clear($("pl-history"));
+  for (const game of games) {
+    const r = await fetch(new URL(`../api/players/${encodeURIComponent(playerId)}/history?game=${encodeURIComponent(game)}`, location.href));
+    if (!r.ok) continue;
+    const hist = await r.json();
+    box.append(h("div", { class: "pl-hist", "data-game": game },
+      h("h3", {}, gameTitle(game)),
+      h("p", { class: "pl-wdl small", "aria-label": `${hist.wins} wins, ${hist.draws} draws, ${hist.losses} losses` },
+        h("span", { class: "w" }, `${hist.wins} W`), " · ", h("span", { class: "d" }, `${hist.draws} D`), " · ",
+        h("span", { class: "l" }, `${hist.losses} L`)),
+      ratingGraph(hist.points, `${gameTitle(game)} rating`)));
+  }
+  $("pl-history-panel").hidden = !box.children.length;
 }
 
 main().catch((e) => { $("pl-name").textContent = `Cannot load the player: ${e.message || e}`; });

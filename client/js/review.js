@@ -170,6 +170,8 @@ function renderHead() {
     players.append(h("span", { class: "rv-player", "data-seat": i },
       h("span", { class: `swatch tiny g-${rec.game} s${i}`, "aria-hidden": "true" }), " ",
       h("span", { class: `pname${seat.kind === "bot" ? " bot" : ""}` }, seatName(rec, i)),
+      // A bot account's seat is a person's kind: the server says it is a program.
+      seat.bot ? h("span", { class: "tag bot", title: "a bot account: a program played this seat" }, " bot") : "",
       h("span", { class: "muted small" }, ` (${pieceName(rec.game, i)})`)));
   });
   $("rv-result").textContent = rec.status === "finished" ? resultWords(rec) : "";

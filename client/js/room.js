@@ -3,6 +3,8 @@ import { h, clear, fmtClock } from "./dom.js";
 import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds,
   matchScore, RESIGN_KINDS } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
+import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag,
+  renderTournamentLink } from "./room-extras.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
 import * as drop from "./boards/drop.js";
@@ -33,6 +35,8 @@ export function mountRoom(app, root, roomId) {
       h("div", { class: "room-title" },
         h("a", { href: "#/", class: "back", "aria-label": "back to the lobby" }, "← Lobby"),
         h("h2", { id: "room-game" }, ""),
+        h("span", { id: "room-kind", class: "muted small" }, ""),
+        h("a", { id: "room-tournament", class: "small", hidden: true }, ""),
         h("span", { id: "room-spectators", class: "spec", title: "spectators" }, "")),
       h("div", { class: "seat-card", id: "card-top" }),
       h("div", { class: "board-area" },
@@ -45,6 +49,7 @@ export function mountRoom(app, root, roomId) {
       h("div", { class: "panel status-panel" },
         h("div", { id: "turn", class: "turn", role: "status", "aria-live": "polite" }),
         h("div", { id: "resign-offer", class: "resign-offer", role: "status", hidden: true }),
+        h("div", { id: "play-offer", class: "resign-offer", role: "status", "aria-live": "polite", hidden: true }),
         h("div", { id: "room-actions", class: "row" }),
         h("div", { id: "share", class: "share" })),
       h("div", { class: "panel rules", id: "rules", hidden: true }),
@@ -95,7 +100,8 @@ function seatCard(app, room, seat, el) {
   const name = h("span", { class: "name" }, s.name || "Open seat");
   const tags = h("span", { class: "tags" });
   if (mine) tags.append(h("span", { class: "tag you" }, "you"));
-  if (s.kind === "bot") tags.append(h("span", { class: "tag bot" }, "bot"));
+  // A house bot, or a bot account (a program behind a registered name: contract section 12).
+  if (s.kind === "bot" || s.bot) tags.append(h("span", { class: "tag bot", title: "a program plays this seat" }, "bot"));
   if (s.kind === "human" && s.name) {
     tags.append(h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? "connected" : "away" }));
   }
@@ -177,6 +183,8 @@ export function resultText(room) {
   const pts = r.points && (room.game === "backgammon" || r.points > 1)
     ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
   if (r.reason === "expired") return "Over — adjourned too long to be resumed";
+  // No draw: nobody played it out, and no rating moved (contract section 10).
+  if (r.reason === "aborted") return "Aborted — no result, ratings unchanged";
   if (r.winner === null || r.winner === undefined) return `Draw — ${reasonText(r.reason)}${pts}`;
   const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
   let head;
@@ -216,6 +224,8 @@ function renderBanner(app, room) {
   el.append(h("div", { class: "banner-text", id: "result-text" }, resultText(room)));
   const unrated = UNRATED[room.unrated_reason];
   if (unrated) el.append(h("div", { class: "small muted", id: "unrated-note" }, unrated));
+  const change = ratingChangeLine(room);
+  if (change) el.append(change);
   const row = h("div", { class: "row" });
   const again = rematchControl(app, room, null);
   if (again) row.append(again);
@@ -287,16 +297,17 @@ function renderActions(app, room) {
     }
     // The opponent's seat is the one not ours; its player has left if the server says since when.
     const away = (room.away_since_ms || []).filter((t, i) => t !== null && !mine.includes(i));
-    if (mine.length === 1 && away.length) {
-      el.append(h("button", { class: "btn primary", id: "claim-win-btn", title: "your opponent has left: after a while the game is yours to claim",
-        on: { click: () => app.claimWin() } }, "Claim the win"));
-    }
+    if (mine.length === 1 && away.length) el.append(claimButton(app, Math.min(...away), room.claim_after_ms));
     // Backgammon: give up this game for a single, a gammon or a backgammon, which the
     // opponent accepts or declines; the plain button gives up the whole match at once.
-    if (room.game === "backgammon") el.append(resignGameControl(app, room));
+    const money = room.game === "backgammon" && !room.state.match_to;
     const whole = room.game === "backgammon" && room.state.match_to ? "Resign the match" : "Resign";
-    el.append(confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
-      whole, `Really ${whole.toLowerCase()}?`, () => app.resign()));
+    const resign = confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
+      money ? "Give up at once" : whole, `Really ${whole.toLowerCase()}?`, () => app.resign());
+    // A money game's resignations are all one choice: offers of a value, or giving up now.
+    if (room.game === "backgammon") el.append(resignGameControl(app, room, money ? resign : null));
+    el.append(...offerButtons(app, room));
+    if (!money) el.append(resign);
     const hand = confirmButton(`${room.room_id}:hand`,
       { class: "btn", id: "hand-to-bot-btn", title: "a bot plays your seat from here on" },
       "Let a bot finish", "Hand my seat to a bot?", () => app.handToBot(viewSeat(room)));
@@ -340,12 +351,30 @@ function renderActions(app, room) {
   }
 }
 
+/** "Claim the win", counting down until the opponent has been away long enough (the
+ * server's --claim-after, which a rated room's snapshot carries). */
+function claimButton(app, awaySince, claimAfter) {
+  const b = h("button", { class: "btn primary", id: "claim-win-btn", type: "button",
+    title: "your opponent has left: after a while the game is yours to claim",
+    on: { click: () => app.claimWin() } }, "Claim the win");
+  const show = () => {
+    if (!b.isConnected && b.dataset.shown) return;
+    b.dataset.shown = "1";
+    const left = claimAfter == null ? 0 : Math.ceil((awaySince + claimAfter - Date.now()) / 1000);
+    b.disabled = left > 0;
+    b.textContent = left > 0 ? `Claim the win in ${left} s` : "Claim the win";
+    if (left > 0) setTimeout(show, 1000);
+  };
+  show();
+  return b;
+}
+
 // Rooms whose "Resign this game" choices are open: a redraw (an update) keeps them open.
 const resignOpen = new Set();
 
 /** The backgammon offer to resign the current game: a single, a gammon or a backgammon,
  * each worth its points times the cube (contract section 8). */
-function resignGameControl(app, room) {
+function resignGameControl(app, room, atOnce) {
   const cube = (room.state.cube && room.state.cube.value) || 1;
   const box = h("details", { class: "resign-game", id: "resign-game" },
     h("summary", { class: "btn" }, "Resign this game…"));
@@ -361,6 +390,7 @@ function resignGameControl(app, room) {
       on: { click: () => { resignOpen.delete(room.room_id); app.offerResign(points); } } },
       `a ${RESIGN_KINDS[points]} · ${pts} pt${pts === 1 ? "" : "s"}`));
   }
+  if (atOnce) row.append(atOnce);
   box.append(row);
   return box;
 }
@@ -371,7 +401,14 @@ function renderOffer(app, room) {
   const el = document.getElementById("resign-offer");
   const o = room.status === "playing" ? room.resign_offer : null;
   clear(el);
-  el.hidden = !o;
+  const declined = room.status === "playing" && room.resign_declined != null && !o;
+  el.hidden = !o && !declined;
+  if (declined) {
+    const mine = (room.your_seats || []).includes(room.resign_declined);
+    el.append(h("p", { id: "resign-declined-text", class: "declined" },
+      mine ? "Your resignation offer was declined: play on." : "The resignation offered was declined: play goes on."));
+    return;
+  }
   if (!o) return;
   const mine = room.your_seats || [];
   const cube = (room.state.cube && room.state.cube.value) || 1;
@@ -555,6 +592,8 @@ export function renderRoom(app, fresh = false) {
   document.getElementById("room-game").textContent = gameTitle(room.game) +
     (room.game === "grundy" && room.options && room.options.heap ? ` · heap ${room.options.heap}` : "");
   document.getElementById("room-spectators").textContent = `${room.spectators || 0} watching`;
+  document.getElementById("room-kind").textContent = gameKind(room);
+  renderTournamentLink(app, room);
   renderRules(room);
   const v = viewSeat(room);
   seatCard(app, room, 1 - v, document.getElementById("card-top"));
@@ -568,6 +607,7 @@ export function renderRoom(app, fresh = false) {
   renderBoard(app, fresh);
   renderBanner(app, room);
   renderOffer(app, room);
+  renderPlayOffer(app, room);
   renderActions(app, room);
   renderMoves(app, room);
   renderAnalysis(app, room);
@@ -628,11 +668,13 @@ export function renderBoard(app, fresh = false) {
 const chatKey = (m) => `${m.player_id}|${m.time}|${m.text}`;
 
 function chatLine(m) {
-  const line = h("div", { class: "chat-line", "data-key": chatKey(m) });
+  // Two chats a room, the players' and the spectators', each line marked with its own.
+  const audience = chatAudience(m);
+  const line = h("div", { class: `chat-line from-${audience}`, "data-key": chatKey(m), "data-audience": audience });
   const who = h("span", { class: "chat-name" }, m.name);
   // A chat line is text and only text (a text node, its newlines kept by the stylesheet):
   // whatever it says, it never becomes a link or a button.
-  line.append(who, h("span", { class: "sep" }, ": "), h("span", { class: "chat-text" }, m.text));
+  line.append(audienceTag(m), " ", who, h("span", { class: "sep" }, ": "), h("span", { class: "chat-text" }, m.text));
   return line;
 }
 

@@ -7,6 +7,22 @@ const $ = (id) => document.getElementById(id);
 const tournamentId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
 const EVERY_MS = 1000;
 const FORMATS = { round_robin: "Round robin", swiss: "Swiss" };
+let creator = null;  // the creator's name, read once from their player page
+
+function clockText(clock) {
+  if (!clock) return "no clock";
+  const base = clock.base_ms / 60000;
+  return `${Number.isInteger(base) ? base : base.toFixed(1)}+${Math.round((clock.increment_ms || 0) / 1000)}`;
+}
+
+/** A player's name, linking to their page; a program marked as one (once: a house bot's
+ * name already says "bot"). */
+function playerLink(id, name, bot) {
+  const link = h("a", { class: "pname", href: `../players/${encodeURIComponent(id)}` }, name);
+  if (!bot || /^bot \(/.test(name)) return link;
+  return h("span", {}, link, " ", h("span", { class: "tag bot", title: "a bot account" }, "bot"));
+}
+
 const TIEBREAKS = { round_robin: ["SB", "Sonneborn–Berger"], swiss: ["Buchholz", "Buchholz"] };
 
 function points(x) {
@@ -23,7 +39,17 @@ function resultText(g, names) {
 function render(t) {
   const names = Object.fromEntries(t.standings.map((s) => [s.player_id, s.name]));
   document.title = `${FORMATS[t.format] || t.format} of ${gameTitle(t.game)} · Tablas`;
-  $("to-title").textContent = `${FORMATS[t.format] || t.format} · ${gameTitle(t.game)}`;
+  // A tournament has no name of its own: its format, game and clock name it.
+  $("to-title").textContent = `${FORMATS[t.format] || t.format} · ${gameTitle(t.game)} · ${clockText(t.clock)}`;
+  if (t.created_by && creator === null) {
+    creator = "";
+    fetch(new URL(`../api/players/${encodeURIComponent(t.created_by)}`, location.href))
+      .then((r) => (r.ok ? r.json() : null)).then((p) => { if (p) { creator = p.name; render(t); } })
+      .catch(() => {});
+  }
+  const by = $("to-creator");
+  clear(by);
+  if (creator) by.append("Created by ", playerLink(t.created_by, creator, false));
   const status = t.status === "waiting" ? `waiting for its start · ${t.standings.length} entered`
     : t.status === "playing" ? `round ${t.round} of ${t.rounds}` : `finished after ${t.rounds} rounds`;
   $("to-status").textContent = `${status} · ${t.rated ? "rated" : "casual"}`;
@@ -35,7 +61,7 @@ function render(t) {
   for (const s of t.standings) {
     rows.append(h("tr", { "data-player": s.player_id },
       h("td", {}, String(s.rank)),
-      h("td", { class: "to-name" }, s.bot ? `${s.name} (bot)` : s.name),
+      h("td", { class: "to-name" }, playerLink(s.player_id, s.name, s.bot)),
       h("td", { class: "to-points" }, points(s.points)),
       h("td", {}, points(s.tiebreak)),
       h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses))));

@@ -4,6 +4,7 @@
 import { h, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { PRESETS, clockLabel } from "./meet.js";
+import { syncList, showEmpty } from "./keyed.js";
 
 const EVERY_MS = 3000;
 const LEVELS = ["random", "easy", "medium", "hard", "max"];
@@ -24,9 +25,31 @@ export class Tourneys {
     if (this.app.current || !document.getElementById("tourneys")) return;
     fetch("api/tournaments").then((r) => (r.ok ? r.json() : null)).then((body) => {
       if (!body) return;
-      this.list = body.tournaments.filter((t) => t.status !== "finished");
+      // Finished ones stay in the list (after the others: the server's order), to be viewed.
+      this.list = body.tournaments;
       this.renderList();
+      this.learnEntries();
     }).catch(() => {});
+  }
+
+  /** Whether this player is in each waiting tournament, asked of the server once per
+   * tournament (its standings list the entrants): another browser of the same player shows
+   * Leave too, not only the one that joined. */
+  learnEntries() {
+    const me = this.app.me && this.app.me.player_id;
+    if (!me) return;
+    this.checked ??= new Set();
+    for (const t of this.list.filter((x) => x.status === "waiting" && !this.checked.has(`${me}:${x.tournament_id}`))) {
+      this.checked.add(`${me}:${t.tournament_id}`);
+      fetch(`api/tournaments/${encodeURIComponent(t.tournament_id)}`).then((r) => (r.ok ? r.json() : null)).then((d) => {
+        if (!d) return;
+        const inIt = d.standings.some((x) => x.player_id === me);
+        if (inIt === this.entered.has(t.tournament_id)) return;
+        if (inIt) this.entered.add(t.tournament_id); else this.entered.delete(t.tournament_id);
+        this.remember();
+        this.renderList();
+      }).catch(() => {});
+    }
   }
 
   ask(msg, done) {
@@ -47,39 +70,45 @@ export class Tourneys {
   renderList() {
     const box = document.getElementById("tourney-list");
     if (!box || !this.list) return;
-    clear(box);
     if (!this.list.length) {
-      box.append(h("p", { class: "muted", id: "no-tourneys" }, "No tournament is waiting or playing."));
+      showEmpty(box, h("p", { class: "muted", id: "no-tourneys" }, "No tournament yet."));
       return;
     }
+    const me = this.app.me && this.app.me.player_id;
+    // Keyed: a row is rebuilt only when what it shows changed (a press survives the poll).
+    syncList(box, this.list, (t) => t.tournament_id,
+      (t) => JSON.stringify([t, this.entered.has(t.tournament_id), me === t.created_by]),
+      (t) => this.row(t));
+  }
+
+  row(t) {
     const me = this.app.me;
-    for (const t of this.list) {
-      const actions = h("span", { class: "room-actions" });
-      if (t.status === "waiting") {
-        const inIt = this.entered.has(t.tournament_id);
-        const join = h("button", { class: `btn small ${inIt ? "" : "primary"}`, type: "button",
-          "data-join-tourney": t.tournament_id }, inIt ? "Leave" : "Join");
-        join.addEventListener("click", () => {
-          const type = inIt ? "leave_tournament" : "join_tournament";
-          this.ask({ type, tournament_id: t.tournament_id }, () => {
-            if (inIt) this.entered.delete(t.tournament_id); else this.entered.add(t.tournament_id);
-            this.remember();
-          });
+    const actions = h("span", { class: "room-actions" });
+    if (t.status === "waiting") {
+      const inIt = this.entered.has(t.tournament_id);
+      const join = h("button", { class: `btn small ${inIt ? "" : "primary"}`, type: "button",
+        "data-join-tourney": t.tournament_id }, inIt ? "Leave" : "Join");
+      join.addEventListener("click", () => {
+        const type = inIt ? "leave_tournament" : "join_tournament";
+        this.ask({ type, tournament_id: t.tournament_id }, () => {
+          if (inIt) this.entered.delete(t.tournament_id); else this.entered.add(t.tournament_id);
+          this.remember();
         });
-        actions.append(join);
-        if (me && me.player_id === t.created_by) {
-          const start = h("button", { class: "btn small", type: "button", "data-start-tourney": t.tournament_id }, "Start");
-          start.addEventListener("click", () => this.ask({ type: "start_tournament", tournament_id: t.tournament_id }));
-          actions.append(start);
-        }
+      });
+      actions.append(join);
+      if (me && me.player_id === t.created_by) {
+        const start = h("button", { class: "btn small", type: "button", "data-start-tourney": t.tournament_id }, "Start");
+        start.addEventListener("click", () => this.ask({ type: "start_tournament", tournament_id: t.tournament_id }));
+        actions.append(start);
       }
-      actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(t.tournament_id)}` }, "View"));
-      const what = t.status === "waiting" ? `${t.players} entered` : `round ${t.round} of ${t.rounds}`;
-      box.append(h("div", { class: "tourney-row", "data-tourney": t.tournament_id },
-        h("span", { class: "room-game" }, `${t.format === "swiss" ? "Swiss" : "Round robin"} · ${gameTitle(t.game)}`),
-        h("span", { class: "muted small" }, `${clockLabel(t.clock)} · ${t.rated ? "rated" : "casual"} · ${what}`),
-        actions));
     }
+    actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(t.tournament_id)}` }, "View"));
+    const what = t.status === "waiting" ? `${t.players} entered`
+      : t.status === "finished" ? `finished · ${t.players} players` : `round ${t.round} of ${t.rounds}`;
+    return h("div", { class: "tourney-row", "data-tourney": t.tournament_id },
+      h("span", { class: "room-game" }, `${t.format === "swiss" ? "Swiss" : "Round robin"} · ${gameTitle(t.game)}`),
+      h("span", { class: "muted small" }, `${clockLabel(t.clock)} · ${t.rated ? "rated" : "casual"} · ${what}`),
+      actions);
   }
 
   form() {
@@ -92,6 +121,9 @@ export class Tourneys {
     const format = h("select", { id: "tourney-format" },
       h("option", { value: "round_robin" }, "Round robin"), h("option", { value: "swiss" }, "Swiss"));
     const rounds = h("input", { type: "number", id: "tourney-rounds", min: 1, max: 30, value: 3 });
+    const roundsLabel = h("label", { id: "tourney-rounds-label", hidden: true }, "Rounds ", rounds);
+    // A round robin's rounds are its entrants': only a Swiss asks how many.
+    format.addEventListener("change", () => { roundsLabel.hidden = format.value !== "swiss"; });
     const clock = h("select", { id: "tourney-clock" },
       PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)));
     clock.value = "300000:0";
@@ -100,7 +132,7 @@ export class Tourneys {
     const bots = LEVELS.map((lv) => h("input", { type: "checkbox", value: lv, id: `tourney-bot-${lv}` }));
     const form = h("form", { class: "tourney-form", id: "tourney-form", "aria-label": "new tournament" },
       h("div", { class: "row" }, h("label", {}, "Game ", game), h("label", {}, "Format ", format),
-        h("label", {}, "Rounds (Swiss) ", rounds), h("label", {}, "Clock ", clock)),
+        roundsLabel, h("label", {}, "Clock ", clock)),
       h("div", { class: "row" }, h("label", {}, twice, " Each pair plays twice"), h("label", {}, rated, " Rated")),
       h("fieldset", {}, h("legend", { class: "small" }, "House bots entered"),
         h("div", { class: "row" }, bots.map((b) => h("label", { for: b.id }, b, ` ${b.value}`)))),
@@ -120,8 +152,9 @@ export class Tourneys {
   /** True if the message was a tournament's. */
   onMessage(m) {
     if (m.type === "tournament_game") {
+      // The room says it is a tournament's (a link to it in its title), not a toast over it.
+      (this.app.tournamentGames ??= new Map()).set(m.room_id, { tournament_id: m.tournament_id, round: m.round });
       if (this.app.current && this.app.current.id === m.room_id) return true;  // there already
-      this.app.toast(`Round ${m.round} of your tournament: to your game!`);
       this.app.openRoom(m.room_id);
       this.app.subscribe();  // the server seated us, but we follow the room by joining it
       return true;

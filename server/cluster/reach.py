@@ -118,6 +118,9 @@ class SharedReach:
     async def online_count(self) -> int:
         return len(await self._online())
 
+    async def online_ids(self) -> set[str]:
+        return await self._online()
+
     async def _online(self) -> set[str]:
         """The players online on every living node."""
         nodes = await self.online_nodes()

@@ -118,7 +118,7 @@ _PLAYER_PAGE = re.compile(r"/players/[^/]+")
 _TOURNAMENT_PAGE = re.compile(r"/tournaments/[^/]+")
 # A JSON body looked up by the rest of the path (GET /api/tournaments/{id}).
 _LOOKUP = re.compile(r"(/api/[a-z]+/)([^/]+)")
-_PLAYER_ROUTE = re.compile(r"/api/players/([^/]+)")
+_PLAYER_ROUTE = re.compile(r"/api/players/([^/]+)(/history)?")
 # The review page of one room: the same file whatever the id (the page reads the id from its
 # address).
 _REVIEW_ROUTE = re.compile(r"/review/([^/]*)")
@@ -379,16 +379,20 @@ class Http:
         """``/api/leaderboard?game=G`` and ``/api/players/{id}``; a refusal is its status
         with ``{"error": why, …}``."""
         try:
+            games = [v for k, v in parse_qsl(query, keep_blank_values=True) if k == "game"]
+            if len(games) > 1:
+                raise RecordError("bad_request", "give game once")
+            game = games[0] if games else None
             if path == "/api/leaderboard":
-                games = [v for k, v in parse_qsl(query, keep_blank_values=True) if k == "game"]
-                if len(games) > 1:
-                    raise RecordError("bad_request", "give game once")
-                body = await self.standings.leaderboard(games[0] if games else None)
+                body = await self.standings.leaderboard(game)
             else:
                 route = _PLAYER_ROUTE.fullmatch(path)
                 if route is None:
-                    raise RecordError("unknown_room", "no such endpoint: /api/players/{id}")
-                body = await self.standings.player(unquote(route.group(1)))
+                    raise RecordError("unknown_room", "no such endpoint: /api/players/{id}"
+                                      " or /api/players/{id}/history")
+                player_id = unquote(route.group(1))
+                body = await (self.standings.history(player_id, game) if route.group(2)
+                              else self.standings.player(player_id))
         except RecordError as e:
             return json_response(_RECORD_STATUS[e.code], {"error": e.message, **e.extra})
         return json_response(HTTPStatus.OK, body)

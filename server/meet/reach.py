@@ -67,6 +67,10 @@ class Reach(Protocol):
         """How many players have a connection open, on every node."""
         ...
 
+    async def online_ids(self) -> set[str]:
+        """The players with a connection open, on every node."""
+        ...
+
 
 class LocalReach:
     """One server: every connection is this process's."""
@@ -108,6 +112,9 @@ class LocalReach:
 
     async def online_count(self) -> int:
         return len(self.presence.online)
+
+    async def online_ids(self) -> set[str]:
+        return set(self.presence.online)
 
 
 def seat_here(live: LiveRoom, conn: Conn, text: str) -> None:

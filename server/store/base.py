@@ -38,6 +38,7 @@ from tablas.server.shipped import package_folder
 from tablas.server.store.addresses import AddressStore
 from tablas.server.store.blocks import BlockStore
 from tablas.server.store.commit import CommitObserver, CommitStats, GroupCommit, Write, _row
+from tablas.server.store.players import PlayerReads
 from tablas.server.store.seeks import SeekStore
 from tablas.server.store.tournaments import TournamentStore
 
@@ -161,13 +162,15 @@ def room_record(
     seats: Sequence[Sequence[Any]],
     moves: Sequence[Sequence[Any]],
     result: Sequence[Any] | None,
+    changes: Sequence[Sequence[Any]] = (),
 ) -> RoomRecord:
     """A room as read back, from its rows (the same columns, in the same order, in every
     backend): ``room`` (game, options, status, dice_seed, opening_dice, created_at,
     room_options, created_by, status_at, dice_seeds), ``seats`` (seat, kind, level,
     player_id, the player's name, whether that player is a bot account) in seat order,
     ``moves`` (ply, seat, move, dice, created_at, clock0_ms, clock1_ms) in ply order,
-    ``result`` (winner, points, reason, clock0_ms, clock1_ms) or None."""
+    ``result`` (winner, points, reason, clock0_ms, clock1_ms) or None, ``changes`` (seat,
+    rating_before, rating_after) of a rated game's end in seat order."""
     (game_id, options, status, seed, opening, created_at, ropts, created_by, status_at,
      seeds) = room
     actions = [
@@ -200,10 +203,12 @@ def room_record(
                       else [int(res[3]), int(res[4])]),
         created_by=created_by,
         status_at=None if status_at is None else float(status_at),
+        rating_change=[{"before": float(b), "after": float(a)} for _s, b, a in changes]
+        if len(changes) == 2 else None,
     )
 
 
-class Storage(ABC):
+class Storage(PlayerReads, ABC):
     """The store: every write and read of the server's database. Open a backend with
     :func:`tablas.server.store.open_store` (which migrates), close it with :meth:`close`.
 
@@ -544,6 +549,14 @@ class Storage(ABC):
             _save_status(room_id, status, opening_rolls),
             fence=fence,
         )
+
+    async def take_back(self, room_id: str, ply: int, clocks: Sequence[int] | None, *,
+                        fence: Fence | None = None) -> None:
+        """The actions from ``ply`` on are taken back (contract section 7): deleted, so that
+        the room replays without them; the action now last carries ``clocks`` (the time
+        spent stays spent)."""
+        c0, c1 = clocks if clocks is not None and ply > 0 else (None, None)
+        await self._commits.write(_row("takeback", room_id, ply, c0, c1), fence=fence)
 
     async def record_chat(self, room_id: str, player_id: str, text: str, when: float, *,
                           audience: str = "players", fence: Fence | None = None) -> None:

@@ -43,6 +43,7 @@ from tablas.server.store.base import (
 from tablas.server.store.commit import Write
 from tablas.server.store.postgres_addresses import PostgresAddresses
 from tablas.server.store.postgres_blocks import PostgresBlocks
+from tablas.server.store.postgres_players import PostgresPlayers
 from tablas.server.store.postgres_seeks import PostgresSeeks
 from tablas.server.store.postgres_tournaments import PostgresTournaments
 
@@ -117,7 +118,7 @@ async def _migrate(pool: asyncpg.Pool, upto: int | None) -> int:
     return current
 
 
-class PostgresStore(Storage):
+class PostgresStore(PostgresPlayers, Storage):
     """One PostgreSQL database through a pool; open with :meth:`open` (which migrates)."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
@@ -453,6 +454,10 @@ class PostgresStore(Storage):
             result = await con.fetchrow(
                 "SELECT winner, points, reason, clock0_ms, clock1_ms FROM results"
                 " WHERE room_id = $1", room_id)
+            changes = await con.fetch(
+                "SELECT seat, rating_before, rating_after FROM rating_changes"
+                " WHERE room_id = $1 ORDER BY seat", room_id)
         return room_record(room_id, tuple(room), [tuple(s) for s in seats],
                            [tuple(m) for m in moves],
-                           None if result is None else tuple(result))
+                           None if result is None else tuple(result),
+                           [tuple(c) for c in changes])

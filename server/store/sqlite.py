@@ -46,6 +46,7 @@ from tablas.server.store.base import (
 from tablas.server.store.commit import Write
 from tablas.server.store.sqlite_addresses import SqliteAddresses
 from tablas.server.store.sqlite_blocks import SqliteBlocks
+from tablas.server.store.sqlite_players import SqlitePlayers
 from tablas.server.store.sqlite_seeks import SqliteSeeks
 from tablas.server.store.sqlite_tournaments import SqliteTournaments
 
@@ -122,7 +123,7 @@ async def _migrate(db: aiosqlite.Connection, upto: int | None) -> int:
     return current
 
 
-class SqliteStore(Storage):
+class SqliteStore(SqlitePlayers, Storage):
     """One SQLite database; open with :meth:`open` (which migrates), close with :meth:`close`."""
 
     def __init__(self, db: aiosqlite.Connection) -> None:
@@ -448,7 +449,12 @@ class SqliteStore(Storage):
             (room_id,),
         ) as cur:
             result = await cur.fetchone()
-        return room_record(room_id, room, seats, moves, result)
+        async with db.execute(
+            "SELECT seat, rating_before, rating_after FROM rating_changes WHERE room_id = ?"
+            " ORDER BY seat", (room_id,),
+        ) as cur:
+            changes = list(await cur.fetchall())
+        return room_record(room_id, room, seats, moves, result, changes)
 
 
 # The name the server's tests and tools open a SQLite file by (``Store.open(path)``).
