@@ -53,7 +53,7 @@ async def test_who_is_online_is_the_clusters(
         tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
     async with nodes(tmp_path, pg_url, redis_server, "ab") as n:
         ana, ana_id = await member(n["a"].url, "Ana")
-        bob, bob_id = await member(n["b"].url, "Bob")
+        bob, bob_id = await member(n["b"].url, "Bob", "127.0.0.2")
         guest = Client(n["b"].url)
         await guest.connect("Gus")
         for url in (n["a"].url, n["b"].url):

@@ -229,5 +229,5 @@ async def test_http_endpoints(tmp_path: Path) -> None:
                           "spectators": 0,
                           "room_options": {"show_analysis": False, "clock": None,
                                            "abandon_to_bot_after_ms": None, "rated": False,
-                                           "unrated_reason": None},
+                                           "tournament_id": None, "unrated_reason": None},
                           "rated": False}]

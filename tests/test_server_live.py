@@ -31,7 +31,7 @@ async def test_spectator_sees_the_bot_think(tmp_path: Path) -> None:
         room, snap = await create(a, "connect4", [HUMAN, bot])
         assert snap["room_options"] == {"show_analysis": False, "clock": None,
                                         "abandon_to_bot_after_ms": None, "rated": False,
-                                        "unrated_reason": None}
+                                        "tournament_id": None, "unrated_reason": None}
         assert snap["clocks"] is None and snap["clock_running"] is None
         await s.request({"type": "spectate", "room_id": room}, "room")
         await a.send({"type": "move", "room_id": room, "ply": 0, "move": {"column": 3}})

@@ -183,7 +183,7 @@ async def test_refused_in_rated_games_in_backgammon_and_before_the_game(
         tmp_path: Path, backend: Backend) -> None:  # noqa: F811
     async with running(backend.where, max_msgs_per_address=None) as (_srv, url):
         ana, _ = await member(url, "Ana")
-        bob, _ = await member(url, "Bob")
+        bob, _ = await member(url, "Bob", "127.0.0.2")
         room, _ = await rated_room(ana, "tictactoe", [HUMAN, HUMAN])
         await bob.request({"type": "join", "room_id": room, "seat": 1}, "room")
         await move(ana, room, 0, {"cell": 4}, bob)

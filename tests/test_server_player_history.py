@@ -35,7 +35,8 @@ async def online(url: str) -> dict[str, dict[str, object]]:
 async def test_rating_changes_history_and_tally(tmp_path: Path, backend: Backend  # noqa: F811
                                                 ) -> None:
     async with running(backend.where, max_msgs_per_address=None) as (_srv, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        (ana, ana_id) = await member(url, "Ana")
+        (bob, bob_id) = await member(url, "Bob", "127.0.0.2")
         a1, b1 = after_game(NEW, NEW, 1.0)
         room, _ = await rated_room(ana, "tictactoe", [HUMAN, HUMAN])
         await bob.request({"type": "join", "room_id": room, "seat": 1}, "room")
@@ -91,7 +92,8 @@ async def test_rating_changes_history_and_tally(tmp_path: Path, backend: Backend
 
 async def test_who_is_online(tmp_path: Path, backend: Backend) -> None:  # noqa: F811
     async with running(backend.where, max_msgs_per_address=None) as (_srv, url):
-        (ana, ana_id), (bob, bob_id) = await member(url, "Ana"), await member(url, "Bob")
+        (ana, ana_id) = await member(url, "Ana")
+        (bob, bob_id) = await member(url, "Bob", "127.0.0.2")
         gus = Client(url)
         gus_id = (await gus.connect("Gus"))["player_id"]
         shown = await online(url)

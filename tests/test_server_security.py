@@ -251,7 +251,8 @@ def test_sql_is_parameterised_only() -> None:
     functions = "".join(p.read_text(encoding="utf-8") for p in sorted(
         (ROOT / "migrations" / "postgresql").glob("*.sql")))
     kinds = []
-    for name in ("base.py", "commit.py"):  # the writes, and the group commit's fence row
+    # the writes, and the group commit's fence row
+    for name in ("base.py", "commit.py", "player_writes.py"):
         tree = ast.parse((ROOT / "server" / "store" / name).read_text(encoding="utf-8"))
         kinds += [(name, n.args[0]) for n in ast.walk(tree) if isinstance(n, ast.Call)
                   and isinstance(n.func, ast.Name) and n.func.id == "_row"]

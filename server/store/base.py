@@ -17,7 +17,6 @@ migrations. What every backend shares lives here, written once:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
 import time
@@ -25,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib.resources.abc import Traversable
-from typing import Any, Literal
+from typing import Any
 
 from tablas.engine.core import Outcome
 from tablas.engine.search.decision import check_level
@@ -38,15 +37,13 @@ from tablas.server.shipped import package_folder
 from tablas.server.store.addresses import AddressStore
 from tablas.server.store.blocks import BlockStore
 from tablas.server.store.commit import CommitObserver, CommitStats, GroupCommit, Write, _row
+from tablas.server.store.player_writes import PlayerWrites
+from tablas.server.store.player_writes import token_hash as token_hash
 from tablas.server.store.players import PlayerReads
 from tablas.server.store.seeks import SeekStore
 from tablas.server.store.tournaments import TournamentStore
 
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def migrations_folder(backend: str = "sqlite") -> Traversable:
@@ -208,7 +205,7 @@ def room_record(
     )
 
 
-class Storage(PlayerReads, ABC):
+class Storage(PlayerReads, PlayerWrites, ABC):
     """The store: every write and read of the server's database. Open a backend with
     :func:`tablas.server.store.open_store` (which migrates), close it with :meth:`close`.
 
@@ -372,54 +369,6 @@ class Storage(PlayerReads, ABC):
         self.closed = True
         await self._commits.drain()  # moves already handed to the store are written first
         await self._close_database()
-
-    # --- players ---------------------------------------------------------------------------
-
-    async def create_player(self, player_id: str, name: str, token: str) -> None:
-        now = time.time()
-        await self._commits.write(_row("player", player_id, name, token_hash(token), now, now))
-
-    async def touch_player(self, player_id: str, name: str) -> None:
-        await self._commits.write(_row("player_seen", player_id, name, time.time()))
-
-    async def register_player(self, player_id: str, name: str, name_key: str,
-                              password_hash: str, when: float, name_skeleton: str | None = None,
-                              *, bot: bool = False
-                              ) -> Literal["registered", "name_taken", "look_alike",
-                                           "already_registered"]:
-        """The player's name (``name``: renamed to it) becomes theirs, with their password's
-        hash (``bot``: as a bot account, in the same transaction): ``registered``; or
-        nothing is written, because the key is a registered player's (``name_taken``) or the
-        skeleton is (``look_alike``; the unique indexes decide between two registrations at
-        once), or the player registered already."""
-        try:
-            await self._commits.write(_row("player_seen", player_id, name, when),
-                              _row("register", player_id, name_key, password_hash, when,
-                                   name_skeleton),
-                              *([_row("bot_account", player_id)] if bot else []))
-        except Exception as e:
-            why = self._refused(e)
-            if why is None:
-                raise
-            if "already registered" in why:
-                return "already_registered"
-            return "look_alike" if "skeleton" in why else "name_taken"
-        return "registered"
-
-    async def set_name_skeletons(self, skeletons: Sequence[tuple[str, str]]) -> None:
-        """Each (player id, skeleton) of players registered before migration 11, in the
-        order given (the earliest registered first: the first of a skeleton holds it, any
-        later one is written as sharing it)."""
-        if skeletons:
-            await self._commits.write(*(_row("name_skeleton", pid, sk) for pid, sk in skeletons))
-
-    async def address_seen(self, player_id: str, address_hash: str, when: float) -> None:
-        """The player connected from the address of this keyed hash (hex) at ``when``."""
-        await self._commits.write(_row("address_seen", player_id, address_hash, when))
-
-    async def add_token(self, player_id: str, token: str, when: float) -> None:
-        """A new device's token for a registered player (stored as its hash only)."""
-        await self._commits.write(_row("player_token", token_hash(token), player_id, when))
 
     # --- rooms -----------------------------------------------------------------------------
 
