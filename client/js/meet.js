@@ -104,7 +104,7 @@ export function renderMeet(app) {
       rated: rated.checked }));
     app.conn.request({ type: "seek", ...terms(game.value, chosen, rated.checked), rating_range: null })
       .then((m) => { app.mySeeks.add(m.seek_id); renderSeeks(app); app.toast("Looking for an opponent…"); },
-        (e) => app.toast(e.message || e.code, "error"));
+        (e) => app.toast(errorText(e), "error"));
   });
 
   const who = h("input", { id: "challenge-to", maxlength: 64, placeholder: "a player's name, or bot (hard)",
@@ -149,7 +149,7 @@ function sendChallenge(app, to, game, clock, rated) {
   app.conn.request({ type: "challenge", to, ...terms(game, chosen, rated) })
     // The name as the server knows it (a registered player's), not as it was typed.
     .then((m) => { app.challengesOut.set(m.challenge_id, to); renderChallenges(app); },
-      (e) => app.toast(e.message || e.code, "error"));
+      (e) => app.toast(errorText(e), "error"));
 }
 
 /** The registered players online now (GET /api/online), each with a Challenge button. */
@@ -209,7 +209,7 @@ function seekRow(app, sk) {
   btn.addEventListener("click", () => {
     const msg = mine ? { type: "cancel_seek", seek_id: sk.seek_id } : { type: "accept_seek", seek_id: sk.seek_id };
     app.conn.request(msg).then(() => { app.mySeeks.delete(sk.seek_id); app.pollSeeks(); },
-      (e) => { app.toast(e.message || e.code, "error"); app.pollSeeks(); });
+      (e) => { app.toast(errorText(e), "error"); app.pollSeeks(); });
   });
   const range = sk.rating_range ? ` · ${Math.round(sk.rating_range[0])}–${Math.round(sk.rating_range[1])}` : "";
   return h("div", { class: "room-row seek-row", "data-seek": sk.seek_id },
@@ -304,7 +304,7 @@ export class Meeting {
     this.app.challengesIn.delete(id);
     renderChallenges(this.app);
     this.app.conn.request({ type: yes ? "accept_challenge" : "decline_challenge", challenge_id: id })
-      .catch((e) => this.app.toast(e.message || e.code, "error"));
+      .catch((e) => this.app.toast(errorText(e), "error"));
   }
 
   /** True if the message was one of meeting an opponent's. */

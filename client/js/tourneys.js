@@ -32,7 +32,7 @@ export class Tourneys {
 
   ask(msg, done) {
     this.app.conn.request(msg).then((m) => { if (done) done(m); this.poll(); },
-      (e) => this.app.toast(e.message || e.code, "error"));
+      (e) => this.app.toast(errorText(e), "error"));
   }
 
   render() {
