@@ -31,7 +31,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from tablas.engine.search.decision import Level
 from tablas.engine.search.scores import Proven
 from tablas.server.dice import SEAT_SEED_PATTERN
-from tablas.server.errors import ErrorCode, ProtocolError
+from tablas.server.errors import ErrorCode, ProtocolError, Refused
 
 MsgId = Annotated[str, Field(max_length=128)] | int
 RoomId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -852,6 +852,24 @@ class Error(ServerMessage):
     type: Literal["error"] = "error"
     code: ErrorCode
     message: str
+    reason: str | None = Field(
+        default=None,
+        description="additive: the kind of refusal, finer than code (e.g. 'claim_too_early'),"
+                    " for a client that words refusals in its own language; absent when the"
+                    " code says it all")
+    params: dict[str, str | int | float] | None = Field(
+        default=None,
+        description="additive: the values that wording needs (a limit, a name, seconds)")
+
+    @classmethod
+    def of(cls, e: Refused, re: str | int | None) -> Error:
+        """The ``error`` answering the refusal ``e``."""
+        return cls(re=re, code=e.code, message=e.message, reason=e.reason, params=e.params)
+
+    def to_json(self) -> str:
+        if self.reason is None and self.params is None:
+            return super().to_json()
+        return json.dumps(self.model_dump(mode="json", exclude_none=True))
 
 
 class Left(ServerMessage):

@@ -312,7 +312,7 @@ async def chat(owner: Owner, msg: Chat, conn: Conn) -> None:
         raise RoomError("not_seated", "join or spectate the room to chat in it")
     text = msg.text.strip()
     if not text:
-        raise RoomError("bad_request", "empty chat line")
+        raise RoomError("bad_request", "empty chat line", reason="empty_chat")
     room_id, now = owner.room.room_id, owner.services.clock()
     await owner.services.store.record_chat(room_id, conn.player.id, text, now,
                                            fence=owner.fence())
