@@ -59,8 +59,8 @@ function files(dir, ext) {
 const used = new Map(), prefixes = new Map();
 for (const p of files(join(client, "js"), ".js")) {
   const text = readFileSync(p, "utf8");
-  for (const m of text.matchAll(/\b(?:t|has|tParts)\(\s*["']([\w.-]+)["']/g)) used.set(m[1], p);
-  for (const m of text.matchAll(/\b(?:t|has|tParts)\(\s*`([\w.-]+)\$\{/g)) prefixes.set(m[1], p);
+  for (const m of text.matchAll(/\b(?:t|tr|has|tParts)\(\s*["']([\w.-]+)["']/g)) used.set(m[1], p);
+  for (const m of text.matchAll(/\b(?:t|tr|has|tParts)\(\s*`([\w.-]+)\$\{/g)) prefixes.set(m[1], p);
   for (const m of text.matchAll(/\btWord\(\s*["']([\w.-]+)["']/g)) prefixes.set(`${m[1]}.`, p);
   for (const m of text.matchAll(/\/\/ i18n-keys: (.*)/g)) for (const k of m[1].split(/\s+/).filter(Boolean)) used.set(k, p);
 }
