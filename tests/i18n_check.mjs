@@ -5,7 +5,8 @@ import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const client = join(dirname(fileURLToPath(import.meta.url)), "..", "client");
+// The client folder: the argument, or the repository's.
+const client = process.argv[2] || join(dirname(fileURLToPath(import.meta.url)), "..", "client");
 const folder = join(client, "js", "i18n");
 
 async function load(file) {

@@ -14,8 +14,8 @@ export default {
   "header.connecting": "conectando…",
   "header.reconnecting": "reconectando…",
   "header.offlineRetry": { one: "sin conexión · reintento en {count} s", other: "sin conexión · reintento en {count} s" },
-  "sound.on": "Sonido sí",
-  "sound.off": "Sonido no",
+  "sound.on": "Sonido: sí",
+  "sound.off": "Sonido: no",
   "sound.onTitle": "sonidos de jugadas, tiradas y de tu turno (pulsa para silenciar)",
   "sound.offTitle": "reproducir sonidos de jugadas, tiradas y de tu turno",
   // Toasts
