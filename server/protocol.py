@@ -867,9 +867,12 @@ class Error(ServerMessage):
         return cls(re=re, code=e.code, message=e.message, reason=e.reason, params=e.params)
 
     def to_json(self) -> str:
-        if self.reason is None and self.params is None:
-            return super().to_json()
-        return json.dumps(self.model_dump(mode="json", exclude_none=True))
+        # Absent, not null, when not given: the message is as it was for a reader of old.
+        skip = {k for k in ("re", "reason", "params") if getattr(self, k) is None}
+        try:
+            return self.model_dump_json(exclude=skip)
+        except PydanticSerializationError:  # a lone surrogate (an odd client id): not UTF-8
+            return json.dumps(self.model_dump(mode="json", exclude=skip))
 
 
 class Left(ServerMessage):
