@@ -1,6 +1,6 @@
 // The lobby: the live list of rooms and the "new game" form.
 import { h, s, clear } from "./dom.js";
-import { GAMES, gameTitle } from "./notation.js";
+import { GAMES, gameTitle, seatName } from "./notation.js";
 import { serverGames } from "./net.js";
 import { resultText, reviewHref, seedField } from "./room.js";
 import { renderMeet } from "./meet.js";
@@ -220,7 +220,7 @@ function playersLine(seats) {
   seats.forEach((x, i) => {
     if (i) players.append(h("span", { class: "vs" }, ` ${t("common.vs")} `));
     players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
-      x.name || t("common.openSeat")));
+      seatName(x) || t("common.openSeat")));
     if (x.bot) players.append(" ", h("span", { class: "tag bot", title: t("common.botAccountTitle") }, t("common.bot")));
     if (x.rating != null) players.append(h("span", { class: "rating", title: t("common.rating") }, ` (${x.rating})`));
     // Names are not unique: a short id tells two players of the same name apart.

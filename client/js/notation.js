@@ -151,3 +151,11 @@ export function cubeNotes(history, rolls) {
   });
   return notes;
 }
+
+/** A seat's name as the page shows it: a house bot's (the server's "bot (LEVEL)") in the
+ * page's language, anyone else's as they chose it; "" for an empty seat. */
+export function seatName(seat) {
+  if (!seat || !seat.name) return "";
+  const m = seat.kind === "bot" ? /^bot \((\w+)\)$/.exec(seat.name) : null;
+  return m ? t("common.botLevel", { level: tWord("level", m[1]) }) : seat.name;
+}

@@ -1,7 +1,7 @@
 // A player's page (/players/{player_id}): their ratings per game and their latest games,
 // each linking to its review, from GET /api/players/{id}. Read only: no WebSocket.
 import { h, clear } from "./dom.js";
-import { gameTitle, reasonText } from "./notation.js";
+import { gameTitle, reasonText, seatName } from "./notation.js";
 import { ratingGraph } from "./rating-graph.js";
 import { t, fmtDate, tWord, onLanguageChange } from "./i18n.js";
 
@@ -48,8 +48,8 @@ async function main() {
   $("pl-no-ratings").hidden = !!ratings.length;
   const list = clear($("pl-games"));
   for (const g of p.games) {
-    const names = g.seats.map((s) => (s.bot ? t("player.seatBot", { name: s.name || t("common.openSeat") })
-      : s.name || t("common.openSeat"))).join(` ${t("common.vs")} `);
+    const names = g.seats.map((s) => (s.bot ? t("player.seatBot", { name: seatName(s) || t("common.openSeat") })
+      : seatName(s) || t("common.openSeat"))).join(` ${t("common.vs")} `);
     const link = g.status === "finished"
       ? h("a", { class: "btn primary small review-link", href: `../review/${encodeURIComponent(g.room_id)}` }, t("common.review"))
       : h("a", { class: "btn small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, t("common.watch"));

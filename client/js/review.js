@@ -6,7 +6,7 @@
 // board is that move's state_before (the room's final state at n), and move k is the one the
 // list, the caption and the chart's marker point at.
 import { h, s, clear } from "./dom.js";
-import { gameTitle, moveText, pieceName, playDice } from "./notation.js";
+import { gameTitle, moveText, pieceName, playDice, seatName as shownName } from "./notation.js";
 import { boardModule, resultText } from "./room.js";
 import { t, tParts, tWord, fmtNumber, onLanguageChange } from "./i18n.js";
 
@@ -143,7 +143,7 @@ async function loadReview() {
 
 function seatName(rec, seat) {
   const s0 = rec.seats[seat];
-  return (s0 && s0.name) || pieceName(rec.game, seat);
+  return shownName(s0) || pieceName(rec.game, seat);
 }
 
 /** A side named with its pieces, so that two seats of one name (two bots of one level, a

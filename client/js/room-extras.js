@@ -2,14 +2,14 @@
 // and takebacks (the buttons, and the offer waiting for an answer), the rating change at a
 // game's end, what kind of game it is (rated or casual, its clock), and the two chats marked.
 import { h, clear } from "./dom.js";
-import { pieceName } from "./notation.js";
+import { pieceName, seatName as shownName } from "./notation.js";
 import { t, fmtNumber } from "./i18n.js";
 
 // The games whose draws and takebacks are offered (backgammon's resignations have a value).
 const NO_OFFERS = new Set(["backgammon"]);
 
 function seatName(room, seat) {
-  return (room.seats[seat] && room.seats[seat].name) || pieceName(room.game, seat);
+  return shownName(room.seats[seat]) || pieceName(room.game, seat);
 }
 
 /** "Offer draw" and "Takeback" for a seated player of a game being played. */

@@ -1,7 +1,7 @@
 // The room view: board, players, turn, moves, result, chat, analysis, dice verification.
 import { h, clear, fmtClock } from "./dom.js";
 import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds,
-  matchScore, RESIGN_KINDS, resignKind } from "./notation.js";
+  matchScore, RESIGN_KINDS, resignKind, seatName as shownName } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
 import { t, tParts, fmtNumber, fmtSigned } from "./i18n.js";
 import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag } from "./room-extras.js";
@@ -96,7 +96,7 @@ function seatCard(app, room, seat, el) {
   const mine = (room.your_seats || []).includes(seat);
   el.className = `seat-card seat-${seat}${room.status === "playing" && room.to_move === seat ? " to-move" : ""}`;
   el.dataset.seat = seat;
-  const name = h("span", { class: "name" }, s.name || t("room.openSeat"));
+  const name = h("span", { class: "name" }, seatName(s) || t("room.openSeat"));
   const tags = h("span", { class: "tags" });
   if (mine) tags.append(h("span", { class: "tag you" }, t("room.you")));
   // A house bot, or a bot account (a program behind a registered name: contract section 12).
@@ -150,7 +150,7 @@ export function tickClocks(room) {
 
 function turnText(app, room) {
   const mine = room.your_seats || [];
-  const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
+  const seatName = (i) => shownName(room.seats[i]) || pieceName(room.game, i);
   if (room.status === "waiting") {
     return mine.length ? t("turn.waitingOpponent") : t("turn.waitingPlayers");
   }
@@ -185,7 +185,7 @@ export function resultText(room) {
     return withPts ? t("result.drawPoints", { why: reasonText(r.reason), count: r.points })
       : t("result.draw", { why: reasonText(r.reason) });
   }
-  const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
+  const seatName = (i) => shownName(room.seats[i]) || pieceName(room.game, i);
   // A game won because the other player stayed away: say who left.
   const why = r.reason === "abandoned" ? t("result.left", { name: seatName(1 - r.winner) }) : reasonText(r.reason);
   const who = mine.length === 1 ? (mine[0] === r.winner ? "you" : "youLose") : "they";
@@ -379,7 +379,7 @@ function renderOffer(app, room) {
   const cube = (room.state.cube && room.state.cube.value) || 1;
   const pts = o.points * cube;
   const kind = resignKind(o.points);
-  const who = (room.seats[o.seat] && room.seats[o.seat].name) || pieceName(room.game, o.seat);
+  const who = shownName(room.seats[o.seat]) || pieceName(room.game, o.seat);
   if (mine.includes(1 - o.seat)) {
     const them = mine.includes(o.seat) ? t("room.thisSeat") : who;
     el.append(h("p", { id: "resign-offer-text" }, t("room.resignOfferToYou", { name: them, kind, count: pts })),
@@ -471,7 +471,7 @@ function renderAnalysis(app, room) {
   if (a.proven) frac = a.proven === "win" ? 1 : a.proven === "loss" ? 0 : 0.5;
   else frac = 0.5 + 0.5 * Math.tanh((Number(a.score) || 0) / (a.score_typical || 1));
   const p0 = a.seat === 0 ? frac : 1 - frac;  // seat 0's share of the bar
-  const name = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
+  const name = (i) => shownName(room.seats[i]) || pieceName(room.game, i);
   el.append(h("h3", {}, t("analysis.title"), a.final ? "" : h("span", { class: "live" }, ` · ${t("analysis.live")}`)),
     h("div", { class: "evalbar", role: "img", "aria-label": t("analysis.barLabel", { share: fmtNumber(p0, { style: "percent" }), name: name(0) }) },
       h("div", { class: `evalfill g-${room.game}`, style: { width: `${(p0 * 100).toFixed(1)}%` } })),

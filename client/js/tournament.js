@@ -1,7 +1,7 @@
 // A tournament's page (/tournaments/{id}): its standings and rounds, from
 // GET /api/tournaments/{id}, asked again every second while it is not finished. Read only.
 import { h, clear } from "./dom.js";
-import { gameTitle } from "./notation.js";
+import { gameTitle, seatName } from "./notation.js";
 import { t as tr, tWord, has, onLanguageChange } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
@@ -19,11 +19,13 @@ function resultText(g, names) {
   return tr("tpage.won", { name: names[g.players[g.result.winner]] });
 }
 
-let shown = null;  // the tournament on show, drawn again after a switch of language
+let onShow = null;  // the tournament on show, drawn again after a switch of language
 
 function render(t) {
-  shown = t;
-  const names = Object.fromEntries(t.standings.map((s) => [s.player_id, s.name]));
+  onShow = t;
+  // A house bot entered (player id bot:GAME:LEVEL) is named in the page's language.
+  const shown = (s) => seatName({ kind: s.player_id.startsWith("bot:") ? "bot" : "human", name: s.name });
+  const names = Object.fromEntries(t.standings.map((s) => [s.player_id, shown(s)]));
   const format = tWord("tourney.format", t.format);
   document.title = tr("tpage.docTitle", { format, game: gameTitle(t.game) });
   $("to-title").textContent = `${format} · ${gameTitle(t.game)}`;
@@ -39,7 +41,7 @@ function render(t) {
   for (const s of t.standings) {
     rows.append(h("tr", { "data-player": s.player_id },
       h("td", {}, String(s.rank)),
-      h("td", { class: "to-name" }, s.bot ? tr("tpage.botName", { name: s.name }) : s.name),
+      h("td", { class: "to-name" }, s.bot ? tr("tpage.botName", { name: shown(s) }) : shown(s)),
       h("td", { class: "to-points" }, points(s.points)),
       h("td", {}, points(s.tiebreak)),
       h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses))));
@@ -79,5 +81,5 @@ function retry() {
   setTimeout(() => look().catch(retry), EVERY_MS * 3);
 }
 
-onLanguageChange(() => { if (shown) render(shown); });
+onLanguageChange(() => { if (onShow) render(onShow); });
 look().catch(retry);

@@ -669,4 +669,7 @@ export default {
   "explain.splitHeap": "split heap {n} into {a} and {b}",
   "explain.boomBoard": "BOOM board: click a column to drop",
   "explain.c4Board": "Connect-4 board: click a column to drop",
+  "common.botLevel": "bot ({level})",
+  "app.guestName": "Guest {n}",
+  "app.guest": "Guest",
 };

@@ -669,4 +669,7 @@ export default {
   "explain.splitHeap": "dividir el montón de {n} en {a} y {b}",
   "explain.boomBoard": "tablero de BOOM: pulsa una columna para echar ficha",
   "explain.c4Board": "tablero de conecta 4: pulsa una columna para echar ficha",
+  "common.botLevel": "bot ({level})",
+  "app.guestName": "Invitado {n}",
+  "app.guest": "Invitado",
 };
