@@ -810,6 +810,9 @@ class RoomSnapshot(ServerMessage):
     rating_change: list[RatingMove] | None = Field(
         default=None, description="a rated game's end: each seat's rating before and after"
         " it (contract section 8)")
+    claim_after_ms: int | None = Field(
+        default=None, description="additive: in a rated room, how long the other seat must be"
+        " away before `claim_win` is taken (the server's --claim-after)")
 
 
 class Update(ServerMessage):

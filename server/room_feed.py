@@ -71,7 +71,7 @@ class Feed:
 
     def _snapshot_text(self, viewer: str | None) -> str:
         return json_text(views.snapshot_data(self.room, viewer, self.services.presence.connected,
-                                             len(self.spectators)))
+                                             len(self.spectators), self.services.claim_after))
 
     def snapshot_for(self, conn: Conn, re: str | int | None = None) -> str:
         """The ``room`` message as ``conn`` sees it, answering ``re``."""

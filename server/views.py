@@ -70,8 +70,10 @@ def snapshot_data(
     viewer: str | None,
     connected: Callable[[str], bool] = lambda _p: False,
     spectators: int = 0,
+    claim_after: float | None = None,
 ) -> dict[str, Any]:
-    """The ``room`` message as ``viewer`` sees it (``connected`` says which players are), as
+    """The ``room`` message as ``viewer`` sees it (``connected`` says which players are;
+    ``claim_after``: the server's, in a rated room, for the page's countdown), as
     the plain data ``RoomSnapshot`` holds: send it with :func:`~tablas.server.protocol.json_text`
     (every follower gets one at the start and end of every game)."""
     seats = [
@@ -117,6 +119,8 @@ def snapshot_data(
         "draw_offer": room.offers.draw,
         "takeback_offer": room.offers.takeback,
         "rating_change": room.rating_change,
+        "claim_after_ms": None if claim_after is None or not room.rated
+        else round(claim_after * 1000),
     }
 
 

@@ -92,8 +92,12 @@ def test_two_people_decline_then_accept(browser: Any, base: str, size: str) -> N
     assert "waiting for the answer" in ana.locator("#resign-offer-text").inner_text()
     assert ana.locator("#resign-single").is_disabled()
     bo.click("#decline-resign-btn")
-    ana.wait_for_selector("#resign-offer", state="hidden")
-    ana.wait_for_selector(".toast:has-text('declined')")
+    # The answer stays said in the room (not only in a toast) until the next move.
+    ana.wait_for_selector("#resign-declined-text")
+    assert "declined" in ana.inner_text("#resign-declined-text")
+    bo.wait_for_selector("#resign-declined-text")
+    ana.wait_for_timeout(4500)  # past a toast's life
+    assert ana.locator("#resign-declined-text").is_visible()
     assert ana.evaluate("window.tablas.room.state.score") == [0, 0]
     offer(ana, "single")
     bo.click("#accept-resign-btn")

@@ -113,6 +113,7 @@ class App {
     box.append(t);
     setTimeout(() => t.classList.add("gone"), 3500);
     setTimeout(() => t.remove(), 4200);
+    return t;
   }
 
   // --- routing --------------------------------------------------------------------------------
@@ -197,6 +198,7 @@ class App {
 
   onWelcome(m) {
     this.me = { player_id: m.player_id, name: m.name, registered: !!m.registered };
+    document.body.classList.toggle("registered", this.me.registered);
     document.getElementById("name-input").value = m.name;
     localStorage.setItem(NAME_KEY, m.name);
     renderAccount(this);
@@ -273,6 +275,8 @@ class App {
         if (this.room && m.room_id === this.room.room_id) {
           const o = this.room.resign_offer;
           this.room.resign_offer = null;
+          // Said in the room until the next move, not only in a passing toast.
+          this.room.resign_declined = o ? o.seat : -1;
           const mine = this.room.your_seats || [];
           if (o && mine.includes(o.seat) && !mine.includes(1 - o.seat)) this.toast(t("toast.yourResignDeclined"));
           else this.toast(t("toast.resignDeclined"));
@@ -365,7 +369,7 @@ class App {
     this.prevState = room.state;
     const next = { ...room, ply: m.ply, state: m.state, to_move: m.to_move,
       legal_moves: m.legal_moves || [], status: m.status, result: m.result,
-      history: [...room.history, m.move], resign_offer: null, takeback_offer: null,
+      history: [...room.history, m.move], resign_offer: null, resign_declined: null, takeback_offer: null,
       // The other side's move answers a draw offer; the offerer's own keeps it.
       draw_offer: room.draw_offer === m.seat ? room.draw_offer : null };
     if (m.dice) next.rolls = [...(room.rolls || []), { ply: m.ply, dice: m.dice }];
@@ -394,6 +398,7 @@ class App {
     if (name !== (this.me && this.me.name)) msg.name = name;
     return this.conn.request(msg).then((m) => {
       this.me = { ...this.me, name: m.name, registered: true };
+      document.body.classList.add("registered");
       this.conn.name = m.name;
       document.getElementById("name-input").value = m.name;
       localStorage.setItem(NAME_KEY, m.name);

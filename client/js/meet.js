@@ -104,7 +104,12 @@ export function renderMeet(app) {
     localStorage.setItem("tablas-seek", JSON.stringify({ game: game.value, clock: chosen,
       rated: rated.checked }));
     app.conn.request({ type: "seek", ...terms(game.value, chosen, rated.checked), rating_range: null })
-      .then((m) => { app.mySeeks.add(m.seek_id); renderSeeks(app); app.toast(t("meet.looking")); },
+      .then((m) => {
+        app.mySeeks.add(m.seek_id);
+        renderSeeks(app);
+        // Unless paired at once (its "paired" came first): the toast goes when it pairs.
+        if (app.mySeeks.has(m.seek_id)) app.seekToast = app.toast(t("meet.looking"));
+      },
         (e) => app.toast(errorText(e), "error"));
   });
 
@@ -148,9 +153,16 @@ function sendChallenge(app, to, game, clock, rated) {
   let chosen;
   try { chosen = clock.value(); } catch (e) { app.toast(e.message, "error"); return; }
   app.conn.request({ type: "challenge", to, ...terms(game, chosen, rated) })
-    // The name as the server knows it (a registered player's), not as it was typed.
-    .then((m) => { app.challengesOut.set(m.challenge_id, to); renderChallenges(app); },
+    .then((m) => { app.challengesOut.set(m.challenge_id, shownName(app, to)); renderChallenges(app); },
       (e) => app.toast(errorText(e), "error"));
+}
+
+/** A registered player's name as they wrote it, not as it was typed (names compare without
+ * case or width: contract section 8), when the list of who is online has them. */
+function shownName(app, typed) {
+  const key = (s) => s.normalize("NFKC").toLowerCase().trim();
+  const found = (app.online || []).find((p) => key(p.name) === key(typed));
+  return found ? found.name : typed;
 }
 
 /** The registered players online now (GET /api/online), each with a Challenge button. */
@@ -244,8 +256,11 @@ export function renderChallenges(app) {
   }
   for (const [id, to] of app.challengesOut) {
     const cancel = h("button", { class: "btn small", type: "button" }, t("common.cancel"));
-    cancel.addEventListener("click", () => app.conn.request({ type: "cancel_challenge", challenge_id: id })
-      .catch(() => {}).finally(() => { app.challengesOut.delete(id); renderChallenges(app); }));
+    cancel.addEventListener("click", () => {
+      (app.cancelingChallenge ??= new Set()).add(id);  // one's own cancel needs no news
+      app.conn.request({ type: "cancel_challenge", challenge_id: id })
+        .catch(() => {}).finally(() => { app.challengesOut.delete(id); renderChallenges(app); });
+    });
     box.append(h("div", { class: "room-row challenge-out", "data-challenge-out": id },
       h("span", {}, t("meet.waitingAnswer", { name: to })), cancel));
   }
@@ -315,6 +330,7 @@ export class Meeting {
     switch (m.type) {
       case "paired":
         if (m.seek_id) app.mySeeks.delete(m.seek_id);
+        if (app.seekToast) { app.seekToast.remove(); app.seekToast = null; }
         if (m.challenge_id) { app.challengesOut.delete(m.challenge_id); app.challengesIn.delete(m.challenge_id); }
         app.openRoom(m.room_id);
         return true;
@@ -329,11 +345,20 @@ export class Meeting {
         app.challengesOut.delete(m.challenge_id);
         renderChallenges(app);
         return true;
-      case "challenge_canceled":
+      case "challenge_canceled": {
+        // Said, not just gone: unanswered in a minute, withdrawn, or its sender left.
+        const out = app.challengesOut.get(m.challenge_id);
+        const incoming = app.challengesIn.get(m.challenge_id);
+        if (out && !app.cancelingChallenge?.has(m.challenge_id)) {
+          app.toast(t("meet.challengeEnded", { name: out }));
+        } else if (incoming) {
+          app.toast(t("meet.challengeWithdrawn", { name: incoming.from.name }));
+        }
         app.challengesIn.delete(m.challenge_id);
         app.challengesOut.delete(m.challenge_id);
         renderChallenges(app);
         return true;
+      }
       case "seeking": case "seek_canceled": case "challenge_sent":
         return true;
       default:

@@ -12,6 +12,7 @@ function resultFor(g) {
   if (!g.result) return tWord("status", g.status);
   const mine = g.seats.findIndex((s) => s.player_id === playerId);
   const why = reasonText(g.result.reason);
+  if (g.result.reason === "aborted") return t("player.aborted");
   if (g.result.winner === null || g.result.winner === undefined) return t("player.drew", { why });
   return t(g.result.winner === mine ? "player.won" : "player.lost", { why });
 }
@@ -55,7 +56,9 @@ async function main() {
       : h("a", { class: "btn small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, t("common.watch"));
     list.append(h("li", { class: "room-item pl-game", "data-room": g.room_id },
       h("span", { class: "room-info" },
-        h("span", { class: "room-game" }, gameTitle(g.game), g.rated ? h("span", { class: "tag rated" }, ` ${t("common.ratedTag")}`) : ""),
+        // An aborted game changed no rating: no "rated" tag on it.
+        h("span", { class: "room-game" }, gameTitle(g.game),
+          g.rated && !(g.result && g.result.reason === "aborted") ? h("span", { class: "tag rated" }, ` ${t("common.ratedTag")}`) : ""),
         h("span", { class: "pl-players" }, names),
         h("span", { class: "small muted pl-result" }, resultFor(g),
           h("time", { class: "pl-date", datetime: g.created_at ? new Date(g.created_at * 1000).toISOString() : null }, ` · ${dayOf(g)}`))),

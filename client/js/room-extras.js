@@ -88,12 +88,25 @@ export function ratingChangeLine(room) {
 /** What kind of game it is: rated or casual, and its clock ("5+3"). */
 export function gameKind(room) {
   const clock = room.room_options && room.room_options.clock;
-  const parts = [room.rated ? t("offer.ratedKind") : t("offer.casualKind")];
+  const aborted = room.result && room.result.reason === "aborted";
+  const parts = [room.rated && !aborted ? t("offer.ratedKind") : aborted && room.rated ? t("offer.abortedUnrated") : t("offer.casualKind")];
   if (clock) {
     const base = clock.base_ms / 60000;
     parts.push(`${fmtNumber(base, { maximumFractionDigits: 1 })}+${Math.round((clock.increment_ms || 0) / 1000)}`);
   } else parts.push(t("meet.noClockShort"));
   return parts.join(" · ");
+}
+
+/** A tournament game says so, with a link to its tournament (known from the server's
+ * tournament_game, which seated this page). */
+export function renderTournamentLink(app, room) {
+  const el = document.getElementById("room-tournament");
+  const game = app.tournamentGames && app.tournamentGames.get(room.room_id);
+  if (!el) return;
+  el.hidden = !game;
+  if (!game) return;
+  el.href = `tournaments/${encodeURIComponent(game.tournament_id)}`;
+  el.textContent = t("offer.tournamentRound", { round: game.round });
 }
 
 /** A chat line's room: the players' or the spectators' (a line without it: the players'). */

@@ -4,7 +4,8 @@ import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, pl
   matchScore, RESIGN_KINDS, resignKind, seatName as shownName } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
 import { t, tParts, fmtNumber, fmtSigned } from "./i18n.js";
-import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag } from "./room-extras.js";
+import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag,
+  renderTournamentLink } from "./room-extras.js";
 import * as ttt from "./boards/tictactoe.js";
 import * as grundy from "./boards/grundy.js";
 import * as drop from "./boards/drop.js";
@@ -36,6 +37,7 @@ export function mountRoom(app, root, roomId) {
         h("a", { href: "#/", class: "back", "aria-label": t("room.backLabel") }, t("room.back")),
         h("h2", { id: "room-game" }, ""),
         h("span", { id: "room-kind", class: "muted small" }, ""),
+        h("a", { id: "room-tournament", class: "small", hidden: true }, ""),
         h("span", { id: "room-spectators", class: "spec", title: t("common.spectators") }, "")),
       h("div", { class: "seat-card", id: "card-top" }),
       h("div", { class: "board-area" },
@@ -181,6 +183,8 @@ export function resultText(room) {
   // gammons, or any game that scored more than the usual single point.
   const withPts = r.points && (room.game === "backgammon" || r.points > 1);
   if (r.reason === "expired") return t("result.expired");
+  // No draw: nobody played it out, and no rating moved (contract section 10).
+  if (r.reason === "aborted") return t("result.aborted");
   if (r.winner === null || r.winner === undefined) {
     return withPts ? t("result.drawPoints", { why: reasonText(r.reason), count: r.points })
       : t("result.draw", { why: reasonText(r.reason) });
@@ -288,10 +292,7 @@ function renderActions(app, room) {
     }
     // The opponent's seat is the one not ours; its player has left if the server says since when.
     const away = (room.away_since_ms || []).filter((t, i) => t !== null && !mine.includes(i));
-    if (mine.length === 1 && away.length) {
-      el.append(h("button", { class: "btn primary", id: "claim-win-btn", title: t("room.claimTitle"),
-        on: { click: () => app.claimWin() } }, t("room.claim")));
-    }
+    if (mine.length === 1 && away.length) el.append(claimButton(app, Math.min(...away), room.claim_after_ms));
     // Backgammon: give up this game for a single, a gammon or a backgammon, which the
     // opponent accepts or declines; the plain button gives up the whole match at once.
     if (room.game === "backgammon") el.append(resignGameControl(app, room));
@@ -342,6 +343,24 @@ function renderActions(app, room) {
   }
 }
 
+/** "Claim the win", counting down until the opponent has been away long enough (the
+ * server's --claim-after, which a rated room's snapshot carries). */
+function claimButton(app, awaySince, claimAfter) {
+  const b = h("button", { class: "btn primary", id: "claim-win-btn", type: "button",
+    title: t("room.claimTitle"),
+    on: { click: () => app.claimWin() } }, t("room.claim"));
+  const show = () => {
+    if (!b.isConnected && b.dataset.shown) return;
+    b.dataset.shown = "1";
+    const left = claimAfter == null ? 0 : Math.ceil((awaySince + claimAfter - Date.now()) / 1000);
+    b.disabled = left > 0;
+    b.textContent = left > 0 ? t("room.claimIn", { count: left }) : t("room.claim");
+    if (left > 0) setTimeout(show, 1000);
+  };
+  show();
+  return b;
+}
+
 // Rooms whose "Resign this game" choices are open: a redraw (an update) keeps them open.
 const resignOpen = new Set();
 
@@ -373,7 +392,14 @@ function renderOffer(app, room) {
   const el = document.getElementById("resign-offer");
   const o = room.status === "playing" ? room.resign_offer : null;
   clear(el);
-  el.hidden = !o;
+  const declined = room.status === "playing" && room.resign_declined != null && !o;
+  el.hidden = !o && !declined;
+  if (declined) {
+    const mine = (room.your_seats || []).includes(room.resign_declined);
+    el.append(h("p", { id: "resign-declined-text", class: "declined" },
+      mine ? t("room.yourResignDeclined") : t("room.resignDeclined")));
+    return;
+  }
   if (!o) return;
   const mine = room.your_seats || [];
   const cube = (room.state.cube && room.state.cube.value) || 1;
@@ -554,6 +580,7 @@ export function renderRoom(app, fresh = false) {
     ? t("room.grundyHeap", { game: gameTitle(room.game), n: room.options.heap }) : gameTitle(room.game);
   document.getElementById("room-spectators").textContent = t("room.watching", { count: room.spectators || 0 });
   document.getElementById("room-kind").textContent = gameKind(room);
+  renderTournamentLink(app, room);
   renderRules(room);
   const v = viewSeat(room);
   seatCard(app, room, 1 - v, document.getElementById("card-top"));

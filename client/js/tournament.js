@@ -2,11 +2,23 @@
 // GET /api/tournaments/{id}, asked again every second while it is not finished. Read only.
 import { h, clear } from "./dom.js";
 import { gameTitle, seatName } from "./notation.js";
-import { t as tr, tWord, has, onLanguageChange } from "./i18n.js";
+import { t as tr, tParts, tWord, has, onLanguageChange } from "./i18n.js";
+import { clockLabel } from "./meet.js";
 
 const $ = (id) => document.getElementById(id);
 const tournamentId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
 const EVERY_MS = 1000;
+let creator = null;  // the creator's name, read once from their player page
+
+/** A player's name, linking to their page; a program marked as one (once: a house bot's
+ * name already says "bot"). A house bot entered (player id bot:GAME:LEVEL) is named in the
+ * page's language. */
+function playerLink(id, name, bot) {
+  const shown = seatName({ kind: id.startsWith("bot:") ? "bot" : "human", name });
+  const link = h("a", { class: "pname", href: `../players/${encodeURIComponent(id)}` }, shown);
+  if (!bot || /^bot \(/.test(name)) return link;
+  return h("span", {}, link, " ", h("span", { class: "tag bot", title: tr("tpage.botAccount") }, tr("common.bot")));
+}
 
 function points(x) {
   return Number.isInteger(x) ? String(x) : `${Math.floor(x) || ""}½`;
@@ -23,12 +35,21 @@ let onShow = null;  // the tournament on show, drawn again after a switch of lan
 
 function render(t) {
   onShow = t;
-  // A house bot entered (player id bot:GAME:LEVEL) is named in the page's language.
   const shown = (s) => seatName({ kind: s.player_id.startsWith("bot:") ? "bot" : "human", name: s.name });
   const names = Object.fromEntries(t.standings.map((s) => [s.player_id, shown(s)]));
   const format = tWord("tourney.format", t.format);
   document.title = tr("tpage.docTitle", { format, game: gameTitle(t.game) });
-  $("to-title").textContent = `${format} · ${gameTitle(t.game)}`;
+  // A tournament has no name of its own: its format, game and clock name it.
+  $("to-title").textContent = `${format} · ${gameTitle(t.game)} · ${clockLabel(t.clock)}`;
+  if (t.created_by && creator === null) {
+    creator = "";
+    fetch(new URL(`../api/players/${encodeURIComponent(t.created_by)}`, location.href))
+      .then((r) => (r.ok ? r.json() : null)).then((p) => { if (p) { creator = p.name; render(t); } })
+      .catch(() => {});
+  }
+  const by = $("to-creator");
+  clear(by);
+  if (creator) by.append(...tParts("tpage.createdBy", { name: playerLink(t.created_by, creator, false) }));
   const status = t.status === "waiting" ? tr("tpage.waiting", { count: t.standings.length })
     : t.status === "playing" ? tr("tourney.roundOf", { round: t.round, rounds: t.rounds })
       : tr("tpage.finished", { count: t.rounds });
@@ -41,7 +62,7 @@ function render(t) {
   for (const s of t.standings) {
     rows.append(h("tr", { "data-player": s.player_id },
       h("td", {}, String(s.rank)),
-      h("td", { class: "to-name" }, s.bot ? tr("tpage.botName", { name: shown(s) }) : shown(s)),
+      h("td", { class: "to-name" }, playerLink(s.player_id, s.name, s.bot)),
       h("td", { class: "to-points" }, points(s.points)),
       h("td", {}, points(s.tiebreak)),
       h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses))));

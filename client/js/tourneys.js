@@ -26,7 +26,8 @@ export class Tourneys {
     if (this.app.current || !document.getElementById("tourneys")) return;
     fetch("api/tournaments").then((r) => (r.ok ? r.json() : null)).then((body) => {
       if (!body) return;
-      this.list = body.tournaments.filter((to) => to.status !== "finished");
+      // Finished ones stay in the list (after the others: the server's order), to be viewed.
+      this.list = body.tournaments;
       this.renderList();
     }).catch(() => {});
   }
@@ -83,7 +84,8 @@ export class Tourneys {
     }
     actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(to.tournament_id)}` }, t("tourney.view")));
     const what = to.status === "waiting" ? t("tourney.entered", { count: to.players })
-      : t("tourney.roundOf", { round: to.round, rounds: to.rounds });
+      : to.status === "finished" ? t("tourney.finishedPlayers", { count: to.players })
+        : t("tourney.roundOf", { round: to.round, rounds: to.rounds });
     return h("div", { class: "tourney-row", "data-tourney": to.tournament_id },
       h("span", { class: "room-game" }, `${tWord("tourney.format", to.format)} · ${gameTitle(to.game)}`),
       h("span", { class: "muted small" }, `${clockLabel(to.clock)} · ${to.rated ? t("meet.rated") : t("meet.casual")} · ${what}`),
@@ -100,6 +102,9 @@ export class Tourneys {
     const format = h("select", { id: "tourney-format" },
       h("option", { value: "round_robin" }, t("tourney.format.round_robin")), h("option", { value: "swiss" }, t("tourney.format.swiss")));
     const rounds = h("input", { type: "number", id: "tourney-rounds", min: 1, max: 30, value: 3 });
+    const roundsLabel = h("label", { id: "tourney-rounds-label", hidden: true }, t("tourney.roundsLabel"), " ", rounds);
+    // A round robin's rounds are its entrants': only a Swiss asks how many.
+    format.addEventListener("change", () => { roundsLabel.hidden = format.value !== "swiss"; });
     const clock = h("select", { id: "tourney-clock" },
       PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, t("lobby.clockMin", { clock: label }))));
     clock.value = "300000:0";
@@ -108,7 +113,7 @@ export class Tourneys {
     const bots = LEVELS.map((lv) => h("input", { type: "checkbox", value: lv, id: `tourney-bot-${lv}` }));
     const form = h("form", { class: "tourney-form", id: "tourney-form", "aria-label": t("tourney.newLabel") },
       h("div", { class: "row" }, h("label", {}, t("common.game"), " ", game), h("label", {}, t("tourney.formatLabel"), " ", format),
-        h("label", {}, t("tourney.rounds"), " ", rounds), h("label", {}, t("lobby.clock"), " ", clock)),
+        roundsLabel, h("label", {}, t("lobby.clock"), " ", clock)),
       h("div", { class: "row" }, h("label", {}, twice, " ", t("tourney.twice")), h("label", {}, rated, " ", t("lobby.rated"))),
       h("fieldset", {}, h("legend", { class: "small" }, t("tourney.houseBots")),
         h("div", { class: "row" }, bots.map((b) => h("label", { for: b.id }, b, ` ${tWord("level", b.value)}`)))),
@@ -128,8 +133,9 @@ export class Tourneys {
   /** True if the message was a tournament's. */
   onMessage(m) {
     if (m.type === "tournament_game") {
+      // The room says it is a tournament's (a link to it in its title), not a toast over it.
+      (this.app.tournamentGames ??= new Map()).set(m.room_id, { tournament_id: m.tournament_id, round: m.round });
       if (this.app.current && this.app.current.id === m.room_id) return true;  // there already
-      this.app.toast(t("tourney.toYourGame", { round: m.round }));
       this.app.openRoom(m.room_id);
       this.app.subscribe();  // the server seated us, but we follow the room by joining it
       return true;

@@ -394,7 +394,7 @@ export function render(ctx) {
       }
     }
     target(25, BX, F, BARW, HALF - F, "bar");
-    target(0, TX, H - F - TRI - 5, TW, TRI + 5, "bear off");
+    target(0, TX, H - F - TRI - 5, TW, TRI + 5, t("board.bearOff"));
   }
 
   return { svg, controls: controls(ctx, b), hint: null };
