@@ -98,7 +98,7 @@ function seatCard(app, room, seat, el) {
   const mine = (room.your_seats || []).includes(seat);
   el.className = `seat-card seat-${seat}${room.status === "playing" && room.to_move === seat ? " to-move" : ""}`;
   el.dataset.seat = seat;
-  const name = h("span", { class: "name" }, seatName(s) || t("room.openSeat"));
+  const name = h("span", { class: "name" }, shownName(s) || t("room.openSeat"));
   const tags = h("span", { class: "tags" });
   if (mine) tags.append(h("span", { class: "tag you" }, t("room.you")));
   // A house bot, or a bot account (a program behind a registered name: contract section 12).
