@@ -77,9 +77,12 @@ def shown_text(page: Any) -> str:
 def assert_in_language(page: Any, lang: str, where: str) -> None:
     assert page.evaluate("document.documentElement.lang") == lang, where
     text = shown_text(page)
-    wrong = [f for f in foreign_fragments(lang)
-             if re.search(rf"(?<!\w){re.escape(f)}(?!\w)", text, flags=re.I)]
-    assert wrong == [], (where, wrong, text[:3000])
+    wrong = []
+    for f in foreign_fragments(lang):
+        m = re.search(rf"(?<!\w){re.escape(f)}(?!\w)", text, flags=re.I)
+        if m:
+            wrong.append((f, text[max(0, m.start() - 60):m.end() + 60]))
+    assert wrong == [], (where, wrong)
     assert page.errors == [], (where, page.errors)
 
 
@@ -167,7 +170,8 @@ def test_every_page_speaks_the_browsers_language(browser: Any, base: str, locale
     page.wait_for_selector("#result-text")
     assert_in_language(page, lang, "a finished room")
     goto_standalone(page, f"{base}/review/{rooms['tictactoe']}",
-                    "document.getElementById('rv-body') && !document.getElementById('rv-body').hidden")
+                    "document.getElementById('rv-body') && "
+                    "!document.getElementById('rv-body').hidden")
     page.wait_for_selector("#rv-summary:not([hidden])")
     assert_in_language(page, lang, "review")
 
@@ -186,7 +190,8 @@ def test_every_page_speaks_the_browsers_language(browser: Any, base: str, locale
     page.goto(f"{base}/#/")
     page.wait_for_selector("#conn[data-status=online]")
     me = page.evaluate("window.tablas.me.player_id")
-    goto_standalone(page, f"{base}/players/{me}", "document.querySelectorAll('.pl-game').length > 0")
+    goto_standalone(page, f"{base}/players/{me}",
+                    "document.querySelectorAll('.pl-game').length > 0")
     assert_in_language(page, lang, "player")
     day = page.text_content(".pl-game .pl-date") or ""
     assert re.search(words["month"], day), day
@@ -198,7 +203,11 @@ def test_every_page_speaks_the_browsers_language(browser: Any, base: str, locale
     page.wait_for_selector("[data-tourney]")
     assert_in_language(page, lang, "lobby with a tournament")
     tid = page.get_attribute("[data-tourney]", "data-tourney")
-    goto_standalone(page, f"{base}/tournaments/{tid}", "document.querySelectorAll('#to-rows tr').length > 0")
+    page.click(f"[data-join-tourney='{tid}']")
+    page.wait_for_function(f"document.querySelector(\"[data-join-tourney='{tid}']\")"
+                           ".classList.contains('primary') === false")
+    goto_standalone(page, f"{base}/tournaments/{tid}",
+                    "document.querySelectorAll('#to-rows tr').length > 0")
     page.wait_for_function("document.getElementById('to-creator').textContent.length > 0")
     assert_in_language(page, lang, "tournament")
     ctx.close()

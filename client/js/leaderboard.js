@@ -1,7 +1,7 @@
 // The leaderboard (/leaderboard): a game's rated players, best first, from
 // GET /api/leaderboard?game=G; each links to the player's page. Read only: no WebSocket.
 import { h, clear } from "./dom.js";
-import { gameTitle } from "./notation.js";
+import { gameTitle, seatName } from "./notation.js";
 import { serverGames } from "./net.js";
 import { t, onLanguageChange } from "./i18n.js";
 
@@ -21,7 +21,7 @@ async function show(game) {
   body.players.forEach((p, i) => {
     rows.append(h("tr", { "data-player": p.player_id },
       h("td", {}, String(i + 1)),
-      h("td", {}, h("a", { href: `players/${encodeURIComponent(p.player_id)}`, class: p.bot ? "pname bot" : "pname" }, p.name || p.player_id),
+      h("td", {}, h("a", { href: `players/${encodeURIComponent(p.player_id)}`, class: p.bot ? "pname bot" : "pname" }, seatName({ kind: p.player_id.startsWith("bot:") ? "bot" : "human", name: p.name }) || p.player_id),
         p.bot ? h("span", { class: "tag bot" }, ` ${t("common.bot")}`) : ""),
       h("td", { class: "lb-rating" }, String(Math.round(p.rating))),
       h("td", {}, String(Math.round(p.rd))),

@@ -30,8 +30,9 @@ async function main() {
     $("pl-name").textContent = r.status === 404 ? t("player.none") : t("common.httpError", { status: r.status });
     return;
   }
-  document.title = `${p.name} · Tablas`;
-  $("pl-name").textContent = p.name;
+  const name = seatName({ kind: playerId.startsWith("bot:") ? "bot" : "human", name: p.name });
+  document.title = t("player.docTitle", { name });
+  $("pl-name").textContent = name;
   const level = playerId.startsWith("bot:");
   $("pl-kind").textContent = level ? t("player.houseBot")
     : p.bot ? t("player.botAccount") : (p.registered ? t("player.registered") : t("player.guest"));

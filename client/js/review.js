@@ -245,7 +245,7 @@ function go(k) {
   const mod = boardModule(view.record.game);
   const at = roomAt(step);
   const note = mod && mod.stateNote && at.state ? mod.stateNote(at.state) : null;
-  const where = step === n ? `end (${n} moves)` : `move ${step + 1} of ${n}`;
+  const where = step === n ? t("review.stepEnd", { count: n }) : t("review.stepOf", { n: step + 1, total: n });
   $("rv-step").textContent = note ? `${where} · ${note}` : where;
   $("rv-first").disabled = $("rv-prev").disabled = step === 0;
   $("rv-next").disabled = $("rv-last").disabled = step === n;

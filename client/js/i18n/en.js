@@ -685,4 +685,7 @@ export default {
   "tourney.finishedPlayers": { one: "finished · {count} player", other: "finished · {count} players" },
   "tourney.roundsLabel": "Rounds",
   "board.bearOff": "bear off",
+  "review.stepEnd": { one: "end ({count} move)", other: "end ({count} moves)" },
+  "review.stepOf": "move {n} of {total}",
+  "player.docTitle": "{name} · Tablas",
 };

@@ -685,4 +685,7 @@ export default {
   "tourney.finishedPlayers": { one: "terminado · {count} jugador", other: "terminado · {count} jugadores" },
   "tourney.roundsLabel": "Rondas",
   "board.bearOff": "sacar fichas",
+  "review.stepEnd": { one: "final ({count} jugada)", other: "final ({count} jugadas)" },
+  "review.stepOf": "jugada {n} de {total}",
+  "player.docTitle": "{name} · Tablas",
 };
