@@ -431,7 +431,7 @@ export default {
   "bg.undo": "↶ Deshacer",
   "bg.playIt": "Jugar ✓",
   "bg.howToPlay": "Pulsa una ficha y después un punto resaltado (Intro juega, Retroceso deshace).",
-  "bg.cardPips": "{side} · {pips} puntos de carrera",
+  "bg.cardPips": "{side} · pips: {pips}",
   "bg.cardScore": "{base} · marcador {score}/{to}",
   "board.backgammon": "tablero de backgammon",
   "board.point": "punto {n}",
