@@ -174,20 +174,29 @@ function syncSwitch() {
   }
 }
 
-/** The header's switch: a select of the languages, each in its own name. */
+/** The header's switch: a select of the languages, each in its own name (on a phone's narrow
+ * header, its two-letter code). */
 function mountSwitch() {
   const bar = document.querySelector(".topbar");
   if (!bar || document.getElementById("lang-switch")) return;
   const sel = document.createElement("select");
   sel.id = "lang-switch";
   sel.className = "lang-switch";
+  const narrow = window.matchMedia ? window.matchMedia("(max-width: 560px)") : null;
   for (const [code, name] of Object.entries(LANGUAGE_NAMES)) {
     const o = document.createElement("option");
     o.value = code;
     o.lang = code;
-    o.textContent = name;
+    o.title = name;
     sel.append(o);
   }
+  const label = () => {
+    for (const o of sel.options) {
+      o.textContent = narrow && narrow.matches ? o.value.toUpperCase() : LANGUAGE_NAMES[o.value];
+    }
+  };
+  label();
+  if (narrow) narrow.addEventListener("change", label);
   sel.addEventListener("change", () => setLanguage(sel.value));
   bar.append(sel);
   syncSwitch();
