@@ -4,7 +4,7 @@
 end of the game; a takeback deletes the moves it takes back) before anyone is told.
 
 A house bot answers at once: it takes a takeback, and a draw when its own evaluation of the
-position (a small search, a few thousand nodes) does not favour it.
+position (a search three plies deep, cut at 20 ms) does not favour it.
 """
 
 from __future__ import annotations
@@ -37,9 +37,10 @@ class Owner(Protocol):
     def fence(self) -> Fence | None: ...
     async def apply(self, change: Change, answer: Conn | None = None, re: Re = None) -> None: ...
 
-# How far a house bot looks before it answers a draw offer: enough to see a win or a loss a
-# few moves away, little enough to answer at once on the room's loop (milliseconds).
-DRAW_NODES = 3000
+
+# How far a house bot looks before it answers a draw offer: three plies (a win or a loss a
+# move away), cut at 20 ms: it answers at once, on the room's loop, which serves every room.
+DRAW_SEARCH = Limits(depth=3, time_ms=20)
 
 
 async def handle(owner: Owner, msg: Offer, conn: Conn) -> None:
@@ -81,15 +82,16 @@ async def offer(owner: Owner, kind: Kind, conn: Conn, re: Re) -> None:
 async def _accepted(owner: Owner, kind: Kind, seat: int, conn: Conn | None, re: Re) -> None:
     """``seat``'s offer of ``kind`` is accepted: the game ends drawn, or the moves go."""
     room = owner.room
-    if kind == "draw":
-        await owner.apply(Ending(room.conclude(AGREED), room.clocks.live()), conn, re)
-        return
     now = owner.services.clock()
     try:
         clocks = room.clocks.charged(now)
     except Flagged as f:  # the clock that runs had run out before the answer
         await owner.apply(Ending(f.outcome, f.clocks))
         raise
+    if kind == "draw":
+        await owner.apply(Ending(room.conclude(AGREED), None if clocks is None else list(clocks)),
+                          conn, re)
+        return
     takeback = room.offers.prepare_takeback(seat, clocks)
     taken = room.ply - takeback.ply
     await owner.services.store.take_back(room.room_id, takeback.ply, takeback.clocks,
@@ -102,6 +104,6 @@ def bot_takes_draw(room: Room, bot_seat: int) -> bool:
     """Whether the house bot on ``bot_seat`` takes a draw: its search does not find the
     position better for it than even."""
     engine: Any = engine_for(room.game, room.state)
-    result = engine.search(room.state, Limits(nodes=DRAW_NODES))
+    result = engine.search(room.state, DRAW_SEARCH)
     score = result.score if room.to_move == bot_seat else -result.score
     return bool(score <= 0)

@@ -38,7 +38,10 @@ class Standings:
     async def leaderboard(self, game: str | None) -> dict[str, Any]:
         """``{"game", "players": [{player_id, name, rating, rd, games, bot}]}``, best first
         (by rating, then the smaller RD, the more games, the player id), at most
-        :data:`LEADERBOARD_SIZE`; an unknown or missing game is ``bad_request``."""
+        :data:`LEADERBOARD_SIZE`; an unknown game is ``bad_request``. Without a game, every
+        game's: ``{"games": [{"game", "players"}, …]}``, in the games' order."""
+        if game is None:
+            return {"games": [await self.leaderboard(g) for g in GAME_IDS]}
         _check_game(game, "/api/leaderboard?game=G")
         assert game is not None
         rows = await self.store.leaderboard(game, LEADERBOARD_SIZE)

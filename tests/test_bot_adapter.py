@@ -425,3 +425,34 @@ async def test_the_c_example_plays_a_person_to_the_end(server: Subprocess,
         assert (await bot.finished(room))[4] == ends[room]["result"]["reason"]
     assert await bot.stop() == 0
     await ana.close()
+
+
+async def test_the_adapter_declines_a_draw_and_a_takeback_at_once(server: Subprocess,
+                                                                 tmp_path: Path) -> None:
+    """Contract section 7: an engine plays its games out; the person asking is not left
+    waiting."""
+    engine, logs = write_engine(tmp_path)
+    bot = await Adapter(server.url, "Robo", engine_command(engine, logs), "--games", "connect4",
+                        stderr=tmp_path / "robo.err").start()
+    ana = Client(server.url)
+    await ana.connect("Ana")
+    paired = await until_online(ana, "Robo", "connect4")
+    room, seat = paired["room_id"], paired["seat"]
+    view = await ana.expect("room")
+    while view["to_move"] != seat:
+        view = await ana.expect("update")
+    # Asked on Ana's turns, so that no move of the engine's answers them first.
+    await ana.request({"type": "offer_draw", "room_id": room}, "draw_offer")
+    assert (await ana.expect("draw_declined"))["seat"] == seat
+    moved = await ana.request({"type": "move", "room_id": room, "ply": view["ply"],
+                               "move": view["legal_moves"][0]}, "update")
+    reply = await ana.expect("update")  # the engine's move
+    assert reply["ply"] == moved["ply"] + 1
+    await ana.request({"type": "takeback", "room_id": room}, "takeback_offer")
+    assert (await ana.expect("takeback_declined"))["seat"] == seat
+    record = await get(server.url, f"/api/rooms/{room}")
+    assert record["ply"] == reply["ply"] and record["status"] == "playing"
+    await ana.request({"type": "resign", "room_id": room}, "room")
+    await bot.finished(room)
+    assert await bot.stop() == 0
+    await ana.close()

@@ -99,6 +99,7 @@ def test_backgammon_turn_by_clicks_then_verify_dice(browser: Any, base: str) -> 
     # keeps the confirmation: the second click resigns. Then the seed is revealed and every
     # roll checks out.
     page.wait_for_function("window.tablas.room.state.turn === 0")
+    page.click("#resign-game summary")  # a money game: giving up now is one of its choices
     page.click("#resign-btn")
     page.evaluate("""async () => {
         const m = await import('/js/room.js'); m.renderRoom(window.tablas, false); }""")
@@ -134,6 +135,7 @@ def test_both_seats_seeds_from_the_page_and_the_dice_verify(browser: Any, base: 
         p.wait_for_function("window.tablas.room && window.tablas.room.status === 'playing'")
     seeds = bo.evaluate("window.tablas.room.seeds")
     assert seeds[0] == "Ana1" and len(seeds[1]) == 16 and seeds[1].isalnum(), seeds
+    ana.click("#resign-game summary")
     ana.click("#resign-btn")
     ana.click("#resign-btn")
     bo.wait_for_selector("#banner:not([hidden]) #result-text")

@@ -99,3 +99,48 @@ def test_who_is_online_and_a_challenge_from_the_list_with_a_custom_clock(
                                ".some((t) => t.textContent.includes('custom clock'))")
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         assert page.errors == []
+
+
+def test_a_second_browser_of_the_same_player_sees_it_joined(tmp_path: Path) -> None:
+    with served(tmp_path, workers=1) as base, chromium() as browser:
+        _, page = new_page(browser, base, "Ana")
+        register(page)
+        page.wait_for_selector("#tourney-form")
+        page.click("#tourney-create")
+        page.wait_for_selector("[data-join-tourney]")
+        press(page, "[data-join-tourney]")
+        page.wait_for_function("document.querySelector('[data-join-tourney]')"
+                               ".textContent === 'Leave'")
+        # Another browser (its own storage), logged in as Ana.
+        _, other = new_page(browser, base, "Someone")
+        other.fill("#login-name", "Ana")
+        other.fill("#login-password", PASSWORD)
+        other.click("#login-btn")
+        other.wait_for_function("window.tablas.me && window.tablas.me.name === 'Ana'")
+        other.wait_for_function("document.querySelector('[data-join-tourney]')"
+                                " && document.querySelector('[data-join-tourney]')"
+                                ".textContent === 'Leave'", timeout=8000)
+        press(other, "[data-join-tourney]")  # and may leave from there
+        other.wait_for_function("document.querySelector('[data-join-tourney]')"
+                                ".textContent === 'Join'")
+        assert page.errors == [] and other.errors == []
+
+
+def test_a_room_with_a_custom_clock_from_the_lobby_form(tmp_path: Path) -> None:
+    with served(tmp_path, workers=1) as base, chromium() as browser:
+        _, page = new_page(browser, base, "Ana", width=390, height=844)
+        page.click("label[for=g-connect4]")
+        page.select_option("#opponent", "easy")
+        page.select_option("#clock", "custom")
+        assert page.locator("#clock-custom").is_visible()
+        page.fill("#clock-custom", "2.5+4")
+        page.click("#create-btn")
+        page.wait_for_selector("#room-view svg.board")
+        clock = page.evaluate("window.tablas.room.room_options.clock")
+        assert clock == {"base_ms": 150_000, "increment_ms": 4000}
+        assert "2.5+4" in page.inner_text("#room-kind")
+        # Back in the lobby the form offers that clock again.
+        page.goto(f"{base}/#/")
+        page.wait_for_selector("#clock")
+        assert page.evaluate("document.getElementById('clock').value") == "150000:4000"
+        assert page.errors == []

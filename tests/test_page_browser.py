@@ -448,6 +448,7 @@ def test_analysis_says_its_units_and_leaves_at_the_end(browser: Any, base: str) 
     page.wait_for_selector("#analysis-panel:not([hidden]) .score-unit")
     unit = page.locator("#analysis-panel .score-unit").text_content() or ""
     assert "equity" in unit and "points per game" in unit, unit
+    page.click("#resign-game summary")  # a money game: giving up now is one of its choices
     page.click("#resign-btn")
     page.click("#resign-btn")
     page.wait_for_selector("#banner:not([hidden]) #result-text")

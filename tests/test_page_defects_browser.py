@@ -138,3 +138,19 @@ def test_a_tournament_named_linked_and_kept_when_finished(tmp_path: Path, width:
         page.wait_for_selector(".tourney-row")
         assert "finished" in page.inner_text(".tourney-row")
         assert page.errors == []
+
+
+def test_a_money_game_has_one_resign_control(tmp_path: Path) -> None:
+    with served(tmp_path, workers=1) as base, chromium() as browser:
+        _, page = new_page(browser, base, "Ana", width=390, height=844)
+        page.evaluate("window.tablas.createRoom({game: 'backgammon', options: {cube: true},"
+                      " seats: [{kind: 'human'}, {kind: 'bot', level: 'easy'}], join_seat: 0})")
+        page.wait_for_selector("#resign-game")
+        # Not two buttons side by side: the choices, giving up at once among them.
+        assert page.locator("#room-actions > #resign-btn").count() == 0
+        page.click("#resign-game summary")
+        assert page.locator("#resign-game #resign-btn").inner_text() == "Give up at once"
+        press(page, "#resign-btn")
+        press(page, "#resign-btn")  # the second press confirms
+        page.wait_for_function("window.tablas.room.status === 'finished'")
+        assert page.errors == []

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from server_support import Client, http_base, running
 from tablas.engine.core import Outcome
+from tablas.engine.games import GAME_IDS
 from tablas.engine.search.profiles import PROFILES
 from tablas.server.ratings import Rating, RatingChange
 
@@ -369,7 +370,10 @@ async def test_rating_is_written_with_the_result_or_not_at_all(tmp_path: Path) -
 
 async def test_leaderboard_and_player_refusals(tmp_path: Path) -> None:
     async with running(tmp_path / "t.db") as (_, url):
-        for path, status in (("/api/leaderboard", 400), ("/api/leaderboard?game=chess", 400),
+        every = await get(url, "/api/leaderboard")  # without a game: every game's
+        assert [b["game"] for b in every["games"]] == list(GAME_IDS)
+        assert all(b["players"] for b in every["games"])  # the house levels at least
+        for path, status in (("/api/leaderboard?game=", 400), ("/api/leaderboard?game=chess", 400),
                              ("/api/leaderboard?game=tictactoe&game=grundy", 400),
                              ("/api/players/nobody", 404), ("/api/players/bot:chess:max", 404),
                              ("/api/players/bot:tictactoe:nope", 404),

@@ -3,7 +3,7 @@ import { h, s, clear } from "./dom.js";
 import { GAMES, gameTitle, seatName } from "./notation.js";
 import { serverGames } from "./net.js";
 import { resultText, reviewHref, seedField } from "./room.js";
-import { renderMeet } from "./meet.js";
+import { renderMeet, clockPicker, botTag } from "./meet.js";
 import { t, tParts, tWord, errorText } from "./i18n.js";
 
 
@@ -73,16 +73,13 @@ export function renderLobby(app, root) {
   form.append(h("div", { class: "row" },
     h("label", {}, t("lobby.opponent"), " ", opp), h("label", {}, t("lobby.seat"), " ", seat)));
   // Room options (additive protocol fields): sent only when chosen.
-  const clock = h("select", { id: "clock" },
-    h("option", { value: "" }, t("lobby.noClock")),
-    [["1+0", 60, 0], ["3+2", 180, 2], ["5+0", 300, 0], ["10+5", 600, 5], ["30+0", 1800, 0]].map(
-      ([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, t("lobby.clockMin", { clock: label }))));
-  clock.value = saved.clock || "";
+  // The presets, or a custom clock typed as minutes+seconds (7+3).
+  const clock = clockPicker("clock", saved.clock || "");
   const showAnalysis = h("input", { type: "checkbox", id: "show-analysis", checked: !!saved.showAnalysis });
   // Rated games are for registered players (the server says so if not).
   const rated = h("input", { type: "checkbox", id: "rated", checked: !!saved.rated });
   const extras = h("div", { class: "row" });
-  extras.append(h("label", {}, t("lobby.clock"), " ", clock),
+  extras.append(h("label", {}, t("lobby.clock"), " ", clock.el),
     h("label", {}, showAnalysis, " ", t("lobby.showAnalysis")),
     h("label", { title: t("lobby.ratedTitle") }, rated, " ", t("lobby.rated")));
   form.append(extras);
@@ -97,20 +94,22 @@ export function renderLobby(app, root) {
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const game = form.querySelector("input[name=game]:checked").value;
+    let chosen;
+    try { chosen = clock.value(); } catch (e) { app.toast(e.message, "error"); return; }
     const options = {};
     if (game === "grundy") options.heap = Math.max(3, Math.min(60, Number(heap.value) || 7));
     if (game === "backgammon") options.cube = cube.checked;
     if (game === "backgammon" && matchTo.value) options.match_to = Number(matchTo.value);
     localStorage.setItem("tablas-create", JSON.stringify({ game, heap: heap.value, cube: cube.checked,
       matchTo: matchTo.value,
-      opponent: opp.value, seat: seat.value, clock: clock.value, showAnalysis: showAnalysis.checked,
+      opponent: opp.value, seat: seat.value, clock: chosen, showAnalysis: showAnalysis.checked,
       rated: rated.checked }));
     let mine = seat.value === "random" ? Math.floor(Math.random() * 2) : Number(seat.value);
     const other = opp.value === "human" ? { kind: "human" } : { kind: "bot", level: opp.value };
     const seats = mine === 0 ? [{ kind: "human" }, other] : [other, { kind: "human" }];
     const msg = { game, options, seats, join_seat: mine };
-    if (clock.value) {
-      const [base, inc] = clock.value.split(":").map(Number);
+    if (chosen) {
+      const [base, inc] = chosen.split(":").map(Number);
       msg.clock = { base_ms: base, increment_ms: inc };
     }
     if (showAnalysis.checked) msg.show_analysis = true;
@@ -221,7 +220,7 @@ function playersLine(seats) {
     if (i) players.append(h("span", { class: "vs" }, ` ${t("common.vs")} `));
     players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
       seatName(x) || t("common.openSeat")));
-    if (x.bot) players.append(" ", h("span", { class: "tag bot", title: t("common.botAccountTitle") }, t("common.bot")));
+    if (x.bot) players.append(" ", botTag());
     if (x.rating != null) players.append(h("span", { class: "rating", title: t("common.rating") }, ` (${x.rating})`));
     // Names are not unique: a short id tells two players of the same name apart.
     if (x.player_id) players.append(h("span", { class: "pid", title: t("common.playerId", { id: x.player_id }) }, `#${x.player_id.slice(0, 4)}`));

@@ -250,7 +250,8 @@ export function renderChallenges(app) {
     decline.addEventListener("click", () => app.answerChallenge(id, false));
     box.append(h("div", { class: "room-row challenge-in", "data-challenge": id, role: "group",
       "aria-label": t("meet.challengeFrom", { name: c.from.name }) },
-      h("span", {}, ...tParts("meet.challengesYou", { name: h("strong", {}, c.from.name), rating: String(c.from.rating) })),
+      h("span", {}, ...tParts("meet.challengesYou", { name: h("strong", {}, c.from.bot ? [c.from.name, " ", botTag()] : c.from.name),
+        rating: String(c.from.rating) })),
       h("span", { class: "muted small" }, `${gameTitle(c.game)} · ${clockLabel(c.clock)} · ${c.rated ? t("meet.rated") : t("meet.casual")}`),
       accept, decline));
   }

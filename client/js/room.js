@@ -295,12 +295,15 @@ function renderActions(app, room) {
     if (mine.length === 1 && away.length) el.append(claimButton(app, Math.min(...away), room.claim_after_ms));
     // Backgammon: give up this game for a single, a gammon or a backgammon, which the
     // opponent accepts or declines; the plain button gives up the whole match at once.
-    if (room.game === "backgammon") el.append(resignGameControl(app, room));
-    el.append(...offerButtons(app, room));
+    const money = room.game === "backgammon" && !room.state.match_to;
     const match = room.game === "backgammon" && room.state.match_to;
-    el.append(confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
-      match ? t("room.resignMatch") : t("room.resign"),
-      match ? t("room.resignMatchSure") : t("room.resignSure"), () => app.resign()));
+    const resign = confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
+      money ? t("room.giveUpNow") : match ? t("room.resignMatch") : t("room.resign"),
+      match ? t("room.resignMatchSure") : t("room.resignSure"), () => app.resign());
+    // A money game's resignations are all one choice: offers of a value, or giving up now.
+    if (room.game === "backgammon") el.append(resignGameControl(app, room, money ? resign : null));
+    el.append(...offerButtons(app, room));
+    if (!money) el.append(resign);
     const hand = confirmButton(`${room.room_id}:hand`,
       { class: "btn", id: "hand-to-bot-btn", title: t("room.handTitle") },
       t("room.hand"), t("room.handSure"), () => app.handToBot(viewSeat(room)));
@@ -366,7 +369,7 @@ const resignOpen = new Set();
 
 /** The backgammon offer to resign the current game: a single, a gammon or a backgammon,
  * each worth its points times the cube (contract section 8). */
-function resignGameControl(app, room) {
+function resignGameControl(app, room, atOnce) {
   const cube = (room.state.cube && room.state.cube.value) || 1;
   const box = h("details", { class: "resign-game", id: "resign-game" },
     h("summary", { class: "btn" }, t("room.resignGame")));
@@ -382,6 +385,7 @@ function resignGameControl(app, room) {
       on: { click: () => { resignOpen.delete(room.room_id); app.offerResign(points); } } },
       t("room.resignChoice", { kind: resignKind(points), count: pts })));
   }
+  if (atOnce) row.append(atOnce);
   box.append(row);
   return box;
 }

@@ -29,7 +29,28 @@ export class Tourneys {
       // Finished ones stay in the list (after the others: the server's order), to be viewed.
       this.list = body.tournaments;
       this.renderList();
+      this.learnEntries();
     }).catch(() => {});
+  }
+
+  /** Whether this player is in each waiting tournament, asked of the server once per
+   * tournament (its standings list the entrants): another browser of the same player shows
+   * Leave too, not only the one that joined. */
+  learnEntries() {
+    const me = this.app.me && this.app.me.player_id;
+    if (!me) return;
+    this.checked ??= new Set();
+    for (const to of this.list.filter((x) => x.status === "waiting" && !this.checked.has(`${me}:${x.tournament_id}`))) {
+      this.checked.add(`${me}:${to.tournament_id}`);
+      fetch(`api/tournaments/${encodeURIComponent(to.tournament_id)}`).then((r) => (r.ok ? r.json() : null)).then((d) => {
+        if (!d) return;
+        const inIt = d.standings.some((x) => x.player_id === me);
+        if (inIt === this.entered.has(to.tournament_id)) return;
+        if (inIt) this.entered.add(to.tournament_id); else this.entered.delete(to.tournament_id);
+        this.remember();
+        this.renderList();
+      }).catch(() => {});
+    }
   }
 
   ask(msg, done) {

@@ -109,6 +109,9 @@ class GameLoop:
     def _update(self, m: Message) -> None:
         view = self.view
         assert view is not None and self.follow is not None
+        if m.get("takeback"):  # the room went back (a takeback): follow its snapshot again
+            self._resync()
+            return
         if m["ply"] <= view["ply"]:
             return  # seen already (a snapshot came first)
         for k in ("status", "ply", "to_move", "legal_moves", "state", "result", "clocks",

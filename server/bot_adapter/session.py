@@ -232,6 +232,8 @@ class Session:
             loop = self.loops.get(str(m.get("room_id")))
             if loop is not None:
                 loop.feed(m)
+        elif kind in ("draw_offer", "takeback_offer"):
+            self._decline(m)
         elif kind == "paired":
             self._paired(m)
         elif kind == "challenge":
@@ -248,6 +250,16 @@ class Session:
             game = self.sent_for.pop(re)
             self.seeking[game] -= 1
             self.seeks[str(m["seek_id"])] = game
+
+    def _decline(self, m: Message) -> None:
+        """The other side offers a draw or asks for a takeback (contract section 7): an
+        engine plays its games out, so the adapter declines at once rather than leave the
+        person waiting."""
+        room_id = str(m.get("room_id"))
+        loop = self.loops.get(room_id)
+        if loop is not None and m.get("seat") != loop.seat:
+            kind = "draw" if m["type"] == "draw_offer" else "takeback"
+            self.send({"type": f"decline_{kind}", "room_id": room_id})
 
     def _paired(self, m: Message) -> None:
         room_id, seat = str(m["room_id"]), int(m["seat"])

@@ -12,8 +12,11 @@ do the end of the game, an adjournment and a seat handed to a bot. A seat whose 
 declined may offer that again once the game has moved on: one ply later at the earliest.
 
 :class:`Offers` checks each verb and changes nothing but the offers; the room's owner sends the
-news, and a takeback accepted is prepared here (:class:`Takeback`: the plies kept and the
-position they lead to) and committed by the room once written.
+news. A takeback accepted is prepared here (:class:`Takeback`: the plies kept, the position
+they lead to, the clocks as they stand: the time spent stays spent), written by the owner
+(the store deletes the moves taken back, so the room replays without them after a restart),
+then committed here (:meth:`Offers.commit_takeback`). It holds the resignation offer's
+withdrawal too (:mod:`tablas.server.rules.endings`): whatever withdraws one withdraws all.
 """
 
 from __future__ import annotations

@@ -688,4 +688,5 @@ export default {
   "review.stepEnd": { one: "end ({count} move)", other: "end ({count} moves)" },
   "review.stepOf": "move {n} of {total}",
   "player.docTitle": "{name} · Tablas",
+  "room.giveUpNow": "Give up at once",
 };

@@ -688,4 +688,5 @@ export default {
   "review.stepEnd": { one: "final ({count} jugada)", other: "final ({count} jugadas)" },
   "review.stepOf": "jugada {n} de {total}",
   "player.docTitle": "{name} · Tablas",
+  "room.giveUpNow": "Abandonar ya",
 };
