@@ -544,6 +544,22 @@ def _sentence(kind: str, err: Any) -> str:
     return template.format(**err.get("ctx", {}))
 
 
+def _account_reason(e: ValidationError
+                    ) -> tuple[str | None, dict[str, str | int | float] | None]:
+    """The kind of a hello's or register's first error, for a page that words it in its own
+    language (the ``error``'s additive ``reason`` and ``params``), when a page can word it."""
+    err = e.errors()[0]
+    field = str(err["loc"][1]) if len(err["loc"]) > 1 else ""
+    ctx = err.get("ctx", {})
+    if field == "password" and err["type"] == "string_too_short":
+        return "password_too_short", {"min": int(ctx.get("min_length", 1))}
+    if field == "password" and err["type"] == "string_too_long":
+        return "password_too_long", {"max": int(ctx.get("max_length", 0))}
+    if field == "name":
+        return "name_invalid", None
+    return None, None
+
+
 def _describe(kind: str, e: ValidationError) -> str:
     parts = []
     for err in e.errors()[:3]:
@@ -581,7 +597,9 @@ def parse_client(raw: str | bytes) -> AnyClientMessage:
         return CLIENT_ADAPTER.validate_python(obj)
     except ValidationError as e:
         if kind in ("hello", "register"):  # a person reads these: sentences only
-            raise ProtocolError("bad_request", _describe(kind, e), re) from None
+            reason, params = _account_reason(e)
+            raise ProtocolError("bad_request", _describe(kind, e), re, reason=reason,
+                                params=params) from None
         raise ProtocolError("bad_request", f"{kind}: {_describe(kind, e)}", re) from None
 
 

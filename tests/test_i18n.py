@@ -112,8 +112,10 @@ def test_every_reason_the_server_gives_is_worded() -> None:
     (error.reason.…), or a game's end (reason.…, the Outcome's)."""
     given: set[str] = set()
     for path in (ROOT / "server").rglob("*.py"):
-        given.update(re.findall(r'\breason="([a-z_]+)"', path.read_text(encoding="utf-8")))
-    assert {"claim_too_early", "waiting_rooms", "name_look_alike"} <= given
+        text = path.read_text(encoding="utf-8")
+        given.update(re.findall(r'\breason="([a-z_]+)"', text))
+        given.update(re.findall(r'^\s+return "([a-z_]+)", ', text, flags=re.M))  # (reason, params)
+    assert {"claim_too_early", "waiting_rooms", "name_look_alike", "password_too_short"} <= given
     keys = catalogue_keys("en") & catalogue_keys("es")
     assert sorted(r for r in given
                   if f"error.reason.{r}" not in keys and f"reason.{r}" not in keys) == []

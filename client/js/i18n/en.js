@@ -390,8 +390,8 @@ export default {
   "error.internal": "Something went wrong on the server: please try again.",
   "error.name_taken": "The name {name} is a registered player's: log in with its password, or choose another name.",
   "error.unknown_player": "No registered player named {name} is online.",
-  "error.reason.name_like_bot": "The name {name} looks like a bot's: choose another one.",
-  "error.reason.name_look_alike": "The name {name} looks too much like a registered player's: choose another one.",
+  "error.reason.name_like_bot": "The name {name} reads as a house bot's name, like \"bot (max)\": names of that form are kept for the house bots. Please choose another name.",
+  "error.reason.name_look_alike": "The name {name} looks like the name of a registered player (it differs only by letters that look alike, or by invisible characters). Please choose another name.",
   "error.reason.too_many_logins": "Too many login attempts: wait a while and try again.",
   "error.reason.too_many_registrations": "Too many registrations from your address: try again later.",
   "error.reason.bad_login": "Wrong name or password.",
@@ -689,4 +689,7 @@ export default {
   "review.stepOf": "move {n} of {total}",
   "player.docTitle": "{name} · Tablas",
   "room.giveUpNow": "Give up at once",
+  "error.reason.password_too_short": "A password needs at least {min} characters.",
+  "error.reason.password_too_long": "A password may have at most {max} characters.",
+  "error.reason.name_invalid": "That name cannot be used: a name has 1 to 24 characters, at least one of them visible, and no control characters.",
 };

@@ -390,8 +390,8 @@ export default {
   "error.internal": "Algo ha fallado en el servidor: vuelve a intentarlo.",
   "error.name_taken": "El nombre {name} es de un jugador registrado: entra con su contraseña o elige otro nombre.",
   "error.unknown_player": "No hay ningún jugador registrado llamado {name} conectado.",
-  "error.reason.name_like_bot": "El nombre {name} parece de un bot: elige otro.",
-  "error.reason.name_look_alike": "El nombre {name} se parece demasiado al de un jugador registrado: elige otro.",
+  "error.reason.name_like_bot": "El nombre {name} parece el de un bot de la casa, como \"bot (max)\": los nombres de esa forma son para los bots de la casa. Elige otro nombre, por favor.",
+  "error.reason.name_look_alike": "El nombre {name} se parece al de un jugador registrado (solo cambian letras que se parecen, o caracteres invisibles). Elige otro nombre, por favor.",
   "error.reason.too_many_logins": "Demasiados intentos de entrar: espera un rato y vuelve a intentarlo.",
   "error.reason.too_many_registrations": "Demasiados registros desde tu dirección: inténtalo más tarde.",
   "error.reason.bad_login": "Nombre o contraseña incorrectos.",
@@ -689,4 +689,7 @@ export default {
   "review.stepOf": "jugada {n} de {total}",
   "player.docTitle": "{name} · Tablas",
   "room.giveUpNow": "Abandonar ya",
+  "error.reason.password_too_short": "Una contraseña necesita al menos {min} caracteres.",
+  "error.reason.password_too_long": "Una contraseña puede tener como mucho {max} caracteres.",
+  "error.reason.name_invalid": "Ese nombre no se puede usar: un nombre tiene de 1 a 24 caracteres, al menos uno visible, y ningún carácter de control.",
 };
