@@ -52,4 +52,5 @@ class BotAccounts:
         if held >= MAX_GAMES:
             raise MeetError("rate_limited", f"{player.name} is a bot account holding {held} "
                             f"games and seeks: at most {MAX_GAMES} at once; try again when one"
-                            " of its games has ended", re)
+                            " of its games has ended", re,
+                            reason="bot_busy", params={"name": player.name, "limit": MAX_GAMES})

@@ -79,7 +79,8 @@ class RoomCaps:
         if n >= cap:
             raise RoomError("bad_request", (
                 f"{n} rooms of yours are waiting for an opponent (at most {cap}): leave one"
-                " or let it start before you open or join another"))
+                " or let it start before you open or join another"),
+                reason="waiting_rooms", params={"count": n, "limit": cap})
 
     def live_with(self, address: str, player_id: str) -> int:
         """The rooms waiting or in play opened from ``address`` in which ``player_id`` holds
@@ -106,4 +107,5 @@ class RoomCaps:
         elif len(mine) >= cap:
             raise RoomError("rate_limited", (
                 f"{len(mine)} rooms opened from your address are waiting or being played (at"
-                f" most {cap}): finish or leave one before you open another"))
+                f" most {cap}): finish or leave one before you open another"),
+                reason="address_rooms", params={"count": len(mine), "limit": cap})

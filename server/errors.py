@@ -51,11 +51,17 @@ class Refused(ServerError):
     """A command refused: ``code`` is the contract's error code, ``re`` the id of the message
     it answers when known here (else the caller's)."""
 
-    def __init__(self, code: ErrorCode, message: str, re: str | int | None = None) -> None:
+    def __init__(self, code: ErrorCode, message: str, re: str | int | None = None, *,
+                 reason: str | None = None,
+                 params: dict[str, str | int | float] | None = None) -> None:
         super().__init__(message)
         self.code: ErrorCode = code
         self.message = message
         self.re = re
+        # Additive (contract section 18): the kind of refusal, finer than the code, and the
+        # values a client needs to word it in its own language; the message stays English.
+        self.reason = reason
+        self.params = params
 
 
 class ProtocolError(Refused):

@@ -118,18 +118,21 @@ class Players:
         if owner is not None and owner.player_id != player_id:
             raise ProtocolError("name_taken", f"The name {name!r} is a registered player's"
                                 " (compared without case and width): log in with its"
-                                " password, or choose another name.", re)
+                                " password, or choose another name.", re,
+                                params={"name": name})
         if reads_as_house_bot(name):
-            raise ProtocolError("bad_request", looks_like_bot_reason(name), re)
+            raise ProtocolError("bad_request", looks_like_bot_reason(name), re,
+                                reason="name_like_bot", params={"name": name})
         if look_alike is not None and look_alike.player_id != player_id:
-            raise ProtocolError("bad_request", looks_like_player_reason(name), re)
+            raise ProtocolError("bad_request", looks_like_player_reason(name), re,
+                                reason="name_look_alike", params={"name": name})
 
     async def _login(self, conn: Conn, msg: Hello, password: str) -> tuple[Player, str]:
         """A registered player by name and password, with a new token for this device."""
         key = name_key(msg.name)
         refused = self.limits.login_refused(key, conn.address)
         if refused is not None:
-            raise ProtocolError("rate_limited", refused, msg.id)
+            raise ProtocolError("rate_limited", refused, msg.id, reason="too_many_logins")
         # A name guessed at from many addresses: every login for it waits, whatever the
         # password (so the wait tells nothing), and none is refused.
         wait = self.limits.delay(key)
@@ -140,7 +143,7 @@ class Players:
         ok = await verify_password(password, None if found is None else found.password_hash)
         if found is None or not ok:
             self.limits.failed(key, conn.address)
-            raise ProtocolError("not_authenticated", BAD_LOGIN, msg.id)
+            raise ProtocolError("not_authenticated", BAD_LOGIN, msg.id, reason="bad_login")
         token = secrets.token_urlsafe(16)
         await self.store.add_token(found.player_id, token, self.clock())
         return Player(found.player_id, found.name, registered=True, bot=found.bot), token
@@ -151,12 +154,13 @@ class Players:
         player = conn.player
         assert player is not None
         if player.registered:
-            raise ProtocolError("bad_request", "You are registered already.", msg.id)
+            raise ProtocolError("bad_request", "You are registered already.", msg.id,
+                                reason="registered_already")
         name = player.name if msg.name is None else msg.name
         await self._check_name_free(name, player.id, msg.id)
         refused = self.limits.register_refused(conn.address)
         if refused is not None:
-            raise ProtocolError("rate_limited", refused, msg.id)
+            raise ProtocolError("rate_limited", refused, msg.id, reason="too_many_registrations")
         hashed = await hash_password(msg.password)
         done = await self.store.register_player(player.id, name, name_key(name), hashed,
                                                 self.clock(), skeleton_key(name), bot=msg.bot)
@@ -164,9 +168,11 @@ class Players:
             raise ProtocolError("bad_request", "You are registered already.", msg.id)
         if done == "name_taken":  # another registration took it meanwhile
             raise ProtocolError("name_taken", f"The name {name!r} was just registered"
-                                " by someone else: please choose another name.", msg.id)
+                                " by someone else: please choose another name.", msg.id,
+                                params={"name": name})
         if done == "look_alike":  # a look-alike was registered meanwhile
-            raise ProtocolError("bad_request", looks_like_player_reason(name), msg.id)
+            raise ProtocolError("bad_request", looks_like_player_reason(name), msg.id,
+                                reason="name_look_alike", params={"name": name})
         # Every connection of the player is registered (and named so, a bot account if it
         # registered as one) from now on, and the rooms they sit in show the name.
         for c in self.presence.online.get(player.id, ()):

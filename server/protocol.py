@@ -31,7 +31,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from tablas.engine.search.decision import Level
 from tablas.engine.search.scores import Proven
 from tablas.server.dice import SEAT_SEED_PATTERN
-from tablas.server.errors import ErrorCode, ProtocolError
+from tablas.server.errors import ErrorCode, ProtocolError, Refused
 
 MsgId = Annotated[str, Field(max_length=128)] | int
 RoomId = Annotated[str, Field(min_length=1, max_length=64)]
@@ -572,6 +572,22 @@ def _sentence(kind: str, err: Any) -> str:
     return template.format(**err.get("ctx", {}))
 
 
+def _account_reason(e: ValidationError
+                    ) -> tuple[str | None, dict[str, str | int | float] | None]:
+    """The kind of a hello's or register's first error, for a page that words it in its own
+    language (the ``error``'s additive ``reason`` and ``params``), when a page can word it."""
+    err = e.errors()[0]
+    field = str(err["loc"][1]) if len(err["loc"]) > 1 else ""
+    ctx = err.get("ctx", {})
+    if field == "password" and err["type"] == "string_too_short":
+        return "password_too_short", {"min": int(ctx.get("min_length", 1))}
+    if field == "password" and err["type"] == "string_too_long":
+        return "password_too_long", {"max": int(ctx.get("max_length", 0))}
+    if field == "name":
+        return "name_invalid", None
+    return None, None
+
+
 def _describe(kind: str, e: ValidationError) -> str:
     parts = []
     for err in e.errors()[:3]:
@@ -609,7 +625,9 @@ def parse_client(raw: str | bytes) -> AnyClientMessage:
         return CLIENT_ADAPTER.validate_python(obj)
     except ValidationError as e:
         if kind in ("hello", "register"):  # a person reads these: sentences only
-            raise ProtocolError("bad_request", _describe(kind, e), re) from None
+            reason, params = _account_reason(e)
+            raise ProtocolError("bad_request", _describe(kind, e), re, reason=reason,
+                                params=params) from None
         raise ProtocolError("bad_request", f"{kind}: {_describe(kind, e)}", re) from None
 
 
@@ -886,6 +904,27 @@ class Error(ServerMessage):
     type: Literal["error"] = "error"
     code: ErrorCode
     message: str
+    reason: str | None = Field(
+        default=None,
+        description="additive: the kind of refusal, finer than code (e.g. 'claim_too_early'),"
+                    " for a client that words refusals in its own language; absent when the"
+                    " code says it all")
+    params: dict[str, str | int | float] | None = Field(
+        default=None,
+        description="additive: the values that wording needs (a limit, a name, seconds)")
+
+    @classmethod
+    def of(cls, e: Refused, re: str | int | None) -> Error:
+        """The ``error`` answering the refusal ``e``."""
+        return cls(re=re, code=e.code, message=e.message, reason=e.reason, params=e.params)
+
+    def to_json(self) -> str:
+        # Absent, not null, when not given: the message is as it was for a reader of old.
+        skip = {k for k in ("re", "reason", "params") if getattr(self, k) is None}
+        try:
+            return self.model_dump_json(exclude=skip)
+        except PydanticSerializationError:  # a lone surrogate (an odd client id): not UTF-8
+            return json.dumps(self.model_dump(mode="json", exclude=skip))
 
 
 class Left(ServerMessage):

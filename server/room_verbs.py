@@ -313,7 +313,7 @@ async def chat(owner: Owner, msg: Chat, conn: Conn) -> None:
         raise RoomError("not_seated", "join or spectate the room to chat in it")
     text = msg.text.strip()
     if not text:
-        raise RoomError("bad_request", "empty chat line")
+        raise RoomError("bad_request", "empty chat line", reason="empty_chat")
     room_id, now = owner.room.room_id, owner.services.clock()
     # A seated player's line is the players' chat; anyone else's the spectators'.
     audience: Literal["players", "spectators"] = \

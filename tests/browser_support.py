@@ -118,9 +118,11 @@ def served(folder: Path, workers: int, args: Sequence[str] = ()) -> Iterator[str
 
 
 def new_page(browser: Any, base: str, name: str | None = None, *,
-             width: int = 1280, height: int = 860, path: str = "/") -> tuple[Any, Any]:
-    """A fresh context (its own localStorage: a new player) and a page open at ``path``."""
-    ctx = browser.new_context(viewport={"width": width, "height": height})
+             width: int = 1280, height: int = 860, path: str = "/",
+             locale: str = "en-US") -> tuple[Any, Any]:
+    """A fresh context (its own localStorage: a new player) and a page open at ``path``;
+    the browser's language is ``locale`` (the page speaks it if it has it: docs/i18n.md)."""
+    ctx = browser.new_context(viewport={"width": width, "height": height}, locale=locale)
     if name is not None:
         ctx.add_init_script(
             "if (!localStorage.getItem('tablas-name')) localStorage.setItem('tablas-name', "

@@ -72,7 +72,8 @@ def test_the_wheel_ships_the_page_and_the_migrations_and_no_tools(wheel: Path) -
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"tablas/client/index.html", "tablas/client/js/app.js", "tablas/client/style.css",
             "tablas/client/review.html", "tablas/client/js/review.js",
-            "tablas/client/js/boards/backgammon.js", "tablas/engine/search/bgnet.npz",
+            "tablas/client/js/boards/backgammon.js", "tablas/client/js/i18n/es.js",
+            "tablas/engine/search/bgnet.npz",
             "tablas/engine/search/_c4kernel.c", "tablas/server/cli.py"} <= names
     # Every file of the page ships: one the package-data globs miss is a page that breaks
     # only once installed.

@@ -8,12 +8,13 @@ import { Meeting, renderMeet } from "./meet.js";
 import { Tourneys } from "./tourneys.js";
 import { mountRoom, renderRoom, appendChat, boardKey, tickClocks, canMove } from "./room.js";
 import { play, setupSoundToggle } from "./sound.js";
+import { t, errorText, onLanguageChange } from "./i18n.js";
 
 const NAME_KEY = "tablas-name";
 const MYROOMS_KEY = "tablas-my-rooms";
 
 function defaultName() {
-  return `Player ${Math.floor(1000 + Math.random() * 9000)}`;
+  return t("app.defaultName", { n: String(Math.floor(1000 + Math.random() * 9000)) });
 }
 
 class App {
@@ -50,6 +51,19 @@ class App {
     setInterval(() => this.refreshStatus(), 1000);
     this.route();
     this.conn.start();
+    onLanguageChange(() => this.redraw());
+  }
+
+  /** Every text drawn again in the language just chosen: the lobby, or the room. */
+  redraw() {
+    this.refreshStatus();
+    setupSoundToggle(document.getElementById("sound"), true);
+    if (this.current && document.getElementById("room-view")) {
+      mountRoom(this, this.main, this.current.id);
+      if (this.room) renderRoom(this, false);
+      return;
+    }
+    if (!this.current) renderLobby(this, this.main);
   }
 
   // --- header, status, toasts ---------------------------------------------------------------
@@ -84,11 +98,12 @@ class App {
     const el = document.getElementById("conn");
     const c = this.conn;
     el.dataset.status = c.status;
-    if (c.status === "online") el.textContent = "online";
-    else if (c.status === "connecting") el.textContent = "connecting…";
+    el.title = t("header.connTitle");
+    if (c.status === "online") el.textContent = t("header.online");
+    else if (c.status === "connecting") el.textContent = t("header.connecting");
     else if (c.status === "offline") {
       const secs = Math.max(0, Math.ceil((c.retryAt - Date.now()) / 1000));
-      el.textContent = secs ? `offline · retry in ${secs}s` : "reconnecting…";
+      el.textContent = secs ? t("header.offlineRetry", { count: secs }) : t("header.reconnecting");
     }
   }
 
@@ -122,7 +137,7 @@ class App {
     this.leaveCurrent();
     this.current = null;
     this.room = null;
-    document.title = "Tablas";
+    document.title = t("app.title");
     // The lobby's account panel holds the one name box there: the header's steps aside.
     document.body.classList.add("in-lobby");
     renderLobby(this, this.main);
@@ -167,8 +182,8 @@ class App {
     if (holder && !this.room) {
       clear(holder);
       holder.append(h("div", { class: "panel notice" },
-        h("p", {}, e.code === "unknown_room" ? "There is no such room." : e.message || "Cannot open the room."),
-        h("a", { class: "btn primary", href: "#/" }, "Back to the lobby")));
+        h("p", {}, e.code === "unknown_room" ? t("room.noSuchRoom") : errorText(e)),
+        h("a", { class: "btn primary", href: "#/" }, t("room.backToLobby"))));
     }
   }
 
@@ -231,7 +246,7 @@ class App {
           if (mine && mine.spectators !== this.room.spectators) {
             this.room.spectators = mine.spectators;
             const el = document.getElementById("room-spectators");
-            if (el) el.textContent = `${mine.spectators} watching`;
+            if (el) el.textContent = t("room.watching", { count: mine.spectators });
           }
         }
         break;
@@ -263,8 +278,8 @@ class App {
           // Said in the room until the next move, not only in a passing toast.
           this.room.resign_declined = o ? o.seat : -1;
           const mine = this.room.your_seats || [];
-          if (o && mine.includes(o.seat) && !mine.includes(1 - o.seat)) this.toast("Your resignation was declined: play on.");
-          else this.toast("The resignation was declined: play goes on.");
+          if (o && mine.includes(o.seat) && !mine.includes(1 - o.seat)) this.toast(t("toast.yourResignDeclined"));
+          else this.toast(t("toast.resignDeclined"));
           renderRoom(this, false);
         }
         break;
@@ -287,7 +302,7 @@ class App {
         break;
       case "error":
         if (m.re === undefined || m.code === "rate_limited" || m.code === "internal") {
-          this.toast(m.message || m.code, "error");
+          this.toast(errorText(m), "error");
         }
         break;
       default:
@@ -321,7 +336,7 @@ class App {
     } else {
       this.room[`${kind}_offer`] = null;
       if (mine.includes(m.seat) && !mine.includes(1 - m.seat)) {
-        this.toast(kind === "draw" ? "Your draw offer was declined: play on." : "Your takeback was declined.");
+        this.toast(kind === "draw" ? t("toast.drawDeclined") : t("toast.takebackDeclined"));
       }
     }
     renderRoom(this, false);
@@ -340,7 +355,7 @@ class App {
     this.sentPly = null;
     this.ui[m.room_id] = {};
     renderRoom(this, false);
-    this.toast(`Takeback: ${m.takeback} move${m.takeback === 1 ? "" : "s"} taken back.`);
+    this.toast(t("toast.takenBack", { count: m.takeback }));
   }
 
   onUpdate(m) {
@@ -391,13 +406,13 @@ class App {
       // Rated play, challenges and tournaments are a registered player's: show them now.
       renderMeet(this);
       this.tourneys.render();
-      this.toast(`${m.name} is registered: log in with it from any device`);
+      this.toast(t("toast.registered", { name: m.name }));
     });
   }
 
   /** `hello` with a name and password: this page becomes that registered player. */
   login(name, password) {
-    return this.conn.login(name, password).then(() => this.toast(`Logged in as ${this.me.name}`));
+    return this.conn.login(name, password).then(() => this.toast(t("toast.loggedIn", { name: this.me.name })));
   }
 
   /** A guest plays on under another name (the header's Save does the same). */
@@ -409,7 +424,7 @@ class App {
   }
 
   createRoom(msg) {
-    this.conn.request({ type: "create_room", ...msg }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type: "create_room", ...msg }).catch((e) => this.toast(errorText(e), "error"));
   }
 
   takeSeat(seat, seed = "") {
@@ -418,7 +433,7 @@ class App {
     const msg = { type: "join", room_id: this.room.room_id, seat };
     if (seed) msg.seed = seed;  // the seat's dice seed (docs/dice.md)
     this.conn.request(msg)
-      .catch((e) => this.toast(e.message || e.code, "error"));
+      .catch((e) => this.toast(errorText(e), "error"));
   }
 
   sendMove(move) {
@@ -428,7 +443,7 @@ class App {
     renderRoom(this, false);
     this.conn.request({ type: "move", room_id: room.room_id, ply: room.ply, move }).catch((e) => {
       if (this.room && this.room.ply === room.ply) this.sentPly = null;
-      if (e.code !== "stale") this.toast(e.message || e.code, "error");
+      if (e.code !== "stale") this.toast(errorText(e), "error");
       if (e.code === "offline") return;
       this.subscribe();  // refresh the snapshot after a refusal
     });
@@ -436,41 +451,41 @@ class App {
 
   resign() {
     if (!this.room) return;
-    this.conn.request({ type: "resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type: "resign", room_id: this.room.room_id }).catch((e) => this.toast(errorText(e), "error"));
   }
 
   // Backgammon: offer to give up the current game for points (1, 2 or 3) times the cube.
   offerResign(points) {
     if (!this.room) return;
-    this.conn.request({ type: "resign", room_id: this.room.room_id, points }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type: "resign", room_id: this.room.room_id, points }).catch((e) => this.toast(errorText(e), "error"));
   }
 
   acceptResign() {
     if (!this.room) return;
-    this.conn.request({ type: "accept_resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type: "accept_resign", room_id: this.room.room_id }).catch((e) => this.toast(errorText(e), "error"));
   }
 
   declineResign() {
     if (!this.room) return;
-    this.conn.request({ type: "decline_resign", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type: "decline_resign", room_id: this.room.room_id }).catch((e) => this.toast(errorText(e), "error"));
   }
 
   // A draw offer or a takeback, and their answers (contract section 7).
   offer(type) {
     if (!this.room) return;
-    this.conn.request({ type, room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type, room_id: this.room.room_id }).catch((e) => this.toast(errorText(e), "error"));
   }
 
   // Ends the game without a result while a side has yet to make its first move.
   abort() {
     if (!this.room) return;
-    this.conn.request({ type: "abort", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type: "abort", room_id: this.room.room_id }).catch((e) => this.toast(errorText(e), "error"));
   }
 
   // Wins the game of an opponent who left; the server says how long to wait if it is early.
   claimWin() {
     if (!this.room) return;
-    this.conn.request({ type: "claim_win", room_id: this.room.room_id }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type: "claim_win", room_id: this.room.room_id }).catch((e) => this.toast(errorText(e), "error"));
   }
 
   rematch() {
@@ -478,7 +493,7 @@ class App {
     if (!room) return;
     // The server tells the room's other followers (rematch_offer); the answer opens it here.
     this.conn.request({ type: "rematch", room_id: room.room_id })
-      .catch((e) => this.toast(e.message || e.code, "error"));
+      .catch((e) => this.toast(errorText(e), "error"));
   }
 
   leaveSeat() {
@@ -490,18 +505,18 @@ class App {
         if (this.current && this.current.id === room.room_id) this.current = null;
         location.hash = "#/";
       })
-      .catch((e) => this.toast(e.message || e.code, "error"));
+      .catch((e) => this.toast(errorText(e), "error"));
   }
 
   handToBot(seat) {
     if (!this.room) return;
     this.conn.request({ type: "hand_to_bot", room_id: this.room.room_id, seat, level: "medium" })
-      .catch((e) => this.toast(e.message || e.code, "error"));
+      .catch((e) => this.toast(errorText(e), "error"));
   }
 
   chat(text) {
     if (!this.current) return;
-    this.conn.request({ type: "chat", room_id: this.current.id, text }).catch((e) => this.toast(e.message || e.code, "error"));
+    this.conn.request({ type: "chat", room_id: this.current.id, text }).catch((e) => this.toast(errorText(e), "error"));
   }
 }
 

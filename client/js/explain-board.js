@@ -2,6 +2,7 @@
 // student builds the position to explain by playing it. The server checks the result; these
 // boards only need to draw a position and know what a click appends.
 import { s, clickable } from "./dom.js";
+import { t } from "./i18n.js";
 import { moveText } from "./notation.js";
 
 export const START = {
@@ -30,7 +31,7 @@ function tictactoe(position, play) {
   const C = 34, P = 4, size = C * 3 + P * 2;
   const cells = /^[XO.]{9}$/.test(position) ? position : START.tictactoe;
   const mover = [...cells].filter((c) => c === "X").length === [...cells].filter((c) => c === "O").length ? "X" : "O";
-  const svg = s("svg", { viewBox: `0 0 ${size} ${size}`, class: "ex-board ex-ttt", "aria-label": "tic-tac-toe position" });
+  const svg = s("svg", { viewBox: `0 0 ${size} ${size}`, class: "ex-board ex-ttt", "aria-label": t("explain.tttBoard") });
   for (let i = 0; i < 9; i++) {
     const x = P + (i % 3) * C, y = P + Math.floor(i / 3) * C;
     const g = s("g", { class: "ex-cell", "data-cell": i },
@@ -50,7 +51,7 @@ function grundy(position, play) {
   const U = 9, W = 250;
   const shown = heaps.map((n) => Math.min(n, 24));
   const svg = s("svg", { viewBox: `0 0 ${W} ${heaps.length * (U + 6) + 6}`, class: "ex-board ex-grundy",
-    "aria-label": "Grundy heaps: click a coin to split the heap there" });
+    "aria-label": t("explain.grundyBoard") });
   heaps.forEach((n, i) => {
     const y = 4 + i * (U + 6);
     svg.append(s("text", { x: 2, y: y + U - 1, class: "ex-heap-n" }, String(n)));
@@ -59,7 +60,7 @@ function grundy(position, play) {
       const a = k + 1, b = n - a;
       // A split is legal when both parts are non-empty and unequal; the larger part comes first.
       if (b > 0 && a !== b) {
-        clickable(coin, `split heap ${n} into ${Math.max(a, b)} and ${Math.min(a, b)}`, () => {
+        clickable(coin, t("explain.splitHeap", { n, a: Math.max(a, b), b: Math.min(a, b) }), () => {
           const next = [...heaps.slice(0, i), Math.max(a, b), Math.min(a, b), ...heaps.slice(i + 1)];
           play(next.join(","));
         });
@@ -105,7 +106,7 @@ function drop(position, play, rows, boom) {
   const C = 24, P = 4, W = 7 * C + P * 2, H = rows * C + P * 2 + 14;
   const { cols, seat, canBoom } = replayDrops(position, rows, boom);
   const svg = s("svg", { viewBox: `0 0 ${W} ${H + (boom ? 22 : 0)}`, class: `ex-board ex-drop${boom ? " ex-boom" : ""}`,
-    "aria-label": boom ? "BOOM board: click a column to drop" : "Connect-4 board: click a column to drop" });
+    "aria-label": t(boom ? "explain.boomBoard" : "explain.c4Board") });
   svg.append(s("rect", { x: 0, y: 0, width: W, height: rows * C + P * 2, rx: 6, class: "ex-frame" }));
   for (let c = 0; c < 7; c++) {
     const g = s("g", { class: "ex-col", "data-col": c });
@@ -117,7 +118,7 @@ function drop(position, play, rows, boom) {
         "data-cell": p ? `${rows - 1 - r},${c},${p.seat}` : null }));
     }
     g.append(s("text", { x: P + c * C + C / 2, y: H - 2, class: "ex-col-n" }, String(c + 1)));
-    if (cols[c].length < rows) clickable(g, `drop in column ${c + 1}`, () => play(position + String(c + 1)));
+    if (cols[c].length < rows) clickable(g, t("board.dropIn", { n: c + 1 }), () => play(position + String(c + 1)));
     svg.append(g);
   }
   if (boom) {

@@ -3,6 +3,7 @@
 // The layout is the classic tidy one: leaves side by side in the order searched, each parent
 // centred over its children. `TreeView.show(step)` replays the search up to its step-th node.
 import { s, clear } from "./dom.js";
+import { t } from "./i18n.js";
 
 // How the tree's JSON says a value is a proof (its `proof`: the score of a win at once, and the
 // least score that is a proof), or null when no value is one.
@@ -28,7 +29,8 @@ export function windowText(n) {
   return `[${n.alpha === null ? "-∞" : valueText(n.alpha)}, ${n.beta === null ? "+∞" : valueText(n.beta)}]`;
 }
 
-const KIND_NAME = { max: "MAX", min: "MIN", chance: "chance", leaf: "leaf" };
+// i18n-keys: explain.kind.max explain.kind.min explain.kind.chance explain.kind.leaf
+const kindName = (kind) => t(`explain.kind.${kind}`);
 
 /** Flattens the tree (display order), with parents, levels, positions and, per node, the last
  * visit number in its subtree (a node has returned its value once the search went past it). */
@@ -111,7 +113,7 @@ export class TreeView {
     this.byVisit = [];
     for (const r of recs) if (r.n.visit !== null) this.byVisit[r.n.visit] = r;
     const svg = s("svg", { class: "ex-tree", role: "img",
-      "aria-label": `search tree, ${recs.length} nodes`, preserveAspectRatio: "xMidYMid meet" });
+      "aria-label": t("explain.treeAria", { count: recs.length }), preserveAspectRatio: "xMidYMid meet" });
     const edges = s("g", { class: "ex-edges" });
     const nodes = s("g", { class: "ex-nodes" });
     for (const r of recs) {
@@ -221,13 +223,13 @@ export class TreeView {
 
   _describe(r) {
     const n = r.n;
-    const parts = [`${KIND_NAME[n.kind]} #${n.id}`, `path: ${this.path(r).join(" › ") || "root"}`];
-    if (n.probability !== null) parts.push(`probability ${valueText(n.probability)}`);
-    if (n.static !== null) parts.push(`static ${valueText(n.static)}`);
-    if (n.visit === null) parts.push("never visited");
+    const parts = [`${kindName(n.kind)} #${n.id}`, t("explain.pathLine", { path: this.path(r).join(" › ") || t("explain.theRoot") })];
+    if (n.probability !== null) parts.push(t("explain.probability", { v: valueText(n.probability) }));
+    if (n.static !== null) parts.push(t("explain.static", { v: valueText(n.static) }));
+    if (n.visit === null) parts.push(t("explain.neverVisited"));
     else {
-      parts.push(`visit ${n.visit}, value ${valueText(n.value)}`);
-      if (this.data.algorithm === "alphabeta") parts.push(`window ${windowText(n)}`);
+      parts.push(t("explain.visitValue", { visit: n.visit, v: valueText(n.value) }));
+      if (this.data.algorithm === "alphabeta") parts.push(t("explain.windowLine", { window: windowText(n) }));
     }
     return parts.join("\n");
   }

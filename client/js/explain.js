@@ -3,6 +3,7 @@
 import { h, clear, $ } from "./dom.js";
 import { START, hasBoard, renderBoard } from "./explain-board.js";
 import { TreeView, valueText, windowText } from "./explain-tree.js";
+import { t, tParts, onLanguageChange } from "./i18n.js";
 
 const PARAMS = ["game", "position", "dice", "algorithm", "depth", "order", "branching", "seed"];
 const ORDERS = ["left", "right", "best", "worst"];
@@ -128,7 +129,9 @@ async function load() {
   } catch (e) {
     if (token !== loadToken) return;
     err.hidden = false;
-    err.textContent = e && e.message ? e.message : String(e);
+    // The server's refusal names the API's own parameters (--max-nodes, depth): its words
+    // follow the page's lead sentence.
+    err.textContent = t("explain.refused", { why: e && e.message ? e.message : String(e) });
     document.body.dataset.state = "error";
   }
 }
@@ -137,20 +140,21 @@ function summary() {
   const all = view.recs.length;
   const el = ctl("ex-summary");
   clear(el);
-  const best = data.best_move_text !== null ? ["best move ", h("b", {}, data.best_move_text), " · "] : [];
-  el.append("value ", h("b", { id: "ex-root-value" }, valueText(data.value)), " · ", ...best,
-    h("span", { id: "ex-visited" }, `${data.visited} of ${all} nodes visited`),
-    ` (${all - data.visited} pruned) · depth ${data.depth}`);
+  const best = data.best_move_text !== null
+    ? [...tParts("explain.bestMove", { move: h("b", {}, data.best_move_text) }), " · "] : [];
+  el.append(...tParts("explain.rootValue", { value: h("b", { id: "ex-root-value" }, valueText(data.value)) }), " · ", ...best,
+    h("span", { id: "ex-visited" }, t("explain.visitedOf", { visited: data.visited, count: all })),
+    ` ${t("explain.prunedDepth", { pruned: all - data.visited, depth: data.depth })}`);
 }
 
 function showStep(k) {
   view.show(k);
   const cur = view.current();
-  ctl("ex-step").textContent = `step ${view.step} / ${view.total}`;
+  ctl("ex-step").textContent = t("explain.step", { step: view.step, total: view.total });
   ctl("ex-step").dataset.step = view.step;
   const set = (id, text) => { ctl(id).textContent = text; };
   if (!cur) {
-    set("ex-node", "before the search: nothing entered yet");
+    set("ex-node", t("explain.beforeSearch"));
     set("ex-path", "–");
     set("ex-window", "–");
     set("ex-value", "–");
@@ -158,17 +162,16 @@ function showStep(k) {
     return;
   }
   const n = cur.n;
-  const kind = { max: "MAX", min: "MIN", chance: "chance", leaf: "leaf" }[n.kind];
-  set("ex-node", `#${n.id} · ${kind} · visit ${n.visit}`);
+  set("ex-node", t("explain.nodeLine", { id: n.id, kind: t(`explain.kind.${n.kind}`), visit: n.visit ?? "–" }));
   ctl("ex-node").dataset.nodeId = n.id;
-  set("ex-path", view.path(cur).join(" › ") || "the root");
-  const win = data.algorithm === "alphabeta" ? windowText(n) : "none (minimax)";
+  set("ex-path", view.path(cur).join(" › ") || t("explain.theRoot"));
+  const win = data.algorithm === "alphabeta" ? windowText(n) : t("explain.noWindow");
   set("ex-window", win);
   ctl("ex-window").dataset.window = win;
   const parts = [];
-  if (n.static !== null) parts.push(`static ${valueText(n.static)}`);
-  if (n.probability !== null) parts.push(`probability ${valueText(n.probability)}`);
-  parts.push(`returns ${valueText(n.value)}`);
+  if (n.static !== null) parts.push(t("explain.static", { v: valueText(n.static) }));
+  if (n.probability !== null) parts.push(t("explain.probability", { v: valueText(n.probability) }));
+  parts.push(t("explain.returns", { v: valueText(n.value) }));
   set("ex-value", parts.join(" · "));
 }
 
@@ -183,7 +186,7 @@ async function counts(token) {
     const ab = h("td", { "data-algorithm": "alphabeta", "data-order": o }, "…");
     cells[`minimax:${o}`] = mm;
     cells[`alphabeta:${o}`] = ab;
-    body.append(h("tr", {}, h("th", {}, o), mm, ab));
+    body.append(h("tr", {}, h("th", {}, t(`explain.order.${o}`)), mm, ab));
   }
   const mine = `${data.algorithm}:${data.order}`;
   cells[mine].classList.add("this");
@@ -193,30 +196,29 @@ async function counts(token) {
     walk(t.root);
     return n;
   };
-  const fill = (key, t) => {
-    cells[key].textContent = String(t.visited);
-    cells[key].title = `${t.visited} nodes entered, ${leaves(t)} of them leaves`;
+  const fill = (key, tree) => {
+    cells[key].textContent = String(tree.visited);
+    cells[key].title = t("explain.countTitle", { count: tree.visited, leaves: leaves(tree) });
   };
   fill(mine, data);
-  ctl("ex-counts-note").textContent = "Minimax visits every node whatever the order; " +
-    "alpha-beta visits fewer the better its order.";
+  ctl("ex-counts-note").textContent = t("explain.countsNote");
   // Minimax visits every node in any order: one request tells all four.
   const wanted = [["minimax", "left"], ...ORDERS.map((o) => ["alphabeta", o])];
   for (const [algorithm, order] of wanted) {
     if (token !== loadToken) return;
-    let t = null;
-    if (`${algorithm}:${order}` === mine) t = data;
+    let tree = null;
+    if (`${algorithm}:${order}` === mine) tree = data;
     else {
       try {
-        t = await fetchTree({ ...params, algorithm, order });
+        tree = await fetchTree({ ...params, algorithm, order });
       } catch {
-        t = null;
+        tree = null;
       }
     }
     if (token !== loadToken) return;
-    if (!t) continue;
-    if (algorithm === "minimax") for (const o of ORDERS) fill(`minimax:${o}`, t);
-    else fill(`alphabeta:${order}`, t);
+    if (!tree) continue;
+    if (algorithm === "minimax") for (const o of ORDERS) fill(`minimax:${o}`, tree);
+    else fill(`alphabeta:${order}`, tree);
   }
   $("#ex-counts").dataset.complete = "1";
 }
@@ -226,14 +228,14 @@ async function counts(token) {
 function stopPlay() {
   if (timer !== null) clearInterval(timer);
   timer = null;
-  ctl("ex-play").textContent = "▶ Play";
+  ctl("ex-play").textContent = t("explain.play");
 }
 
 function togglePlay() {
   if (timer !== null) { stopPlay(); return; }
   if (!data) return;
   if (view.step >= view.total) showStep(0);
-  ctl("ex-play").textContent = "❚❚ Pause";
+  ctl("ex-play").textContent = t("explain.pause");
   timer = setInterval(() => {
     if (view.step >= view.total) { stopPlay(); return; }
     showStep(view.step + 1);
@@ -317,3 +319,21 @@ params = fromUrl();
 fillControls(params);
 history.replaceState(null, "", `${location.pathname}?${toQuery(params)}`);
 load();
+
+/** The legend's line on proofs, its two marks in bold, in the page's language. */
+function legendProofs() {
+  const el = document.getElementById("ex-legend-proofs");
+  if (!el) return;
+  clear(el);
+  el.append(...tParts("explain.legendProofs", { w: h("b", {}, "W3"), l: h("b", {}, "L3") }));
+}
+
+legendProofs();
+onLanguageChange(() => {
+  legendProofs();
+  ctl("ex-play").textContent = timer === null ? t("explain.play") : t("explain.pause");
+  if (!data) return;
+  summary();
+  showStep(view.step);
+  counts(loadToken);
+});

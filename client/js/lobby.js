@@ -1,9 +1,10 @@
 // The lobby: the live list of rooms and the "new game" form.
 import { h, s, clear } from "./dom.js";
-import { GAMES, gameTitle } from "./notation.js";
+import { GAMES, gameTitle, seatName } from "./notation.js";
 import { serverGames } from "./net.js";
 import { resultText, reviewHref, seedField } from "./room.js";
 import { renderMeet, clockPicker, botTag } from "./meet.js";
+import { t, tParts, tWord, errorText } from "./i18n.js";
 
 
 /** Small SVG pictures of the games (no emoji: not every system has an emoji font). */
@@ -33,9 +34,9 @@ export function gameIcon(id) {
 export function renderLobby(app, root) {
   clear(root);
   const saved = JSON.parse(localStorage.getItem("tablas-create") || "{}");
-  const form = h("form", { class: "panel create", id: "create-form", "aria-label": "new game" });
-  form.append(h("h2", {}, "New game"));
-  const games = h("div", { class: "game-pick", role: "radiogroup", "aria-label": "game" });
+  const form = h("form", { class: "panel create", id: "create-form", "aria-label": t("lobby.newGameLabel") });
+  form.append(h("h2", {}, t("lobby.newGame")));
+  const games = h("div", { class: "game-pick", role: "radiogroup", "aria-label": t("lobby.gameLabel") });
   for (const id of Object.keys(GAMES)) {
     const input = h("input", { type: "radio", name: "game", value: id, id: `g-${id}`,
       checked: (saved.game || "connect4") === id });
@@ -47,30 +48,30 @@ export function renderLobby(app, root) {
   const heap = h("input", { type: "number", id: "opt-heap", min: 3, max: 60, value: saved.heap || 7 });
   const cube = h("input", { type: "checkbox", id: "opt-cube", checked: saved.cube !== false });
   // Backgammon: a money game, or a match to 1-25 points (contract section 8).
-  const matchTo = h("select", { id: "opt-match" }, h("option", { value: "" }, "Money game"),
-    Array.from({ length: 25 }, (_, i) => h("option", { value: String(i + 1) }, `Match to ${i + 1}`)));
+  const matchTo = h("select", { id: "opt-match" }, h("option", { value: "" }, t("lobby.moneyGame")),
+    Array.from({ length: 25 }, (_, i) => h("option", { value: String(i + 1) }, t("lobby.matchTo", { count: i + 1 }))));
   matchTo.value = saved.matchTo || "";
   const seed = seedField("opt-seed");
   seed.label.classList.add("opt", "opt-backgammon");
   const opts = h("div", { class: "row options" },
-    h("label", { class: "opt opt-grundy" }, "Heap size ", heap),
-    h("label", { class: "opt opt-backgammon" }, cube, " Doubling cube"),
-    h("label", { class: "opt opt-backgammon" }, "Play ", matchTo), seed.label);
+    h("label", { class: "opt opt-grundy" }, t("lobby.heapSize"), " ", heap),
+    h("label", { class: "opt opt-backgammon" }, cube, " ", t("lobby.doublingCube")),
+    h("label", { class: "opt opt-backgammon" }, t("lobby.play"), " ", matchTo), seed.label);
   form.append(opts);
   const opp = h("select", { id: "opponent" },
-    h("option", { value: "human" }, "A person (share the link)"));
+    h("option", { value: "human" }, t("lobby.opponentHuman")));
   // The bot levels are the server's (GET /api/games): the page keeps no copy of them.
   serverGames().then((info) => {
-    opp.append(...info.levels.map((l) => h("option", { value: l }, `Bot · ${l}`)));
+    opp.append(...info.levels.map((l) => h("option", { value: l }, t("lobby.opponentBot", { level: tWord("level", l) }))));
     opp.value = saved.opponent || "easy";
   });
   const seat = h("select", { id: "seat" },
-    h("option", { value: "0" }, "I move first"),
-    h("option", { value: "1" }, "I move second"),
-    h("option", { value: "random" }, "Random"));
+    h("option", { value: "0" }, t("lobby.seatFirst")),
+    h("option", { value: "1" }, t("lobby.seatSecond")),
+    h("option", { value: "random" }, t("lobby.seatRandom")));
   seat.value = saved.seat || "0";
   form.append(h("div", { class: "row" },
-    h("label", {}, "Opponent ", opp), h("label", {}, "Seat ", seat)));
+    h("label", {}, t("lobby.opponent"), " ", opp), h("label", {}, t("lobby.seat"), " ", seat)));
   // Room options (additive protocol fields): sent only when chosen.
   // The presets, or a custom clock typed as minutes+seconds (7+3).
   const clock = clockPicker("clock", saved.clock || "");
@@ -78,11 +79,11 @@ export function renderLobby(app, root) {
   // Rated games are for registered players (the server says so if not).
   const rated = h("input", { type: "checkbox", id: "rated", checked: !!saved.rated });
   const extras = h("div", { class: "row" });
-  extras.append(h("label", {}, "Clock ", clock.el),
-    h("label", {}, showAnalysis, " Show the bot's analysis to players"),
-    h("label", { title: "Glicko-2 ratings per game; registered players only" }, rated, " Rated"));
+  extras.append(h("label", {}, t("lobby.clock"), " ", clock.el),
+    h("label", {}, showAnalysis, " ", t("lobby.showAnalysis")),
+    h("label", { title: t("lobby.ratedTitle") }, rated, " ", t("lobby.rated")));
   form.append(extras);
-  form.append(h("button", { class: "btn primary big", type: "submit", id: "create-btn" }, "Create game"));
+  form.append(h("button", { class: "btn primary big", type: "submit", id: "create-btn" }, t("lobby.create")));
   const sync = () => {
     const g = form.querySelector("input[name=game]:checked").value;
     for (const el of opts.querySelectorAll(".opt")) el.hidden = !el.classList.contains(`opt-${g}`);
@@ -122,22 +123,22 @@ export function renderLobby(app, root) {
   });
 
   const list = h("div", { class: "panel rooms" },
-    h("div", { class: "panel-head" }, h("h2", {}, "Rooms"),
+    h("div", { class: "panel-head" }, h("h2", {}, t("lobby.rooms")),
       h("span", { class: "muted", id: "rooms-count" }, "")),
-    h("div", { id: "rooms-list", class: "rooms-list" }, h("p", { class: "muted" }, "Loading…")));
+    h("div", { id: "rooms-list", class: "rooms-list" }, h("p", { class: "muted" }, t("common.loading"))));
   const recent = h("div", { class: "panel recent", id: "recent-panel", hidden: true },
-    h("div", { class: "panel-head" }, h("h2", {}, "Recent games")),
+    h("div", { class: "panel-head" }, h("h2", {}, t("lobby.recentGames"))),
     h("div", { id: "recent-list", class: "rooms-list" }));
   const account = h("div", { class: "panel account", id: "account" });
   root.append(h("section", { class: "lobby" },
     account,
     h("div", { class: "hero" },
-      h("h1", {}, "Play a game"),
-      h("p", { class: "muted" }, "Tic-tac-toe, Grundy, Connect-4, BOOM and backgammon — against a friend or a bot. Anyone can watch."),
-      h("a", { href: "explain", id: "explain-link", class: "small" }, "How does a bot think? See minimax and alpha-beta search a tree, step by step →")),
+      h("h1", {}, t("lobby.heroTitle")),
+      h("p", { class: "muted" }, t("lobby.heroText")),
+      h("a", { href: "explain", id: "explain-link", class: "small" }, t("lobby.explainLink"))),
     h("div", { class: "lobby-grid" }, form, h("div", { class: "lobby-lists" },
-      h("div", { class: "panel meet", id: "meet", "aria-label": "play someone now" }), list,
-      h("div", { class: "panel tourneys", id: "tourneys", "aria-label": "tournaments" }), recent))));
+      h("div", { class: "panel meet", id: "meet", "aria-label": t("lobby.meetLabel") }), list,
+      h("div", { class: "panel tourneys", id: "tourneys", "aria-label": t("lobby.tourneysLabel") }), recent))));
   renderMeet(app);
   app.tourneys.render();
   app.pollSeeks();
@@ -155,28 +156,30 @@ export function renderAccount(app) {
   if (!box) return;
   clear(box);
   const links = h("span", { class: "row small" },
-    h("a", { href: "leaderboard", id: "leaderboard-link" }, "Leaderboard"));
+    h("a", { href: "leaderboard", id: "leaderboard-link" }, t("common.leaderboard")));
   if (app.me && app.me.registered) {
-    box.append(h("p", { id: "account-status" }, "Playing as ", h("strong", {}, app.me.name),
-      " (registered) · ", h("a", { href: `players/${encodeURIComponent(app.me.player_id)}`, id: "my-page" }, "your page"),
-      " · "), links);
+    box.append(h("p", { id: "account-status" }, ...tParts("account.playingAs", {
+      name: h("strong", {}, app.me.name),
+      page: h("a", { href: `players/${encodeURIComponent(app.me.player_id)}`, id: "my-page" }, t("account.yourPage")) }),
+    " · "), links);
     return;
   }
   const typed = app.accountDraft ?? ((app.me && app.me.name) || "");
   const name = h("input", { id: "login-name", autocomplete: "username", maxlength: 24,
-    value: typed, "aria-label": "name" });
+    value: typed, "aria-label": t("account.name") });
   const password = h("input", { id: "login-password", type: "password", autocomplete: "current-password",
-    minlength: 8, maxlength: 128, "aria-label": "password", placeholder: "password (8+ characters)" });
+    minlength: 8, maxlength: 128, "aria-label": t("account.password"), placeholder: t("account.passwordPlaceholder") });
   const register = h("button", { class: "btn small", type: "button", id: "register-btn",
-    title: "make the name typed here yours, with this password" }, "Register this name");
-  const login = h("button", { class: "btn primary small", type: "submit", id: "login-btn" }, "Log in");
+    title: t("account.registerTitle") }, t("account.register"));
+  const login = h("button", { class: "btn primary small", type: "submit", id: "login-btn" }, t("account.login"));
   // The lobby's one name box: play under it as a guest, register it, or log in with it.
   const rename = h("button", { class: "btn small", type: "button", id: "rename-btn",
-    title: "play on as a guest under the name typed here" }, "Play as this name");
+    title: t("account.renameTitle") }, t("account.rename"));
   rename.addEventListener("click", () => { app.accountDraft = null; app.rename(name.value); });
-  const form = h("form", { class: "row account-form", id: "account-form", "aria-label": "account" },
+  const form = h("form", { class: "row account-form", id: "account-form", "aria-label": t("account.label") },
     name, password, login, register, rename, links);
-  const error = h("p", { id: "account-error", class: "account-error", role: "alert" }, app.accountError || "");
+  const error = h("p", { id: "account-error", class: "account-error", role: "alert" },
+    app.accountError ? errorText(app.accountError) : "");
   error.hidden = !app.accountError;
   name.addEventListener("input", () => { app.accountDraft = name.value; });
   const start = () => {
@@ -191,10 +194,10 @@ export function renderAccount(app) {
     renderAccount(app);
   };
   const fail = (e) => {
-    // Always a sentence: the server's own words, or ours when the socket is away.
-    const why = e.code === "offline" ? "Not connected to the server: please try again in a moment."
-      : (e.message || "That did not work: please try again.");
-    app.accountError = why;
+    // Always a sentence in the page's words (kept as the refusal: a switch of language
+    // words it again).
+    const why = errorText(e);
+    app.accountError = e;
     const shown = document.getElementById("account-error");
     if (shown) { shown.textContent = why; shown.hidden = false; }
     app.toast(why, "error");
@@ -208,19 +211,19 @@ export function renderAccount(app) {
     start();
     app.login(name.value.trim(), password.value).then(done, fail);
   });
-  box.append(h("p", { class: "small muted" }, "Playing as a guest. Register your name to play rated games, or log in:"), form, error);
+  box.append(h("p", { class: "small muted" }, t("account.guest")), form, error);
 }
 
 function playersLine(seats) {
   const players = h("span", { class: "players" });
   seats.forEach((x, i) => {
-    if (i) players.append(h("span", { class: "vs" }, " vs "));
+    if (i) players.append(h("span", { class: "vs" }, ` ${t("common.vs")} `));
     players.append(h("span", { class: `pname${x.kind === "bot" ? " bot" : ""}${x.name ? "" : " open"}` },
-      x.name || "open seat"));
+      seatName(x) || t("common.openSeat")));
     if (x.bot) players.append(" ", botTag());
-    if (x.rating != null) players.append(h("span", { class: "rating", title: "rating" }, ` (${x.rating})`));
+    if (x.rating != null) players.append(h("span", { class: "rating", title: t("common.rating") }, ` (${x.rating})`));
     // Names are not unique: a short id tells two players of the same name apart.
-    if (x.player_id) players.append(h("span", { class: "pid", title: `player id ${x.player_id}` }, `#${x.player_id.slice(0, 4)}`));
+    if (x.player_id) players.append(h("span", { class: "pid", title: t("common.playerId", { id: x.player_id }) }, `#${x.player_id.slice(0, 4)}`));
   });
   return players;
 }
@@ -244,8 +247,8 @@ export function renderRecent(app, recent, force = false) {
         playersLine(r.seats)),
       h("span", { class: "recent-result small" }, resultText({ ...r, your_seats: [] })),
       h("span", { class: "room-actions" },
-        h("a", { class: "btn primary small review-link", href: reviewHref(r.room_id) }, "Review"),
-        h("a", { class: "btn small", href: `#/watch/${r.room_id}` }, "Replay"))));
+        h("a", { class: "btn primary small review-link", href: reviewHref(r.room_id) }, t("common.review")),
+        h("a", { class: "btn small", href: `#/watch/${r.room_id}` }, t("common.replay")))));
   }
   box.append(ul);
 }
@@ -260,15 +263,15 @@ export function renderRooms(app, rooms, force = false) {
   clear(box);
   if (adjourned.length) {
     box.append(h("div", { id: "adjourned", class: "notice" },
-      h("p", { class: "small" }, "Your adjourned games (everyone had left; they wait for you):"),
+      h("p", { class: "small" }, t("lobby.adjourned")),
       h("ul", { class: "room-items" }, ...adjourned.map((id) => h("li", { class: "room-item st-adjourned" },
-        h("span", { class: "room-info" }, `Room ${id}`),
-        h("a", { class: "btn primary small", href: `#/room/${id}` }, "Resume"))))));
+        h("span", { class: "room-info" }, t("lobby.roomId", { id })),
+        h("a", { class: "btn primary small", href: `#/room/${id}` }, t("common.resume")))))));
   }
   const count = document.getElementById("rooms-count");
-  if (count) count.textContent = `${rooms.length} room${rooms.length === 1 ? "" : "s"}`;
+  if (count) count.textContent = t("lobby.roomCount", { count: rooms.length });
   if (!rooms.length) {
-    box.append(h("p", { class: "muted" }, "No rooms yet: create the first game."));
+    box.append(h("p", { class: "muted" }, t("lobby.noRooms")));
     return;
   }
   const ul = h("ul", { class: "room-items" });
@@ -278,18 +281,18 @@ export function renderRooms(app, rooms, force = false) {
     const players = playersLine(r.seats);
     const actions = h("span", { class: "room-actions" });
     if (mine && r.status !== "finished") {
-      actions.append(h("a", { class: "btn primary small", href: `#/room/${r.room_id}` }, "Resume"));
+      actions.append(h("a", { class: "btn primary small", href: `#/room/${r.room_id}` }, t("common.resume")));
     } else if (open && r.status === "waiting") {
-      actions.append(h("a", { class: "btn primary small", href: `#/room/${r.room_id}` }, "Join"));
+      actions.append(h("a", { class: "btn primary small", href: `#/room/${r.room_id}` }, t("common.join")));
     }
-    actions.append(h("a", { class: "btn small", href: `#/watch/${r.room_id}` }, r.status === "finished" ? "Replay" : "Watch"));
+    actions.append(h("a", { class: "btn small", href: `#/watch/${r.room_id}` }, r.status === "finished" ? t("common.replay") : t("common.watch")));
     ul.append(h("li", { class: `room-item st-${r.status}`, "data-room": r.room_id },
       gameIcon(r.game),
       h("span", { class: "room-info" },
-        h("span", { class: "room-game" }, gameTitle(r.game), r.rated ? h("span", { class: "tag rated" }, " rated") : ""),
+        h("span", { class: "room-game" }, gameTitle(r.game), r.rated ? h("span", { class: "tag rated" }, " ", t("common.ratedTag")) : ""),
         players),
-      h("span", { class: `status-pill ${r.status}` }, r.status),
-      h("span", { class: "spec", title: "spectators" }, `${r.spectators} watching`),
+      h("span", { class: `status-pill ${r.status}` }, tWord("status", r.status)),
+      h("span", { class: "spec", title: t("common.spectators") }, t("room.watching", { count: r.spectators })),
       actions));
   }
   box.append(ul);
@@ -297,12 +300,12 @@ export function renderRooms(app, rooms, force = false) {
 
 // Backgammon's seats are colours: the opening roll, not the seat, decides who moves first.
 const SEAT_LABELS = {
-  backgammon: ["White", "Black", "Random"],
-  other: ["I move first", "I move second", "Random"],
+  backgammon: ["lobby.seatWhite", "lobby.seatBlack", "lobby.seatRandom"],
+  other: ["lobby.seatFirst", "lobby.seatSecond", "lobby.seatRandom"],
 };
 
 function seatLabels(select, game) {
   const labels = SEAT_LABELS[game === "backgammon" ? "backgammon" : "other"];
-  [...select.options].forEach((o, i) => { o.textContent = labels[i]; });
-  select.title = game === "backgammon" ? "your colour: the opening roll decides who moves first" : "";
+  [...select.options].forEach((o, i) => { o.textContent = t(labels[i]); });
+  select.title = game === "backgammon" ? t("lobby.seatColourTitle") : "";
 }

@@ -4,6 +4,7 @@
 import { h, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { syncList, showEmpty } from "./keyed.js";
+import { t, tParts, fmtNumber, errorText } from "./i18n.js";
 
 // The usual clocks, lichess-style "minutes + seconds per move"; "" is no clock.
 export const PRESETS = [["1+0", 60, 0], ["3+2", 180, 2], ["5+0", 300, 0], ["10+5", 600, 5],
@@ -18,17 +19,17 @@ function clockOf(value) {
 }
 
 export function clockLabel(clock) {
-  if (!clock) return "no clock";
+  if (!clock) return t("meet.noClockShort");
   const inc = Math.round((clock.increment_ms || 0) / 1000);
   const base = clock.base_ms / 60000;
-  return `${Number.isInteger(base) ? base : base.toFixed(1)}+${inc}`;
+  return `${fmtNumber(base, { maximumFractionDigits: 1 })}+${inc}`;
 }
 
 function terms(game, clockValue, rated) {
-  const t = { game, options: {}, clock: clockOf(clockValue), rated: !!rated };
+  const out = { game, options: {}, clock: clockOf(clockValue), rated: !!rated };
   // A rated game has a clock (contract section 10): five minutes when none is chosen.
-  if (t.rated && !t.clock) t.clock = { base_ms: 300000, increment_ms: 0 };
-  return t;
+  if (out.rated && !out.clock) out.clock = { base_ms: 300000, increment_ms: 0 };
+  return out;
 }
 
 function gameSelect(id, value) {
@@ -37,13 +38,13 @@ function gameSelect(id, value) {
 }
 
 function clockSelect(id, value) {
-  const el = h("select", { id }, h("option", { value: "" }, "No clock"),
-    PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)),
-    h("option", { value: "custom" }, "Custom…"));
+  const el = h("select", { id }, h("option", { value: "" }, t("lobby.noClock")),
+    PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, t("lobby.clockMin", { clock: label }))),
+    h("option", { value: "custom" }, t("meet.custom")));
   // A custom clock chosen before is offered again as it was.
   if (/^\d+:\d+$/.test(value || "") && ![...el.options].some((o) => o.value === value)) {
     const [base, inc] = value.split(":").map(Number);
-    el.insertBefore(h("option", { value }, `${clockLabel({ base_ms: base, increment_ms: inc })} min`), el.lastChild);
+    el.insertBefore(h("option", { value }, t("lobby.clockMin", { clock: clockLabel({ base_ms: base, increment_ms: inc }) })), el.lastChild);
   }
   el.value = value;
   return el;
@@ -56,8 +57,8 @@ const CUSTOM = /^\s*(\d{1,3}(?:[.,]\d{1,2})?)\s*\+\s*(\d{1,2})\s*$/;
 export function clockPicker(id, value) {
   const sel = clockSelect(id, value);
   const custom = h("input", { id: `${id}-custom`, class: "clock-custom", size: 6, maxlength: 9,
-    placeholder: "min+sec", inputmode: "decimal", autocomplete: "off",
-    "aria-label": "custom clock: minutes + seconds added per move, like 7+3" });
+    placeholder: t("meet.customPlaceholder"), inputmode: "decimal", autocomplete: "off",
+    "aria-label": t("meet.customLabel") });
   custom.hidden = sel.value !== "custom";
   sel.addEventListener("change", () => {
     custom.hidden = sel.value !== "custom";
@@ -72,7 +73,7 @@ export function clockPicker(id, value) {
       const base = m ? Math.round(Number(m[1].replace(",", ".")) * 60000) : 0;
       if (!m || base < 10000 || base > 180 * 60000) {
         custom.focus();
-        throw new Error("A custom clock is minutes + seconds per move, like 7+3 (at least 10 seconds, at most 180 minutes).");
+        throw new Error(t("meet.customBad"));
       }
       return `${base}:${Number(m[2]) * 1000}`;
     },
@@ -90,11 +91,11 @@ export function renderMeet(app) {
   const clock = clockPicker("seek-clock", saved.clock ?? "180000:2000");
   const rated = h("input", { type: "checkbox", id: "seek-rated", checked: registered && saved.rated !== false,
     disabled: !registered });
-  const seekBtn = h("button", { class: "btn primary", type: "submit", id: "seek-btn" }, "Find an opponent");
-  const quick = h("form", { class: "meet-quick", id: "seek-form", "aria-label": "quick pairing" },
-    h("div", { class: "row" }, h("label", {}, "Game ", game), h("label", {}, "Clock ", clock.el),
-      h("label", { title: registered ? "Glicko-2 ratings per game" : "register to play rated games" },
-        rated, " Rated")),
+  const seekBtn = h("button", { class: "btn primary", type: "submit", id: "seek-btn" }, t("meet.find"));
+  const quick = h("form", { class: "meet-quick", id: "seek-form", "aria-label": t("meet.quickLabel") },
+    h("div", { class: "row" }, h("label", {}, t("common.game"), " ", game), h("label", {}, t("lobby.clock"), " ", clock.el),
+      h("label", { title: registered ? t("meet.ratedTitle") : t("meet.registerToRate") },
+        rated, " ", t("lobby.rated"))),
     seekBtn);
   quick.addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -107,20 +108,20 @@ export function renderMeet(app) {
         app.mySeeks.add(m.seek_id);
         renderSeeks(app);
         // Unless paired at once (its "paired" came first): the toast goes when it pairs.
-        if (app.mySeeks.has(m.seek_id)) app.seekToast = app.toast("Looking for an opponent…");
+        if (app.mySeeks.has(m.seek_id)) app.seekToast = app.toast(t("meet.looking"));
       },
-        (e) => app.toast(e.message || e.code, "error"));
+        (e) => app.toast(errorText(e), "error"));
   });
 
-  const who = h("input", { id: "challenge-to", maxlength: 64, placeholder: "name, or bot (hard)",
-    "aria-label": "who to challenge", autocomplete: "off" });
+  const who = h("input", { id: "challenge-to", maxlength: 64, placeholder: t("meet.whoPlaceholder"),
+    "aria-label": t("meet.whoLabel"), autocomplete: "off" });
   const cgame = gameSelect("challenge-game", saved.game || "connect4");
   const cclock = clockPicker("challenge-clock", saved.clock ?? "180000:2000");
   const crated = h("input", { type: "checkbox", id: "challenge-rated", disabled: !registered });
-  const challenge = h("form", { class: "meet-challenge", id: "challenge-form", "aria-label": "challenge a player" },
-    h("div", { class: "row" }, who, h("label", {}, "Game ", cgame), h("label", {}, "Clock ", cclock.el),
-      h("label", {}, crated, " Rated")),
-    h("button", { class: "btn", type: "submit", id: "challenge-btn" }, "Challenge"));
+  const challenge = h("form", { class: "meet-challenge", id: "challenge-form", "aria-label": t("meet.challengeLabel") },
+    h("div", { class: "row" }, who, h("label", {}, t("common.game"), " ", cgame), h("label", {}, t("lobby.clock"), " ", cclock.el),
+      h("label", {}, crated, " ", t("lobby.rated"))),
+    h("button", { class: "btn", type: "submit", id: "challenge-btn" }, t("meet.challenge")));
   challenge.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const to = who.value.trim();
@@ -131,16 +132,16 @@ export function renderMeet(app) {
   cgame.addEventListener("change", () => renderOnline(app));  // each player's rating in it
 
   box.append(
-    h("div", { class: "panel-head" }, h("h2", {}, "Play someone now"),
+    h("div", { class: "panel-head" }, h("h2", {}, t("meet.title")),
       h("span", { class: "muted", id: "online-count" }, app.stats ? statsText(app.stats) : "")),
     quick,
-    h("h3", {}, "Open seeks"),
-    h("div", { id: "seeks-list", class: "rooms-list" }, h("p", { class: "muted" }, "Loading…")),
-    h("h3", {}, "Challenge someone"),
+    h("h3", {}, t("meet.openSeeks")),
+    h("div", { id: "seeks-list", class: "rooms-list" }, h("p", { class: "muted" }, t("common.loading"))),
+    h("h3", {}, t("meet.challengeSomeone")),
     challenge,
     h("div", { id: "challenges", "aria-live": "polite" }),
-    h("h3", {}, "Who is online"),
-    h("div", { id: "online-list", class: "rooms-list" }, h("p", { class: "muted" }, "Loading…")));
+    h("h3", {}, t("meet.whoIsOnline")),
+    h("div", { id: "online-list", class: "rooms-list" }, h("p", { class: "muted" }, t("common.loading"))));
   renderSeeks(app);
   renderChallenges(app);
   renderOnline(app);
@@ -153,7 +154,7 @@ function sendChallenge(app, to, game, clock, rated) {
   try { chosen = clock.value(); } catch (e) { app.toast(e.message, "error"); return; }
   app.conn.request({ type: "challenge", to, ...terms(game, chosen, rated) })
     .then((m) => { app.challengesOut.set(m.challenge_id, shownName(app, to)); renderChallenges(app); },
-      (e) => app.toast(e.message || e.code, "error"));
+      (e) => app.toast(errorText(e), "error"));
 }
 
 /** A registered player's name as they wrote it, not as it was typed (names compare without
@@ -171,7 +172,7 @@ export function renderOnline(app) {
   const me = app.me && app.me.player_id;
   const others = app.online.filter((p) => p.player_id !== me);
   if (!others.length) {
-    showEmpty(list, h("p", { class: "muted", id: "no-online" }, "Nobody else registered is online right now."));
+    showEmpty(list, h("p", { class: "muted", id: "no-online" }, t("meet.nobodyOnline")));
     return;
   }
   const terms0 = app.challengeTerms ? app.challengeTerms() : { game: "connect4" };
@@ -182,21 +183,22 @@ export function renderOnline(app) {
 function onlineRow(app, p, game) {
   const r = p.ratings && p.ratings[game];
   const btn = h("button", { class: "btn small", type: "button", "data-challenge-player": p.player_id,
-    title: `challenge ${p.name} with the terms of the challenge form above` }, "Challenge");
+    title: t("meet.challengeTitle", { name: p.name }) }, t("meet.challenge"));
   btn.addEventListener("click", () => {
-    const t = app.challengeTerms();
-    sendChallenge(app, p.name, t.game, t.clock, t.rated);
+    const ct = app.challengeTerms();
+    sendChallenge(app, p.name, ct.game, ct.clock, ct.rated);
   });
   return h("div", { class: "room-row online-row", "data-online": p.player_id },
     h("a", { class: "pname", href: `players/${encodeURIComponent(p.player_id)}` }, p.name),
     p.bot ? botTag() : null,
-    h("span", { class: "muted small" }, `${gameTitle(game)} ${r ? Math.round(r.rating) : "unrated"}`),
-    p.playing ? h("span", { class: "tag", title: "playing a game now" }, "playing") : null,
+    h("span", { class: "muted small" }, r ? t("meet.ratingIn", { game: gameTitle(game), rating: String(Math.round(r.rating)) })
+      : t("meet.unratedIn", { game: gameTitle(game) })),
+    p.playing ? h("span", { class: "tag", title: t("meet.playingTitle") }, t("meet.playingTag")) : null,
     btn);
 }
 
 function statsText(st) {
-  return `${st.online} online · ${st.playing} playing`;
+  return t("meet.stats", { online: st.online, playing: st.playing });
 }
 
 /** The seeks on show, oldest first: "Play" takes one (accept_seek), "Cancel" withdraws one's own. */
@@ -204,7 +206,7 @@ export function renderSeeks(app) {
   const list = document.getElementById("seeks-list");
   if (!list || !app.seeks) return;
   if (!app.seeks.length) {
-    showEmpty(list, h("p", { class: "muted", id: "no-seeks" }, "Nobody is seeking right now: find an opponent above and others see you here."));
+    showEmpty(list, h("p", { class: "muted", id: "no-seeks" }, t("meet.noSeeks")));
     return;
   }
   const me = app.me && app.me.player_id;
@@ -216,24 +218,24 @@ export function renderSeeks(app) {
 function seekRow(app, sk) {
   const mine = app.me && sk.player.player_id === app.me.player_id;
   const btn = mine
-    ? h("button", { class: "btn small", type: "button", "data-cancel": sk.seek_id }, "Cancel")
-    : h("button", { class: "btn primary small", type: "button", "data-accept": sk.seek_id }, "Play");
+    ? h("button", { class: "btn small", type: "button", "data-cancel": sk.seek_id }, t("common.cancel"))
+    : h("button", { class: "btn primary small", type: "button", "data-accept": sk.seek_id }, t("meet.play"));
   btn.addEventListener("click", () => {
     const msg = mine ? { type: "cancel_seek", seek_id: sk.seek_id } : { type: "accept_seek", seek_id: sk.seek_id };
     app.conn.request(msg).then(() => { app.mySeeks.delete(sk.seek_id); app.pollSeeks(); },
-      (e) => { app.toast(e.message || e.code, "error"); app.pollSeeks(); });
+      (e) => { app.toast(errorText(e), "error"); app.pollSeeks(); });
   });
   const range = sk.rating_range ? ` · ${Math.round(sk.rating_range[0])}–${Math.round(sk.rating_range[1])}` : "";
   return h("div", { class: "room-row seek-row", "data-seek": sk.seek_id },
     h("span", { class: "room-game" }, gameTitle(sk.game)),
     h("span", { class: "players" }, sk.player.name, sk.player.bot ? botTag() : null, ` · ${sk.player.rating}`),
-    h("span", { class: "muted small" }, `${clockLabel(sk.clock)} · ${sk.rated ? "rated" : "casual"}${range}`),
+    h("span", { class: "muted small" }, `${clockLabel(sk.clock)} · ${sk.rated ? t("meet.rated") : t("meet.casual")}${range}`),
     btn);
 }
 
 /** The mark of a program: a bot account or a house bot (contract section 12). */
 export function botTag() {
-  return h("span", { class: "tag bot", title: "a program plays this seat" }, "bot");
+  return h("span", { class: "tag bot", title: t("room.botTitle") }, t("common.bot"));
 }
 
 /** Challenges received (Accept / Decline) and sent (Cancel). */
@@ -242,25 +244,26 @@ export function renderChallenges(app) {
   if (!box) return;
   clear(box);
   for (const [id, c] of app.challengesIn) {
-    const accept = h("button", { class: "btn primary small", type: "button", "data-accept-challenge": id }, "Accept");
-    const decline = h("button", { class: "btn small", type: "button", "data-decline-challenge": id }, "Decline");
+    const accept = h("button", { class: "btn primary small", type: "button", "data-accept-challenge": id }, t("common.accept"));
+    const decline = h("button", { class: "btn small", type: "button", "data-decline-challenge": id }, t("common.decline"));
     accept.addEventListener("click", () => app.answerChallenge(id, true));
     decline.addEventListener("click", () => app.answerChallenge(id, false));
     box.append(h("div", { class: "room-row challenge-in", "data-challenge": id, role: "group",
-      "aria-label": `challenge from ${c.from.name}` },
-      h("span", {}, h("strong", {}, c.from.name), c.from.bot ? [" ", botTag()] : "", ` (${c.from.rating}) challenges you`),
-      h("span", { class: "muted small" }, `${gameTitle(c.game)} · ${clockLabel(c.clock)} · ${c.rated ? "rated" : "casual"}`),
+      "aria-label": t("meet.challengeFrom", { name: c.from.name }) },
+      h("span", {}, ...tParts("meet.challengesYou", { name: h("strong", {}, c.from.bot ? [c.from.name, " ", botTag()] : c.from.name),
+        rating: String(c.from.rating) })),
+      h("span", { class: "muted small" }, `${gameTitle(c.game)} · ${clockLabel(c.clock)} · ${c.rated ? t("meet.rated") : t("meet.casual")}`),
       accept, decline));
   }
   for (const [id, to] of app.challengesOut) {
-    const cancel = h("button", { class: "btn small", type: "button" }, "Cancel");
+    const cancel = h("button", { class: "btn small", type: "button" }, t("common.cancel"));
     cancel.addEventListener("click", () => {
       (app.cancelingChallenge ??= new Set()).add(id);  // one's own cancel needs no news
       app.conn.request({ type: "cancel_challenge", challenge_id: id })
         .catch(() => {}).finally(() => { app.challengesOut.delete(id); renderChallenges(app); });
     });
     box.append(h("div", { class: "room-row challenge-out", "data-challenge-out": id },
-      h("span", {}, `Waiting for ${to} to answer…`), cancel));
+      h("span", {}, t("meet.waitingAnswer", { name: to })), cancel));
   }
 }
 
@@ -319,7 +322,7 @@ export class Meeting {
     this.app.challengesIn.delete(id);
     renderChallenges(this.app);
     this.app.conn.request({ type: yes ? "accept_challenge" : "decline_challenge", challenge_id: id })
-      .catch((e) => this.app.toast(e.message || e.code, "error"));
+      .catch((e) => this.app.toast(errorText(e), "error"));
   }
 
   /** True if the message was one of meeting an opponent's. */
@@ -335,10 +338,11 @@ export class Meeting {
       case "challenge":
         app.challengesIn.set(m.challenge_id, m);
         renderChallenges(app);
-        app.toast(`${m.from.name} challenges you to ${gameTitle(m.game)}${app.current ? " (answer in the lobby)" : ""}`);
+        app.toast(t(app.current ? "meet.challengedElsewhere" : "meet.challenged", { name: m.from.name, game: gameTitle(m.game) }));
         return true;
       case "challenge_declined":
-        app.toast(`${app.challengesOut.get(m.challenge_id) || "They"} declined your challenge.`);
+        app.toast(app.challengesOut.has(m.challenge_id)
+          ? t("meet.declinedBy", { name: app.challengesOut.get(m.challenge_id) }) : t("meet.declined"));
         app.challengesOut.delete(m.challenge_id);
         renderChallenges(app);
         return true;
@@ -347,9 +351,9 @@ export class Meeting {
         const out = app.challengesOut.get(m.challenge_id);
         const incoming = app.challengesIn.get(m.challenge_id);
         if (out && !app.cancelingChallenge?.has(m.challenge_id)) {
-          app.toast(`Your challenge to ${out} ended unanswered.`);
+          app.toast(t("meet.challengeEnded", { name: out }));
         } else if (incoming) {
-          app.toast(`${incoming.from.name}'s challenge was withdrawn.`);
+          app.toast(t("meet.challengeWithdrawn", { name: incoming.from.name }));
         }
         app.challengesIn.delete(m.challenge_id);
         app.challengesOut.delete(m.challenge_id);

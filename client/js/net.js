@@ -1,6 +1,8 @@
 // The WebSocket connection: hello with the stored token, answers matched by `re`, and a
 // reconnect with exponential backoff (plus jitter) whenever the socket drops.
 
+import { t } from "./i18n.js";
+
 const TOKEN_KEY = "tablas-token";
 
 export class Connection {
@@ -127,7 +129,7 @@ export class Connection {
       }
       if (m.code === "name_taken") {
         // The name is a registered player's: go on under another until one logs in.
-        this.name = `Guest ${Math.floor(1000 + Math.random() * 9000)}`;
+        this.name = t("app.guestName", { n: String(Math.floor(1000 + Math.random() * 9000)) });
         this._hello(localStorage.getItem(TOKEN_KEY));
         return;
       }
@@ -138,7 +140,7 @@ export class Connection {
         return;
       }
       if (m.code === "bad_request" && /name/i.test(m.message || "")) {
-        this.name = "Guest";
+        this.name = t("app.guest");
         this._hello(localStorage.getItem(TOKEN_KEY));
         return;
       }

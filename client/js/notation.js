@@ -1,37 +1,27 @@
-// Human-readable text for moves, results and games.
+// Human-readable text for moves, results and games, in the page's language (./i18n.js).
+import { t, has, tWord } from "./i18n.js";
 
-// Each game's rules in a sentence or two: what wins, and what loses when that is the point.
-// A game's title is the engine's (GET /api/games' "title"): one name per game on every page.
-export const GAMES = {
-  tictactoe: { title: "Tic-tac-toe", pieces: ["X", "O"],
-    rules: "Take turns marking a square: three of your marks in a row, column or diagonal wins. A full board with no line is a draw." },
-  grundy: { title: "Grundy's game", pieces: ["First", "Second"],
-    rules: "On your turn, split one heap into two unequal heaps (a heap of 1 or 2 cannot be split). The player who cannot move loses." },
-  connect4: { title: "Connect-4", pieces: ["Red", "Yellow"],
-    rules: "Drop a piece into a column; it falls to the lowest free cell. The first with four of their own in a row, column or diagonal wins." },
-  boom: { title: "Desconecta-4 BOOM", pieces: ["Red", "Yellow"],
-    rules: "Drop pieces as in Connect-4, but four of your own in a line LOSES. Every 5th piece is a bomb; BOOM! removes your bomb and your pieces in its row, and the pieces above fall." },
-  backgammon: { title: "Backgammon", pieces: ["White", "Black"],
-    rules: "Bring your 15 checkers round into your home board and bear them off: the first to bear off all wins. Before rolling you may double the stake; your opponent takes it, or drops and loses." },
-};
+// The games the page draws. Each one's name, its sides' names and its rules in a sentence or
+// two (what wins, and what loses when that is the point) are the catalogue's: game.<id>.title,
+// game.<id>.side0/side1, game.<id>.rules.
+export const GAMES = { tictactoe: {}, grundy: {}, connect4: {}, boom: {}, backgammon: {} };
 
 export function gameRules(id) {
-  return (GAMES[id] && GAMES[id].rules) || "";
+  return has(`game.${id}.rules`) ? t(`game.${id}.rules`) : "";
 }
 
 export function gameTitle(id) {
-  return (GAMES[id] && GAMES[id].title) || id;
+  return has(`game.${id}.title`) ? t(`game.${id}.title`) : id;
 }
 
 export function pieceName(game, seat) {
-  const g = GAMES[game];
-  return g ? g.pieces[seat] : `Seat ${seat + 1}`;
+  return has(`game.${game}.side${seat}`) ? t(`game.${game}.side${seat}`) : t("game.seatN", { n: seat + 1 });
 }
 
-const pt = (p) => (p === 25 ? "bar" : p === 0 ? "off" : String(p));
+const pt = (p) => (p === 25 ? t("bg.bar") : p === 0 ? t("bg.off") : String(p));
 
 export function bgPlayText(play) {
-  if (!play.length) return "no move";
+  if (!play.length) return t("bg.noMove");
   // Chain consecutive steps of one checker: 24/18 18/13 -> 24/18/13, and count repeats.
   const chains = [];
   for (const [f, t] of play) {
@@ -55,12 +45,12 @@ export function moveText(game, move) {
     case "grundy":
       return `${move.split[0] + move.split[1]} → ${move.split[0]}+${move.split[1]}`;
     case "connect4":
-      return `column ${move.column + 1}`;
+      return t("move.column", { n: move.column + 1 });
     case "boom":
-      return move.boom ? "BOOM!" : `column ${move.column + 1}`;
+      return move.boom ? t("move.boom") : t("move.column", { n: move.column + 1 });
     case "backgammon":
-      if (move.action === "resign") return `resigns a ${RESIGN_KINDS[move.points] || "game"}`;
-      if (move.action) return move.action;
+      if (move.action === "resign") return t("move.resigns", { kind: resignKind(move.points) });
+      if (move.action) return tWord("bg.action", move.action);
       return bgPlayText(move.play || []);
     default:
       return JSON.stringify(move);
@@ -69,6 +59,11 @@ export function moveText(game, move) {
 
 // A backgammon resignation's value, times the cube (contract section 8).
 export const RESIGN_KINDS = { 1: "single", 2: "gammon", 3: "backgammon" };
+
+/** A resignation's kind in words: "a single game", "a gammon", "a backgammon". */
+export function resignKind(points) {
+  return tWord("bg.resignKind", RESIGN_KINDS[points] || "single");
+}
 
 /** A backgammon match's score as it stands: the state's, or once the match was given away
  * (resigned whole, lost on time or abandoned) the final one, the winner at its points. */
@@ -81,29 +76,9 @@ export function matchScore(room) {
   return score;
 }
 
-const REASONS = {
-  three_in_a_row: "three in a row",
-  four_in_a_row: "four in a row",
-  board_full: "the board is full",
-  no_moves: "no moves left",
-  resign: "resignation",
-  resigned: "resignation",
-  drop: "double dropped",
-  match: "the match",
-  single: "single game",
-  gammon: "gammon",
-  backgammon: "backgammon",
-  timeout: "time ran out",
-  move_limit: "the move limit",
-  time: "time ran out",
-  agreement: "agreed",
-  abandoned: "the opponent left",
-  aborted: "aborted",
-  expired: "adjourned too long",
-};
-
+/** Why a game ended (a result's `reason`), in words: reason.<reason> in the catalogue. */
 export function reasonText(reason) {
-  return REASONS[reason] || String(reason || "").replace(/_/g, " ");
+  return tWord("reason", reason || "");
 }
 
 /** Backgammon's history walked: who played each entry, and whether it ended a game (a drop,
@@ -165,14 +140,22 @@ export function cubeNotes(history, rolls) {
   const walk = bgWalk(history, rolls);
   let cube = 1;
   history.forEach((mv, i) => {
-    if (mv.action === "double") notes.set(i, `double to ${cube * 2}`);
-    else if (mv.action === "take") { cube *= 2; notes.set(i, `take: cube at ${cube}`); }
-    else if (mv.action === "drop") notes.set(i, `drop: loses ${cube}`);
+    if (mv.action === "double") notes.set(i, t("bg.note.double", { cube: cube * 2 }));
+    else if (mv.action === "take") { cube *= 2; notes.set(i, t("bg.note.take", { cube })); }
+    else if (mv.action === "drop") notes.set(i, t("bg.note.drop", { count: cube }));
     else if (mv.action === "resign") {
       const pts = cube * mv.points;
-      notes.set(i, `resigns a ${RESIGN_KINDS[mv.points]}: loses ${pts} point${pts === 1 ? "" : "s"}`);
+      notes.set(i, t("bg.note.resign", { kind: resignKind(mv.points), count: pts }));
     }
     if (walk[i].ended) cube = 1;
   });
   return notes;
+}
+
+/** A seat's name as the page shows it: a house bot's (the server's "bot (LEVEL)") in the
+ * page's language, anyone else's as they chose it; "" for an empty seat. */
+export function seatName(seat) {
+  if (!seat || !seat.name) return "";
+  const m = seat.kind === "bot" ? /^bot \((\w+)\)$/.exec(seat.name) : null;
+  return m ? t("common.botLevel", { level: tWord("level", m[1]) }) : seat.name;
 }

@@ -2,18 +2,21 @@
 // oldest on the left, the rating's line over its RD band (rating ± RD), the lowest and
 // highest ratings on the left axis, the first and last days under it.
 import { s } from "./dom.js";
+import { t, fmtDate } from "./i18n.js";
 
 const W = 600, H = 180, PAD = { left: 46, right: 12, top: 12, bottom: 24 };
 
 function day(ms) {
-  return new Date(ms).toLocaleDateString(undefined, { month: "short", day: "numeric" });
+  return fmtDate(ms, { month: "short", day: "numeric" });
 }
 
 /** The graph of `points` ([{at_ms, rating, rd}], oldest first) for `title` (its label). */
 export function ratingGraph(points, title) {
   const svg = s("svg", { class: "rating-graph", viewBox: `0 0 ${W} ${H}`, role: "img",
-    "aria-label": `${title}: ${points.length} rated game${points.length === 1 ? "" : "s"}` +
-      (points.length ? `, from ${Math.round(points[0].rating)} to ${Math.round(points[points.length - 1].rating)}` : "") });
+    "aria-label": points.length
+      ? t("graph.label", { title, count: points.length, from: String(Math.round(points[0].rating)),
+        to: String(Math.round(points[points.length - 1].rating)) })
+      : t("graph.empty", { title }) });
   if (!points.length) return svg;
   const lo = Math.min(...points.map((p) => p.rating - p.rd));
   const hi = Math.max(...points.map((p) => p.rating + p.rd));

@@ -6,8 +6,9 @@
 // board is that move's state_before (the room's final state at n), and move k is the one the
 // list, the caption and the chart's marker point at.
 import { h, s, clear } from "./dom.js";
-import { gameTitle, moveText, pieceName, playDice } from "./notation.js";
+import { gameTitle, moveText, pieceName, playDice, seatName as shownName } from "./notation.js";
 import { boardModule, resultText } from "./room.js";
+import { t, tParts, tWord, fmtNumber, onLanguageChange } from "./i18n.js";
 
 const VERDICTS = ["best", "good", "inaccuracy", "mistake", "blunder"];
 // The chart's scale: scores beyond this many clear edges (the game's score_typical) are drawn
@@ -27,6 +28,7 @@ const view = {
   step: 0,
   showBest: false,  // backgammon: the board marks the best play instead of the one played
   ui: {},           // the board module's own state across redraws
+  players: null,    // the review's summary of each side, drawn again on a switch of language
 };
 
 const $ = (id) => document.getElementById(id);
@@ -58,19 +60,19 @@ async function main() {
     $(id).addEventListener("click", () => go(to()));
   }
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(roomId)) {
-    $("rv-game").textContent = "No such game";
-    say("This address names no room.", "bad");
+    $("rv-game").textContent = t("review.noGame");
+    say(t("review.noRoomAddress"), "bad");
     return;
   }
   const [games, room] = await Promise.all([getJson(apiUrl("games")), getJson(roomApi())]);
   if (room.status === 404) {
-    $("rv-game").textContent = "No such game";
-    say("There is no such room.", "bad");
+    $("rv-game").textContent = t("review.noGame");
+    say(t("room.noSuchRoom"), "bad");
     return;
   }
   if (room.status !== 200 || !room.body) {
-    $("rv-game").textContent = "Review";
-    say(`The room could not be read (${(room.body && room.body.error) || `HTTP ${room.status}`}).`, "bad");
+    $("rv-game").textContent = t("common.review");
+    say(t("review.unreadable", { status: room.status }), "bad");
     return;
   }
   view.record = room.body;
@@ -89,49 +91,49 @@ function notOver(status) {
   el.hidden = false;
   // A closed room's game never started: it will never have a review.
   el.append(h("p", { id: "rv-not-over" }, status === "closed"
-    ? "This room closed before its game started: there is no game to review."
-    : `This game is not over (the room is ${status}): a game is reviewed once it has ended.`),
-  h("a", { class: "btn primary", href: `../#/watch/${encodeURIComponent(roomId)}` }, "Open the room"));
+    ? t("review.closed") : t("review.notOver", { status: tWord("status", status) })),
+  h("a", { class: "btn primary", href: `../#/watch/${encodeURIComponent(roomId)}` }, t("review.openRoom")));
 }
 
 /** Asks for the review until it is ready: the first request starts it and a long game takes
  * the engine a minute or more, meanwhile the answer is 202 (ask again in retry_after s). */
 async function loadReview() {
-  say("The engine is reviewing this game…");
+  say(t("review.reviewing"));
   for (;;) {
     let res;
     try {
       res = await getJson(roomApi("/review"));
     } catch {
-      say("The server cannot be reached; trying again…", "bad");
+      say(t("review.unreachable"), "bad");
       await sleep(5);
       continue;
     }
     if (res.status === 200 && res.body) {
       view.moves = res.body.moves || [];
       say("");
-      renderSummary(res.body.players || []);
+      view.players = res.body.players || [];
+      renderSummary(view.players);
       $("rv-body").hidden = false;
       renderMoves();
       go(0);
       return;
     }
     if (res.status === 202) {
-      say("The engine is reviewing this game…");
+      say(t("review.reviewing"));
       await sleep((res.body && res.body.retry_after) || res.retryAfter || 2);
     } else if (res.status === 409) {
-      notOver("not finished");
+      notOver("playing");
       return;
     } else if (res.status === 404) {
-      say("There is no such room.", "bad");
+      say(t("room.noSuchRoom"), "bad");
       return;
     } else if (res.status === 503) {
       const wait = res.retryAfter || 60;
-      say(`The engine is busy with other reviews: trying again in ${wait} s…`);
+      say(t("review.busy", { count: wait }));
       await sleep(wait);
     } else {
-      const el = say(`The review failed (${(res.body && res.body.error) || `HTTP ${res.status}`}). `, "bad");
-      el.append(h("button", { class: "btn small", type: "button", on: { click: () => loadReview() } }, "Try again"));
+      const el = say(`${t("review.failed", { status: res.status })} `, "bad");
+      el.append(h("button", { class: "btn small", type: "button", on: { click: () => loadReview() } }, t("review.tryAgain")));
       return;
     }
   }
@@ -141,58 +143,56 @@ async function loadReview() {
 
 function seatName(rec, seat) {
   const s0 = rec.seats[seat];
-  return (s0 && s0.name) || pieceName(rec.game, seat);
+  return shownName(s0) || pieceName(rec.game, seat);
 }
 
 /** A side named with its pieces, so that two seats of one name (two bots of one level, a
  * person playing themselves) are told apart. */
 function sideName(rec, seat) {
-  return `${seatName(rec, seat)} (${pieceName(rec.game, seat)})`;
+  return t("review.side", { name: seatName(rec, seat), side: pieceName(rec.game, seat) });
 }
 
 /** The result in words, each player named with their pieces: two bots of one level, or two
  * people of one name, are told apart. */
 function resultWords(rec) {
-  const seats = rec.seats.map((x, i) => ({ ...x, name: `${seatName(rec, i)} (${pieceName(rec.game, i)})` }));
+  const seats = rec.seats.map((x, i) => ({ ...x, name: sideName(rec, i) }));
   return resultText({ ...rec, seats, your_seats: [] });
 }
 
 function renderHead() {
   const rec = view.record;
-  const title = gameTitle(rec.game) +
-    (rec.game === "grundy" && rec.options && rec.options.heap ? ` · heap ${rec.options.heap}` : "");
-  $("rv-game").textContent = `Review: ${title}`;
-  document.title = `Review · ${title} · Tablas`;
+  const title = rec.game === "grundy" && rec.options && rec.options.heap
+    ? t("room.grundyHeap", { game: gameTitle(rec.game), n: rec.options.heap }) : gameTitle(rec.game);
+  $("rv-game").textContent = t("review.heading", { title });
+  document.title = t("review.docTitle", { title });
   const players = $("rv-players");
   clear(players);
   rec.seats.forEach((seat, i) => {
-    if (i) players.append(h("span", { class: "vs" }, " vs "));
+    if (i) players.append(h("span", { class: "vs" }, ` ${t("common.vs")} `));
     players.append(h("span", { class: "rv-player", "data-seat": i },
       h("span", { class: `swatch tiny g-${rec.game} s${i}`, "aria-hidden": "true" }), " ",
       h("span", { class: `pname${seat.kind === "bot" ? " bot" : ""}` }, seatName(rec, i)),
       // A bot account's seat is a person's kind: the server says it is a program.
-      seat.bot ? h("span", { class: "tag bot", title: "a bot account: a program played this seat" }, " bot") : "",
+      seat.bot ? h("span", { class: "tag bot", title: t("review.botTitle") }, ` ${t("common.bot")}`) : "",
       h("span", { class: "muted small" }, ` (${pieceName(rec.game, i)})`)));
   });
   $("rv-result").textContent = rec.status === "finished" ? resultWords(rec) : "";
   const links = $("rv-links");
   clear(links);
   const id = encodeURIComponent(roomId);
-  links.append(h("a", { class: "btn small", id: "rv-room-link", href: `../#/watch/${id}` }, "Open the room"));
-  const names = { json: "JSON", moves: "Position (.txt)", mat: "gnubg (.mat)" };
+  links.append(h("a", { class: "btn small", id: "rv-room-link", href: `../#/watch/${id}` }, t("review.openRoom")));
   const extensions = { json: "json", moves: "txt", mat: "mat" };
   for (const f of view.game.formats || ["json"]) {
     // A file to keep (the server says so too: Content-Disposition attachment), not a page.
     links.append(h("a", { class: "btn small ghost rv-export", "data-format": f,
       download: `tablas-${roomId}.${extensions[f] || f}`,
-      title: `download the game as ${f}`, href: roomApi(`/export?format=${encodeURIComponent(f)}`) },
-    `Download ${names[f] || f}`));
+      title: t("review.downloadTitle", { format: f }), href: roomApi(`/export?format=${encodeURIComponent(f)}`) },
+    t("review.download", { format: tWord("review.format", f) })));
   }
 }
 
 // --- the summary -----------------------------------------------------------------------------
 
-const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 
 /** Each side's play summed up (the review's players): its decisions, inaccuracies, mistakes
  * and blunders, and its average loss per decision (backgammon: the error rate, as gnubg and
@@ -204,24 +204,25 @@ function renderSummary(players) {
   if (!players.length) return;
   const rec = view.record;
   const equity = view.game.score_unit === "equity";
-  el.append(h("h2", { class: "rv-summary-title" }, "Summary"));
+  el.append(h("h2", { class: "rv-summary-title" }, t("review.summary")));
   const row = h("div", { class: "rv-summary-row" });
   for (const p of players) {
     const avg = Number(p.average_loss) || 0;
     const rate = equity
-      ? h("span", { class: "rv-rate", title: "equity given away per decision (gnubg's error rate)" },
-        `error rate ${avg.toFixed(3)} (${(avg * 1000).toFixed(1)} mpts)`)
-      : h("span", { class: "rv-rate", title: "the engine's points given away per decision" },
-        `average loss ${avg.toFixed(1)} per move`);
+      ? h("span", { class: "rv-rate", title: t("review.errorRateTitle") },
+        t("review.errorRate", { rate: fmtNumber(avg, { minimumFractionDigits: 3, maximumFractionDigits: 3 }),
+          mpts: fmtNumber(avg * 1000, { minimumFractionDigits: 1, maximumFractionDigits: 1 }) }))
+      : h("span", { class: "rv-rate", title: t("review.avgLossTitle") },
+        t("review.avgLoss", { loss: fmtNumber(avg, { minimumFractionDigits: 1, maximumFractionDigits: 1 }) }));
     row.append(h("div", { class: "rv-summary-side", "data-seat": p.seat },
       h("div", { class: "rv-summary-name" },
         h("span", { class: `swatch tiny g-${rec.game} s${p.seat}`, "aria-hidden": "true" }), " ",
         seatName(rec, p.seat), h("span", { class: "muted small" }, ` (${pieceName(rec.game, p.seat)})`)),
       h("div", { class: "rv-summary-stats small" },
-        h("span", {}, plural(p.moves, "decision", "decisions")),
-        h("span", { class: "v-inaccuracy" }, plural(p.inaccuracies, "inaccuracy", "inaccuracies")),
-        h("span", { class: "v-mistake" }, plural(p.mistakes, "mistake", "mistakes")),
-        h("span", { class: "v-blunder" }, plural(p.blunders, "blunder", "blunders")),
+        h("span", {}, t("review.decisions", { count: p.moves })),
+        h("span", { class: "v-inaccuracy" }, t("review.inaccuracies", { count: p.inaccuracies })),
+        h("span", { class: "v-mistake" }, t("review.mistakes", { count: p.mistakes })),
+        h("span", { class: "v-blunder" }, t("review.blunders", { count: p.blunders })),
         rate)));
   }
   el.append(row);
@@ -244,7 +245,7 @@ function go(k) {
   const mod = boardModule(view.record.game);
   const at = roomAt(step);
   const note = mod && mod.stateNote && at.state ? mod.stateNote(at.state) : null;
-  const where = step === n ? `end (${n} moves)` : `move ${step + 1} of ${n}`;
+  const where = step === n ? t("review.stepEnd", { count: n }) : t("review.stepOf", { n: step + 1, total: n });
   $("rv-step").textContent = note ? `${where} · ${note}` : where;
   $("rv-first").disabled = $("rv-prev").disabled = step === 0;
   $("rv-next").disabled = $("rv-last").disabled = step === n;
@@ -264,7 +265,7 @@ function onKey(ev) {
  * MOVE object), so that the review and the room name moves alike. */
 function textOf(move, engineText) {
   // Backgammon's "roll" is the cube decision not to double (as gnubg names it).
-  if (move && move.action === "roll" && view.record.game === "backgammon") return "no double";
+  if (move && move.action === "roll" && view.record.game === "backgammon") return t("review.noDouble");
   return move ? moveText(view.record.game, move) : engineText || "";
 }
 
@@ -318,7 +319,7 @@ function drawBoard() {
   const room = roomAt(view.step);
   holder.dataset.step = view.step;
   if (!mod || !room.state) {
-    holder.append(h("p", {}, `The position: ${(room.state && room.state.notation) || "?"}`));
+    holder.append(h("p", {}, t("review.position", { position: (room.state && room.state.notation) || "?" })));
     return;
   }
   const better = room.legal_moves.length > 0;
@@ -356,17 +357,24 @@ function drawBoard() {
 function lossText(loss) {
   const unit = view.game.score_unit;
   const x = Number(loss) || 0;
-  return unit === "equity" ? `${x.toFixed(3)} equity` : `${Math.round(x)} points`;
+  return unit === "equity"
+    ? t("review.lossEquity", { x: fmtNumber(x, { minimumFractionDigits: 3, maximumFractionDigits: 3 }) })
+    : t("review.lossPoints", { count: Math.round(x) });
 }
 
-const PROVEN = { win: "a win", loss: "a loss", draw: "a draw" };
+/** A loss as a bare number, for the move list. */
+function lossNumber(loss) {
+  const x = Number(loss) || 0;
+  return view.game.score_unit === "equity"
+    ? fmtNumber(x, { minimumFractionDigits: 3, maximumFractionDigits: 3 }) : fmtNumber(Math.round(x));
+}
 
 function renderCaption() {
   const el = $("rv-caption");
   clear(el);
   const rec = view.record, n = view.moves.length, k = view.step;
   if (k === n) {
-    el.append(h("p", { class: "rv-cap-head" }, "Final position"),
+    el.append(h("p", { class: "rv-cap-head" }, t("review.final")),
       h("p", {}, resultWords(rec)));
     return;
   }
@@ -375,36 +383,36 @@ function renderCaption() {
   const dice = bg && e.move && e.move.play ? playDice(rec.rolls, k) : null;
   el.append(h("p", { class: "rv-cap-head" },
     h("span", { class: `swatch tiny g-${rec.game} s${e.seat}`, "aria-hidden": "true" }), " ",
-    `${seatName(rec, e.seat)} to play`, dice ? ` ${dice.join("-")}` : ""));
-  const played = h("p", { id: "rv-played" }, "Played ", h("strong", {}, textOf(e.move, e.move_text)), " ",
+    t("review.toPlay", { name: seatName(rec, e.seat) }), dice ? ` ${dice.join("-")}` : ""));
+  const played = h("p", { id: "rv-played" }, ...tParts("review.played", { move: h("strong", {}, textOf(e.move, e.move_text)) }), " ",
     verdictTag(e));
-  if (Number(e.loss) > 0) played.append(" ", h("span", { class: "muted" }, `loses ${lossText(e.loss)}`));
+  if (Number(e.loss) > 0) played.append(" ", h("span", { class: "muted" }, t("review.loses", { loss: lossText(e.loss) })));
   el.append(played);
   if (e.proven_before && e.proven_after && e.proven_before !== e.proven_after) {
     el.append(h("p", { class: "rv-proven" },
-      `It turned ${PROVEN[e.proven_before] || e.proven_before} into ${PROVEN[e.proven_after] || e.proven_after}.`));
+      t("review.turned", { before: tWord("review.proven", e.proven_before), after: tWord("review.proven", e.proven_after) })));
   }
   const better = betterMove(e);
   if (better) {
-    const best = h("p", { id: "rv-best" }, "Best was ", h("strong", {}, textOf(better, e.best_move_text)));
+    const best = h("p", { id: "rv-best" }, ...tParts("review.bestWas", { move: h("strong", {}, textOf(better, e.best_move_text)) }));
     if (bg && better.play && e.move && e.move.play) {
       // One play is marked on the board at a time: the one played, or the engine's.
       best.append(" ", h("button", { class: "btn small", type: "button", id: "rv-toggle-best",
         on: { click: () => { view.showBest = !view.showBest; drawBoard(); renderCaption(); } } },
-      view.showBest ? "Show the play made" : "Show it on the board"));
+      view.showBest ? t("review.showPlayed") : t("review.showBest")));
     } else if (!bg && !better.boom) {  // a BOOM is no piece: the words say it
-      best.append(h("span", { class: "muted" }, " (drawn on the board)"));
+      best.append(h("span", { class: "muted" }, ` ${t("review.drawnOnBoard")}`));
     }
     el.append(best);
   } else if (!e.best_move_text) {
-    el.append(h("p", { class: "muted" }, "A forced move."));
+    el.append(h("p", { class: "muted" }, t("review.forced")));
   }
 }
 
 function verdictTag(e) {
   const v = VERDICTS.includes(e.verdict) ? e.verdict : "good";
   return h("span", { class: `verdict-tag v-${v}`, "data-verdict": v,
-    title: Number(e.loss) > 0 ? `loses ${lossText(e.loss)}` : "no loss" }, v);
+    title: Number(e.loss) > 0 ? t("review.loses", { loss: lossText(e.loss) }) : t("review.noLoss") }, t(`review.verdict.${v}`));
 }
 
 // --- the move list ---------------------------------------------------------------------------
@@ -421,13 +429,13 @@ function renderMoves() {
       h("span", { class: "num" }, quiet ? "" : `${i + 1}.`),
       h("span", { class: `swatch tiny g-${rec.game} s${e.seat}`, "aria-hidden": "true" }),
       dice ? h("span", { class: "mv-dice" }, `${dice.join("-")}: `) : null,
-      h("button", { class: "rv-move-btn", type: "button", title: `go to move ${i + 1}`,
+      h("button", { class: "rv-move-btn", type: "button", title: t("review.goTo", { n: i + 1 }),
         on: { click: () => go(i) } }, textOf(e.move, e.move_text)),
       quiet ? null : verdictTag(e),
-      Number(e.loss) > 0 ? h("span", { class: "rv-loss" }, `−${lossText(e.loss).split(" ")[0]}`) : null);
+      Number(e.loss) > 0 ? h("span", { class: "rv-loss" }, `−${lossNumber(e.loss)}`) : null);
     ol.append(li);
   });
-  if (!view.moves.length) ol.append(h("li", { class: "muted" }, "No move was played."));
+  if (!view.moves.length) ol.append(h("li", { class: "muted" }, t("review.noMoves")));
   renderChart();
 }
 
@@ -467,14 +475,14 @@ function renderChart() {
   clear(box);
   const rec = view.record, n = view.moves.length;
   const svg = s("svg", { id: "rv-chart", class: "rv-chart", viewBox: `0 0 ${CHART_W} ${CHART_H}`,
-    role: "img", "aria-label": `the score after each move, from ${seatName(rec, 0)}'s side` });
+    role: "img", "aria-label": t("review.chartLabel", { name: seatName(rec, 0) }) });
   svg.append(s("rect", { x: 0, y: 0, width: CHART_W, height: CHART_H, rx: 8, class: "rv-chart-bg" }));
   svg.append(s("rect", { x: 0, y: 0, width: CHART_W, height: CHART_H / 2, rx: 8, class: "rv-chart-s0" }));
   svg.append(s("line", { x1: CHART_PAD, x2: CHART_W - CHART_PAD, y1: CHART_H / 2, y2: CHART_H / 2, class: "rv-chart-zero" }));
   svg.append(s("text", { x: CHART_W - CHART_PAD, y: CHART_PAD + 4, class: "rv-chart-label", "text-anchor": "end" },
-    `${sideName(rec, 0)} better`));
+    t("review.better", { side: sideName(rec, 0) })));
   svg.append(s("text", { x: CHART_W - CHART_PAD, y: CHART_H - CHART_PAD, class: "rv-chart-label", "text-anchor": "end" },
-    `${sideName(rec, 1)} better`));
+    t("review.better", { side: sideName(rec, 1) })));
   const known = view.moves.map((e, i) => [i, e.score_after]).filter(([, v]) => v !== null && v !== undefined);
   if (known.length > 1) {
     svg.append(s("polyline", { class: "rv-chart-line",
@@ -487,7 +495,7 @@ function renderChart() {
     const pt = s("circle", { class: `rv-pt v-${e.verdict}${unknown ? " unknown" : ""}`, "data-ply": i,
       cx: chartX(i).toFixed(1), cy: chartY(unknown ? 0 : e.score_after).toFixed(1),
       r: e.verdict === "blunder" || e.verdict === "mistake" ? 4.5 : 3 });
-    pt.append(s("title", {}, `${i + 1}. ${textOf(e.move, e.move_text)}: ${e.verdict}`));
+    pt.append(s("title", {}, `${i + 1}. ${textOf(e.move, e.move_text)}: ${tWord("review.verdict", e.verdict)}`));
     svg.append(pt);
   });
   svg.addEventListener("click", (ev) => {
@@ -497,8 +505,8 @@ function renderChart() {
     go(Math.round(((x - CHART_PAD) / (CHART_W - 2 * CHART_PAD)) * Math.max(1, n)));
   });
   box.append(svg, h("p", { class: "small muted" },
-    view.game.score_unit === "equity" ? "Equity after each move (cubeless)." : "The engine's score after each move.",
-    ` Clipped at ±${CHART_EDGES * (Number(view.game.score_typical) || 1)}; click to go there.`));
+    view.game.score_unit === "equity" ? t("review.chartEquity") : t("review.chartPoints"), " ",
+    t("review.chartClip", { edge: fmtNumber(CHART_EDGES * (Number(view.game.score_typical) || 1)) })));
 }
 
 function markChart() {
@@ -512,4 +520,12 @@ function markChart() {
   }
 }
 
-main().catch((e) => say(`The review could not be shown: ${e && e.message ? e.message : e}`, "bad"));
+// A switch of language draws the review again from what it has (nothing is asked again).
+onLanguageChange(() => {
+  if (!view.record) return;
+  renderHead();
+  if (view.moves) { renderMoves(); go(view.step); }
+  if (view.players) renderSummary(view.players);
+});
+
+main().catch((e) => say(t("review.broken", { why: e && e.message ? e.message : String(e) }), "bad"));

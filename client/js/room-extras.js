@@ -2,13 +2,14 @@
 // and takebacks (the buttons, and the offer waiting for an answer), the rating change at a
 // game's end, what kind of game it is (rated or casual, its clock), and the two chats marked.
 import { h, clear } from "./dom.js";
-import { pieceName } from "./notation.js";
+import { pieceName, seatName as shownName } from "./notation.js";
+import { t, fmtNumber } from "./i18n.js";
 
 // The games whose draws and takebacks are offered (backgammon's resignations have a value).
 const NO_OFFERS = new Set(["backgammon"]);
 
 function seatName(room, seat) {
-  return (room.seats[seat] && room.seats[seat].name) || pieceName(room.game, seat);
+  return shownName(room.seats[seat]) || pieceName(room.game, seat);
 }
 
 /** "Offer draw" and "Takeback" for a seated player of a game being played. */
@@ -18,14 +19,14 @@ export function offerButtons(app, room) {
   const out = [];
   const waiting = room.draw_offer != null && mine.includes(room.draw_offer);
   out.push(h("button", { class: "btn", id: "draw-btn", type: "button", disabled: waiting,
-    title: waiting ? "your draw offer waits for its answer" : "offer your opponent a draw",
-    on: { click: () => app.offer("offer_draw") } }, waiting ? "Draw offered" : "Offer draw"));
+    title: waiting ? t("offer.drawWaitsTitle") : t("offer.drawTitle"),
+    on: { click: () => app.offer("offer_draw") } }, waiting ? t("offer.drawOffered") : t("offer.draw")));
   if (!room.rated) {
     const moved = historySeatsOf(room).some((s) => mine.includes(s));
     const asked = room.takeback_offer != null && mine.includes(room.takeback_offer);
     out.push(h("button", { class: "btn", id: "takeback-btn", type: "button", disabled: !moved || asked,
-      title: moved ? "ask to take back your last move (and the reply to it)" : "nothing to take back yet",
-      on: { click: () => app.offer("takeback") } }, asked ? "Takeback asked" : "Takeback"));
+      title: moved ? t("offer.takebackTitle") : t("offer.nothingToTakeBack"),
+      on: { click: () => app.offer("takeback") } }, asked ? t("offer.takebackAsked") : t("offer.takeback")));
   }
   return out;
 }
@@ -48,20 +49,21 @@ export function renderPlayOffer(app, room) {
   el.hidden = !offers.length;
   const mine = room.your_seats || [];
   for (const [kind, seat] of offers) {
-    const what = kind === "draw" ? "a draw" : "to take back their last move";
+    const offers = kind === "draw" ? t("offer.offersDraw", { name: seatName(room, seat) })
+      : t("offer.asksTakeback", { name: seatName(room, seat) });
     const box = h("div", { class: "offer", "data-offer": kind });
     if (mine.includes(1 - seat) && !mine.includes(seat)) {
-      box.append(h("p", { id: `${kind}-offer-text` }, `${seatName(room, seat)} offers ${what}.`),
+      box.append(h("p", { id: `${kind}-offer-text` }, offers),
         h("div", { class: "row" },
           h("button", { class: "btn primary", id: `accept-${kind}-btn`, type: "button",
-            on: { click: () => app.offer(`accept_${kind}`) } }, "Accept"),
+            on: { click: () => app.offer(`accept_${kind}`) } }, t("common.accept")),
           h("button", { class: "btn", id: `decline-${kind}-btn`, type: "button",
-            on: { click: () => app.offer(`decline_${kind}`) } }, "Decline")));
+            on: { click: () => app.offer(`decline_${kind}`) } }, t("common.decline"))));
     } else if (mine.includes(seat)) {
       box.append(h("p", { id: `${kind}-offer-text` },
-        kind === "draw" ? "You offered a draw: waiting for the answer." : "You asked for a takeback: waiting for the answer."));
+        kind === "draw" ? t("offer.youOfferedDraw") : t("offer.youAskedTakeback")));
     } else {
-      box.append(h("p", { id: `${kind}-offer-text` }, `${seatName(room, seat)} offers ${what}.`));
+      box.append(h("p", { id: `${kind}-offer-text` }, offers));
     }
     el.append(box);
   }
@@ -76,9 +78,10 @@ export function ratingChangeLine(room) {
   return h("div", { class: "rating-change", id: "rating-change" }, seats.map((s) => {
     const before = Math.round(rc[s].before), after = Math.round(rc[s].after);
     const d = after - before;
-    const who = mine.length === 1 ? "Your rating" : seatName(room, s);
-    return h("span", { class: `rc ${d > 0 ? "up" : d < 0 ? "down" : "same"}`, "data-seat": s },
-      `${who}: ${before} → ${after} (${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d)})`);
+    const change = `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d)}`;
+    const line = mine.length === 1 ? t("offer.yourRatingChange", { before: String(before), after: String(after), change })
+      : t("offer.ratingChange", { name: seatName(room, s), before: String(before), after: String(after), change });
+    return h("span", { class: `rc ${d > 0 ? "up" : d < 0 ? "down" : "same"}`, "data-seat": s }, line);
   }));
 }
 
@@ -86,11 +89,11 @@ export function ratingChangeLine(room) {
 export function gameKind(room) {
   const clock = room.room_options && room.room_options.clock;
   const aborted = room.result && room.result.reason === "aborted";
-  const parts = [room.rated && !aborted ? "Rated" : aborted && room.rated ? "Aborted: unrated" : "Casual"];
+  const parts = [room.rated && !aborted ? t("offer.ratedKind") : aborted && room.rated ? t("offer.abortedUnrated") : t("offer.casualKind")];
   if (clock) {
     const base = clock.base_ms / 60000;
-    parts.push(`${Number.isInteger(base) ? base : base.toFixed(1)}+${Math.round((clock.increment_ms || 0) / 1000)}`);
-  } else parts.push("no clock");
+    parts.push(`${fmtNumber(base, { maximumFractionDigits: 1 })}+${Math.round((clock.increment_ms || 0) / 1000)}`);
+  } else parts.push(t("meet.noClockShort"));
   return parts.join(" · ");
 }
 
@@ -98,12 +101,12 @@ export function gameKind(room) {
  * tournament_game, which seated this page). */
 export function renderTournamentLink(app, room) {
   const el = document.getElementById("room-tournament");
-  const t = app.tournamentGames && app.tournamentGames.get(room.room_id);
+  const game = app.tournamentGames && app.tournamentGames.get(room.room_id);
   if (!el) return;
-  el.hidden = !t;
-  if (!t) return;
-  el.href = `tournaments/${encodeURIComponent(t.tournament_id)}`;
-  el.textContent = `Tournament · round ${t.round}`;
+  el.hidden = !game;
+  if (!game) return;
+  el.href = `tournaments/${encodeURIComponent(game.tournament_id)}`;
+  el.textContent = t("offer.tournamentRound", { round: game.round });
 }
 
 /** A chat line's room: the players' or the spectators' (a line without it: the players'). */
@@ -113,6 +116,6 @@ export function chatAudience(m) {
 
 export function audienceTag(m) {
   const a = chatAudience(m);
-  return h("span", { class: `tag chat-${a}`, title: a === "players" ? "the players' chat" : "the spectators' chat" },
-    a === "players" ? "players" : "spectators");
+  return h("span", { class: `tag chat-${a}`, title: a === "players" ? t("chat.playersTitle") : t("chat.spectatorsTitle") },
+    a === "players" ? t("chat.players") : t("chat.spectators"));
 }

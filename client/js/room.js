@@ -1,8 +1,9 @@
 // The room view: board, players, turn, moves, result, chat, analysis, dice verification.
 import { h, clear, fmtClock } from "./dom.js";
 import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds,
-  matchScore, RESIGN_KINDS } from "./notation.js";
+  matchScore, RESIGN_KINDS, resignKind, seatName as shownName } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
+import { t, tParts, fmtNumber, fmtSigned } from "./i18n.js";
 import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag,
   renderTournamentLink } from "./room-extras.js";
 import * as ttt from "./boards/tictactoe.js";
@@ -19,10 +20,10 @@ export function boardModule(game) {
 /** Builds the static skeleton of the room view once per room. */
 export function mountRoom(app, root, roomId) {
   clear(root);
-  const chatInput = h("input", { id: "chat-input", maxlength: 500, placeholder: "Say something…",
-    autocomplete: "off", "aria-label": "chat message" });
+  const chatInput = h("input", { id: "chat-input", maxlength: 500, placeholder: t("room.chatPlaceholder"),
+    autocomplete: "off", "aria-label": t("room.chatLabel") });
   const chatForm = h("form", { id: "chat-form", class: "chat-form" }, chatInput,
-    h("button", { class: "btn", type: "submit" }, "Send"));
+    h("button", { class: "btn", type: "submit" }, t("room.send")));
   chatForm.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const text = chatInput.value.trim();
@@ -33,14 +34,14 @@ export function mountRoom(app, root, roomId) {
   const view = h("section", { class: "room-view", id: "room-view", "data-room": roomId },
     h("div", { class: "room-main" },
       h("div", { class: "room-title" },
-        h("a", { href: "#/", class: "back", "aria-label": "back to the lobby" }, "← Lobby"),
+        h("a", { href: "#/", class: "back", "aria-label": t("room.backLabel") }, t("room.back")),
         h("h2", { id: "room-game" }, ""),
         h("span", { id: "room-kind", class: "muted small" }, ""),
         h("a", { id: "room-tournament", class: "small", hidden: true }, ""),
-        h("span", { id: "room-spectators", class: "spec", title: "spectators" }, "")),
+        h("span", { id: "room-spectators", class: "spec", title: t("common.spectators") }, "")),
       h("div", { class: "seat-card", id: "card-top" }),
       h("div", { class: "board-area" },
-        h("div", { id: "board-holder", class: "board-holder" }, h("p", { class: "muted" }, "Loading the room…")),
+        h("div", { id: "board-holder", class: "board-holder" }, h("p", { class: "muted" }, t("room.loading"))),
         h("div", { id: "banner", class: "banner", hidden: true })),
       h("div", { class: "seat-card", id: "card-bottom" }),
       h("div", { id: "controls", class: "controls" }),
@@ -54,10 +55,10 @@ export function mountRoom(app, root, roomId) {
         h("div", { id: "share", class: "share" })),
       h("div", { class: "panel rules", id: "rules", hidden: true }),
       h("div", { class: "panel", id: "analysis-panel", hidden: true }),
-      h("div", { class: "panel moves-panel" }, h("h3", {}, "Moves"),
+      h("div", { class: "panel moves-panel" }, h("h3", {}, t("room.moves")),
         h("ol", { id: "movelist", class: "movelist" })),
       h("div", { class: "panel", id: "dice-panel", hidden: true }),
-      h("div", { class: "panel chat" }, h("h3", {}, "Chat"),
+      h("div", { class: "panel chat" }, h("h3", {}, t("room.chat")),
         h("div", { id: "chatlog", class: "chatlog", "aria-live": "polite" }), chatForm)));
   root.append(view);
   loadChatBacklog(roomId);
@@ -97,19 +98,19 @@ function seatCard(app, room, seat, el) {
   const mine = (room.your_seats || []).includes(seat);
   el.className = `seat-card seat-${seat}${room.status === "playing" && room.to_move === seat ? " to-move" : ""}`;
   el.dataset.seat = seat;
-  const name = h("span", { class: "name" }, s.name || "Open seat");
+  const name = h("span", { class: "name" }, shownName(s) || t("room.openSeat"));
   const tags = h("span", { class: "tags" });
-  if (mine) tags.append(h("span", { class: "tag you" }, "you"));
+  if (mine) tags.append(h("span", { class: "tag you" }, t("room.you")));
   // A house bot, or a bot account (a program behind a registered name: contract section 12).
-  if (s.kind === "bot" || s.bot) tags.append(h("span", { class: "tag bot", title: "a program plays this seat" }, "bot"));
+  if (s.kind === "bot" || s.bot) tags.append(h("span", { class: "tag bot", title: t("room.botTitle") }, t("common.bot")));
   if (s.kind === "human" && s.name) {
-    tags.append(h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? "connected" : "away" }));
+    tags.append(h("span", { class: `dot ${s.connected ? "on" : "off"}`, title: s.connected ? t("room.connected") : t("room.away") }));
   }
   // Anyone may take any name: the start of the player id tells two people of one name apart.
   if (s.kind === "human" && s.player_id) {
-    tags.append(h("span", { class: "pid", title: `player id ${s.player_id}` }, `#${s.player_id.slice(0, 4)}`));
+    tags.append(h("span", { class: "pid", title: t("common.playerId", { id: s.player_id }) }, `#${s.player_id.slice(0, 4)}`));
   }
-  if (s.rating != null) tags.append(h("span", { class: "tag rating", title: `${room.game} rating` }, String(s.rating)));
+  if (s.rating != null) tags.append(h("span", { class: "tag rating", title: t("room.ratingTitle", { game: gameTitle(room.game) }) }, String(s.rating)));
   const mod = boardModule(room.game);
   const extra = mod && mod.cardExtra ? mod.cardExtra(room, seat) : pieceName(room.game, seat);
   el.append(h("span", { class: `swatch g-${room.game} s${seat}`, "aria-hidden": "true" }),
@@ -122,11 +123,11 @@ function seatCard(app, room, seat, el) {
     // Games with dice: the seat's seed goes with the join (the opening roll may follow it).
     const seed = Array.isArray(room.seeds) ? seedField(`join-seed-${seat}`) : null;
     el.append(h("button", { class: "btn primary small", id: `take-seat-${seat}`,
-      on: { click: () => app.takeSeat(seat, seed ? seed.input.value : "") } }, "Take this seat"));
+      on: { click: () => app.takeSeat(seat, seed ? seed.input.value : "") } }, t("room.takeSeat")));
     if (seed) el.append(seed.label);
   }
   if (room.status === "playing" && room.to_move === seat) {
-    el.append(h("span", { class: "turn-flag" }, mine ? "your move" : "to move"));
+    el.append(h("span", { class: "turn-flag" }, mine ? t("room.yourMoveFlag") : t("room.toMoveFlag")));
   }
 }
 
@@ -151,54 +152,56 @@ export function tickClocks(room) {
 
 function turnText(app, room) {
   const mine = room.your_seats || [];
-  const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
+  const seatName = (i) => shownName(room.seats[i]) || pieceName(room.game, i);
   if (room.status === "waiting") {
-    return mine.length ? "Waiting for an opponent to join — share the link." : "Waiting for players.";
+    return mine.length ? t("turn.waitingOpponent") : t("turn.waitingPlayers");
   }
   if (room.status === "finished") return resultText(room);
   if (room.status === "adjourned") {
-    return mine.length ? "Adjourned: everyone had left. Join to resume." : "Adjourned: its players have left.";
+    return mine.length ? t("turn.adjournedMine") : t("turn.adjourned");
   }
-  if (room.status === "closed") return "Closed: this table's creator left before anyone joined.";
-  const t = room.to_move;
-  if (t === null || t === undefined) return "…";
-  if (mine.includes(t)) {
+  if (room.status === "closed") return t("turn.closed");
+  const tm = room.to_move;
+  if (tm === null || tm === undefined) return "…";
+  if (mine.includes(tm)) {
     if (room.game === "backgammon") {
       const ph = room.state.phase;
-      if (ph === "roll") return "Your turn: roll (or double).";
-      if (ph === "take") return "Your opponent doubled: take or drop?";
+      if (ph === "roll") return t("turn.yourRoll");
+      if (ph === "take") return t("turn.yourTake");
     }
-    return "Your turn.";
+    return t("turn.yours");
   }
-  const s = room.seats[t];
-  return s && s.kind === "bot" ? `${seatName(t)} is thinking…` : `Waiting for ${seatName(t)}.`;
+  const s = room.seats[tm];
+  return s && s.kind === "bot" ? t("turn.thinking", { name: seatName(tm) }) : t("turn.waitingFor", { name: seatName(tm) });
 }
 
 export function resultText(room) {
   const r = room.result;
-  if (!r) return "Game over.";
+  if (!r) return t("result.over");
   const mine = room.your_seats || [];
   // Points mean something where a game can be worth more than one: backgammon's cube and
   // gammons, or any game that scored more than the usual single point.
-  const pts = r.points && (room.game === "backgammon" || r.points > 1)
-    ? ` · ${r.points} point${r.points === 1 ? "" : "s"}` : "";
-  if (r.reason === "expired") return "Over — adjourned too long to be resumed";
+  const withPts = r.points && (room.game === "backgammon" || r.points > 1);
+  if (r.reason === "expired") return t("result.expired");
   // No draw: nobody played it out, and no rating moved (contract section 10).
-  if (r.reason === "aborted") return "Aborted — no result, ratings unchanged";
-  if (r.winner === null || r.winner === undefined) return `Draw — ${reasonText(r.reason)}${pts}`;
-  const seatName = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
-  let head;
-  if (mine.length === 1) head = mine[0] === r.winner ? "You win!" : "You lose";
-  else head = `${seatName(r.winner)} wins`;
+  if (r.reason === "aborted") return t("result.aborted");
+  if (r.winner === null || r.winner === undefined) {
+    return withPts ? t("result.drawPoints", { why: reasonText(r.reason), count: r.points })
+      : t("result.draw", { why: reasonText(r.reason) });
+  }
+  const seatName = (i) => shownName(room.seats[i]) || pieceName(room.game, i);
   // A game won because the other player stayed away: say who left.
-  const why = r.reason === "abandoned" ? `${seatName(1 - r.winner)} left` : reasonText(r.reason);
+  const why = r.reason === "abandoned" ? t("result.left", { name: seatName(1 - r.winner) }) : reasonText(r.reason);
+  const who = mine.length === 1 ? (mine[0] === r.winner ? "you" : "youLose") : "they";
+  const name = seatName(r.winner);
   // A backgammon match: the room's result is the match's; say so, with the final score.
   const st = room.state || {};
   if (st.match_to) {
     const score = matchScore(room);
-    return `${head} the match to ${st.match_to} — ${why} · ${score[0]}–${score[1]}`;
+    return t(`result.match.${who}`, { name, why, count: st.match_to, a: score[0], b: score[1] });
   }
-  return `${head} — ${why}${pts}`;
+  if (withPts) return t(`result.points.${who}`, { name, why, count: r.points });
+  return t(`result.plain.${who}`, { name, why });
 }
 
 // Why a game asked rated was not (the snapshot's unrated_reason; contract sections 10, 16).
@@ -229,9 +232,9 @@ function renderBanner(app, room) {
   const row = h("div", { class: "row" });
   const again = rematchControl(app, room, null);
   if (again) row.append(again);
-  row.append(h("a", { class: "btn", id: "review-link", href: reviewHref(room.room_id) }, "Review this game"));
-  row.append(h("a", { class: "btn", href: "#/" }, "Lobby"));
-  row.append(h("button", { class: "btn ghost", on: { click: () => { bannerHidden.add(room.room_id); el.hidden = true; } } }, "Hide"));
+  row.append(h("a", { class: "btn", id: "review-link", href: reviewHref(room.room_id) }, t("room.reviewGame")));
+  row.append(h("a", { class: "btn", href: "#/" }, t("common.lobby")));
+  row.append(h("button", { class: "btn ghost", on: { click: () => { bannerHidden.add(room.room_id); el.hidden = true; } } }, t("room.hide")));
   el.append(row);
 }
 
@@ -247,16 +250,16 @@ function rematchControl(app, room, idPrefix) {
   const mine = room.your_seats || [];
   const offer = app.rematchOffers.get(room.room_id);
   if (offer && app.me && offer.player_id === app.me.player_id) {
-    return h("span", { class: "tag", id: id("offered") }, "rematch offered");
+    return h("span", { class: "tag", id: id("offered") }, t("room.rematchOffered"));
   }
   if (offer) {
-    const title = `${offer.name} opened a rematch`;
+    const title = t("room.rematchOpened", { name: offer.name });
     return mine.length
-      ? h("a", { class: "btn primary", id: id("join"), title, href: `#/room/${offer.new_room_id}` }, "Join rematch")
-      : h("a", { class: "btn", id: id("watch"), title, href: `#/watch/${offer.new_room_id}` }, "Watch the rematch");
+      ? h("a", { class: "btn primary", id: id("join"), title, href: `#/room/${offer.new_room_id}` }, t("room.joinRematch"))
+      : h("a", { class: "btn", id: id("watch"), title, href: `#/watch/${offer.new_room_id}` }, t("room.watchRematch"));
   }
   if (!mine.length) return null;
-  return h("button", { class: "btn primary", id: id("btn"), on: { click: () => app.rematch() } }, "Rematch");
+  return h("button", { class: "btn primary", id: id("btn"), on: { click: () => app.rematch() } }, t("room.rematch"));
 }
 
 // A two-click confirmation outlives redraws: an update that arrives between the clicks
@@ -292,8 +295,8 @@ function renderActions(app, room) {
   const mine = room.your_seats || [];
   if (mine.length && room.status === "playing") {
     if (room.abortable) {
-      el.append(h("button", { class: "btn", id: "abort-btn", title: "end the game without a result: a side has yet to make its first move",
-        on: { click: () => app.abort() } }, "Abort"));
+      el.append(h("button", { class: "btn", id: "abort-btn", title: t("room.abortTitle"),
+        on: { click: () => app.abort() } }, t("room.abort")));
     }
     // The opponent's seat is the one not ours; its player has left if the server says since when.
     const away = (room.away_since_ms || []).filter((t, i) => t !== null && !mine.includes(i));
@@ -301,53 +304,53 @@ function renderActions(app, room) {
     // Backgammon: give up this game for a single, a gammon or a backgammon, which the
     // opponent accepts or declines; the plain button gives up the whole match at once.
     const money = room.game === "backgammon" && !room.state.match_to;
-    const whole = room.game === "backgammon" && room.state.match_to ? "Resign the match" : "Resign";
+    const match = room.game === "backgammon" && room.state.match_to;
     const resign = confirmButton(`${room.room_id}:resign`, { class: "btn danger", id: "resign-btn" },
-      money ? "Give up at once" : whole, `Really ${whole.toLowerCase()}?`, () => app.resign());
+      money ? t("room.giveUpNow") : match ? t("room.resignMatch") : t("room.resign"),
+      match ? t("room.resignMatchSure") : t("room.resignSure"), () => app.resign());
     // A money game's resignations are all one choice: offers of a value, or giving up now.
     if (room.game === "backgammon") el.append(resignGameControl(app, room, money ? resign : null));
     el.append(...offerButtons(app, room));
     if (!money) el.append(resign);
     const hand = confirmButton(`${room.room_id}:hand`,
-      { class: "btn", id: "hand-to-bot-btn", title: "a bot plays your seat from here on" },
-      "Let a bot finish", "Hand my seat to a bot?", () => app.handToBot(viewSeat(room)));
+      { class: "btn", id: "hand-to-bot-btn", title: t("room.handTitle") },
+      t("room.hand"), t("room.handSure"), () => app.handToBot(viewSeat(room)));
     el.append(hand);
   }
   if (mine.length && room.status === "waiting") {
     // Nothing is lost by leaving before the game starts, so one click. A table the player
     // opened and nobody else sits at is closed by it, which frees one of their places under
     // the server's cap on waiting rooms.
-    el.append(h("button", { class: "btn", id: "leave-seat-btn", title: "free your seat and go back to the lobby (an empty table you opened closes)",
-      on: { click: () => app.leaveSeat() } }, "Give up my seat"));
+    el.append(h("button", { class: "btn", id: "leave-seat-btn", title: t("room.leaveSeatTitle"),
+      on: { click: () => app.leaveSeat() } }, t("room.leaveSeat")));
   }
   const again = room.status === "finished" && rematchControl(app, room, "rematch");
   if (again) el.append(again);
   // The result box may be put away: the side panel keeps the way to the review.
   if (room.status === "finished") {
     el.append(h("a", { class: "btn small", id: "review-game", href: reviewHref(room.room_id),
-      title: "step through the game with the engine's verdict on every move" }, "Review this game"));
+      title: t("room.reviewTitle") }, t("room.reviewGame")));
   }
-  if (!mine.length) el.append(h("span", { class: "tag watch" }, "watching"));
+  if (!mine.length) el.append(h("span", { class: "tag watch" }, t("room.watchingTag")));
   // An adjourned or closed room has no game going on: nothing to explain or to do.
   if (room.status === "waiting" || room.status === "playing") {
     const dice = room.state.phase === "move" && room.state.dice ? { dice: room.state.dice.join("") } : {};
-    el.append(h("a", { class: "btn small", id: "explain-position", target: "_blank", title: "the search tree of this position, step by step",
-      href: `explain?${new URLSearchParams({ game: room.game, position: room.state.notation || "", ...dice })}` }, "Explain this position"));
+    el.append(h("a", { class: "btn small", id: "explain-position", target: "_blank", title: t("room.explainTitle"),
+      href: `explain?${new URLSearchParams({ game: room.game, position: room.state.notation || "", ...dice })}` }, t("room.explain")));
   }
   const share = document.getElementById("share");
   clear(share);
   if (room.status === "closed") return;  // nobody can join it any more
   const url = `${location.origin}${location.pathname}#/room/${room.room_id}`;
-  const input = h("input", { readonly: true, value: url, id: "share-url", "aria-label": "link to this room" });
+  const input = h("input", { readonly: true, value: url, id: "share-url", "aria-label": t("room.shareLabel") });
   input.addEventListener("focus", () => input.select());
-  share.append(h("label", { class: "muted small" }, room.status === "waiting" ? "Invite a friend:" : "Link to this room:"),
+  share.append(h("label", { class: "muted small" }, room.status === "waiting" ? t("room.invite") : t("room.linkTo")),
     h("div", { class: "row nowrap" }, input,
-      h("button", { class: "btn small", on: { click: () => copy(url) } }, "Copy")));
+      h("button", { class: "btn small", on: { click: () => copy(url) } }, t("room.copy"))));
   // The link is the address this browser used; a loopback one reaches this computer alone.
   if (/^(127\.|localhost$|\[::1\]$)/.test(location.hostname)) {
     share.append(h("p", { class: "muted small", id: "share-local" },
-      "This address works only on this computer. To invite someone on another, start the server with ",
-      h("code", {}, "tablas serve --host 0.0.0.0"), " and open the page by this machine's address (its name or IP)."));
+      ...tParts("room.shareLocal", { command: h("code", {}, "tablas serve --host 0.0.0.0") })));
   }
 }
 
@@ -355,14 +358,14 @@ function renderActions(app, room) {
  * server's --claim-after, which a rated room's snapshot carries). */
 function claimButton(app, awaySince, claimAfter) {
   const b = h("button", { class: "btn primary", id: "claim-win-btn", type: "button",
-    title: "your opponent has left: after a while the game is yours to claim",
-    on: { click: () => app.claimWin() } }, "Claim the win");
+    title: t("room.claimTitle"),
+    on: { click: () => app.claimWin() } }, t("room.claim"));
   const show = () => {
     if (!b.isConnected && b.dataset.shown) return;
     b.dataset.shown = "1";
     const left = claimAfter == null ? 0 : Math.ceil((awaySince + claimAfter - Date.now()) / 1000);
     b.disabled = left > 0;
-    b.textContent = left > 0 ? `Claim the win in ${left} s` : "Claim the win";
+    b.textContent = left > 0 ? t("room.claimIn", { count: left }) : t("room.claim");
     if (left > 0) setTimeout(show, 1000);
   };
   show();
@@ -377,7 +380,7 @@ const resignOpen = new Set();
 function resignGameControl(app, room, atOnce) {
   const cube = (room.state.cube && room.state.cube.value) || 1;
   const box = h("details", { class: "resign-game", id: "resign-game" },
-    h("summary", { class: "btn" }, "Resign this game…"));
+    h("summary", { class: "btn" }, t("room.resignGame")));
   box.open = resignOpen.has(room.room_id);
   box.addEventListener("toggle", () => {
     if (box.open) resignOpen.add(room.room_id); else resignOpen.delete(room.room_id);
@@ -386,9 +389,9 @@ function resignGameControl(app, room, atOnce) {
   for (const points of [1, 2, 3]) {
     const pts = points * cube;
     row.append(h("button", { class: "btn small", id: `resign-${RESIGN_KINDS[points]}`,
-      disabled: !!room.resign_offer, title: `offer your opponent ${pts} point${pts === 1 ? "" : "s"} for this game`,
+      disabled: !!room.resign_offer, title: t("room.resignOfferTitle", { count: pts }),
       on: { click: () => { resignOpen.delete(room.room_id); app.offerResign(points); } } },
-      `a ${RESIGN_KINDS[points]} · ${pts} pt${pts === 1 ? "" : "s"}`));
+      t("room.resignChoice", { kind: resignKind(points), count: pts })));
   }
   if (atOnce) row.append(atOnce);
   box.append(row);
@@ -406,25 +409,25 @@ function renderOffer(app, room) {
   if (declined) {
     const mine = (room.your_seats || []).includes(room.resign_declined);
     el.append(h("p", { id: "resign-declined-text", class: "declined" },
-      mine ? "Your resignation offer was declined: play on." : "The resignation offered was declined: play goes on."));
+      mine ? t("room.yourResignDeclined") : t("room.resignDeclined")));
     return;
   }
   if (!o) return;
   const mine = room.your_seats || [];
   const cube = (room.state.cube && room.state.cube.value) || 1;
   const pts = o.points * cube;
-  const what = `a ${RESIGN_KINDS[o.points]}, ${pts} point${pts === 1 ? "" : "s"}`;
-  const who = (room.seats[o.seat] && room.seats[o.seat].name) || pieceName(room.game, o.seat);
+  const kind = resignKind(o.points);
+  const who = shownName(room.seats[o.seat]) || pieceName(room.game, o.seat);
   if (mine.includes(1 - o.seat)) {
-    const them = mine.includes(o.seat) ? "This seat" : who;
-    el.append(h("p", { id: "resign-offer-text" }, `${them} offers to resign this game: ${what} to you.`),
+    const them = mine.includes(o.seat) ? t("room.thisSeat") : who;
+    el.append(h("p", { id: "resign-offer-text" }, t("room.resignOfferToYou", { name: them, kind, count: pts })),
       h("div", { class: "row" },
-        h("button", { class: "btn primary", id: "accept-resign-btn", on: { click: () => app.acceptResign() } }, "Accept"),
-        h("button", { class: "btn", id: "decline-resign-btn", on: { click: () => app.declineResign() } }, "Decline")));
+        h("button", { class: "btn primary", id: "accept-resign-btn", on: { click: () => app.acceptResign() } }, t("common.accept")),
+        h("button", { class: "btn", id: "decline-resign-btn", on: { click: () => app.declineResign() } }, t("common.decline"))));
   } else if (mine.includes(o.seat)) {
-    el.append(h("p", { id: "resign-offer-text" }, `You offered to resign this game (${what}): waiting for the answer.`));
+    el.append(h("p", { id: "resign-offer-text" }, t("room.resignOfferMine", { kind, count: pts })));
   } else {
-    el.append(h("p", { id: "resign-offer-text" }, `${who} offers to resign this game: ${what}.`));
+    el.append(h("p", { id: "resign-offer-text" }, t("room.resignOfferOthers", { name: who, kind, count: pts })));
   }
 }
 
@@ -445,7 +448,7 @@ function renderMoves(app, room) {
   }
   if (room.game === "backgammon" && rollsAt.has(0)) {
     const d = rollsAt.get(0)[rollsAt.get(0).length - 1];
-    ol.append(h("li", { class: "opening" }, `Opening roll: ${pieceName("backgammon", 0)} ${d[0]}, ${pieceName("backgammon", 1)} ${d[1]}`));
+    ol.append(h("li", { class: "opening" }, t("room.openingRoll", { side0: pieceName("backgammon", 0), a: d[0], side1: pieceName("backgammon", 1), b: d[1] })));
   }
   // A backgammon play is written after the dice it was played with, a cube action with the
   // stake it names.
@@ -468,32 +471,28 @@ function renderMoves(app, room) {
     const next = ends.has(i) && rollsAt.get(i + 1);
     if (next) {
       const d = next[next.length - 1];
-      ol.append(h("li", { class: "opening" }, `New game · opening roll: ${pieceName("backgammon", 0)} ${d[0]}, ${pieceName("backgammon", 1)} ${d[1]}`));
+      ol.append(h("li", { class: "opening" }, t("room.newGameRoll", { side0: pieceName("backgammon", 0), a: d[0], side1: pieceName("backgammon", 1), b: d[1] })));
     }
   });
-  if (!room.history.length && !ol.children.length) ol.append(h("li", { class: "muted empty" }, "No moves yet."));
+  if (!room.history.length && !ol.children.length) ol.append(h("li", { class: "muted empty" }, t("room.noMoves")));
   ol.scrollTop = ol.scrollHeight;
 }
 
 // An analysis says how to read its score (score_unit, score_typical) and whether it is a proof
 // (proven, distance): the page knows nothing of the engine's numbers.
 function scoreText(a) {
-  if (a.proven === "draw") return a.distance != null ? `draw in ${a.distance} plies` : "draw";
-  if (a.proven) {
-    const d = a.distance;
-    return `${a.proven === "win" ? "wins" : "loses"} in ${d} ${d === 1 ? "ply" : "plies"}`;
-  }
+  if (a.proven === "draw") return a.distance != null ? t("analysis.drawIn", { count: a.distance }) : t("analysis.draw");
+  if (a.proven) return t(a.proven === "win" ? "analysis.winsIn" : "analysis.losesIn", { count: a.distance });
   const score = Number(a.score) || 0;
-  if (a.score_unit === "equity") return `${score >= 0 ? "+" : ""}${score.toFixed(3)}`;
-  return `${score >= 0 ? "+" : ""}${Math.round(score)}`;
+  if (a.score_unit === "equity") return fmtSigned(score, 3);
+  return fmtSigned(Math.round(score));
 }
 
 /** How to read a score, as the analysis itself says (its unit and the size of a clear edge). */
 function unitText(a) {
   const typical = Number(a.score_typical) || 0;
-  const edge = typical ? `; ±${typical} is a clear edge` : "";
-  if (a.score_unit === "equity") return `equity (points per game)${edge}`;
-  return `engine points${edge}`;
+  const unit = a.score_unit === "equity" ? "equity" : "points";
+  return typical ? t(`analysis.unitEdge.${unit}`, { edge: fmtNumber(typical) }) : t(`analysis.unit.${unit}`);
 }
 
 function renderAnalysis(app, room) {
@@ -510,16 +509,16 @@ function renderAnalysis(app, room) {
   if (a.proven) frac = a.proven === "win" ? 1 : a.proven === "loss" ? 0 : 0.5;
   else frac = 0.5 + 0.5 * Math.tanh((Number(a.score) || 0) / (a.score_typical || 1));
   const p0 = a.seat === 0 ? frac : 1 - frac;  // seat 0's share of the bar
-  const name = (i) => (room.seats[i] && room.seats[i].name) || pieceName(room.game, i);
-  el.append(h("h3", {}, "Bot analysis", a.final ? "" : h("span", { class: "live" }, " · live")),
-    h("div", { class: "evalbar", role: "img", "aria-label": `evaluation ${Math.round(p0 * 100)}% for ${name(0)}` },
+  const name = (i) => shownName(room.seats[i]) || pieceName(room.game, i);
+  el.append(h("h3", {}, t("analysis.title"), a.final ? "" : h("span", { class: "live" }, ` · ${t("analysis.live")}`)),
+    h("div", { class: "evalbar", role: "img", "aria-label": t("analysis.barLabel", { share: fmtNumber(p0, { style: "percent" }), name: name(0) }) },
       h("div", { class: `evalfill g-${room.game}`, style: { width: `${(p0 * 100).toFixed(1)}%` } })),
     h("div", { class: "evalrow small" },
       h("span", {}, name(0)), h("span", { class: "evalscore" }, `${name(a.seat)}: ${scoreText(a)}`),
       h("span", {}, name(1))),
-    ...(a.proven ? [] : [h("div", { class: "small muted score-unit" }, `score in ${unitText(a)}`)]),
-    h("div", { class: "small muted" }, `depth ${a.depth ?? "?"} · ${Number(a.nodes || 0).toLocaleString()} nodes · ply ${a.ply}`),
-    h("div", { class: "pv small" }, "PV: ",
+    ...(a.proven ? [] : [h("div", { class: "small muted score-unit" }, unitText(a))]),
+    h("div", { class: "small muted" }, t("analysis.stats", { depth: a.depth ?? "?", nodes: fmtNumber(Number(a.nodes || 0)), ply: a.ply })),
+    h("div", { class: "pv small" }, t("analysis.pv"), " ",
       (a.pv || []).map((m) => (typeof m === "string" ? m : moveText(room.game, m))).join("  ")));
 }
 
@@ -531,47 +530,47 @@ function renderDicePanel(app, room) {
   el.dataset.key = `${room.room_id}:${room.status}:${room.rolls.length}`;
   delete el.dataset.verified;
   clear(el);
-  el.append(h("h3", {}, "Fair dice"),
-    h("p", { class: "small muted" }, "The server committed to every roll before the game: sha256 of a secret seed."),
+  el.append(h("h3", {}, t("dice.title")),
+    h("p", { class: "small muted" }, t("dice.committed")),
     h("code", { class: "hash", id: "dice-commitment", title: room.dice_commitment }, room.dice_commitment));
   if (Array.isArray(room.seeds)) {
-    el.append(h("p", { class: "small", id: "dice-seeds" }, "Seats' seeds (mixed into every roll): ",
-      h("code", {}, room.seeds[0] || "(none)"), " / ", h("code", {}, room.seeds[1] || "(none)")));
+    el.append(h("p", { class: "small", id: "dice-seeds" }, ...tParts("dice.seeds", {
+      a: h("code", {}, room.seeds[0] || t("dice.none")), b: h("code", {}, room.seeds[1] || t("dice.none")) })));
   }
   if (room.dice_seed) {
     const out = h("div", { id: "dice-verify-out" });
-    el.append(h("p", { class: "small" }, "Seed revealed: ", h("code", { class: "hash" }, room.dice_seed)),
-      h("button", { class: "btn", id: "verify-dice", on: { click: () => runVerify(room, out, el) } }, "Verify dice"),
+    el.append(h("p", { class: "small" }, ...tParts("dice.revealed", { seed: h("code", { class: "hash" }, room.dice_seed) })),
+      h("button", { class: "btn", id: "verify-dice", on: { click: () => runVerify(room, out, el) } }, t("dice.verify")),
       out);
   } else {
-    el.append(h("p", { class: "small muted" }, "The seed is revealed when the game ends; then you can check every roll here."));
+    el.append(h("p", { class: "small muted" }, t("dice.later")));
   }
 }
 
 /** An optional dice seed (docs/dice.md): typed, or drawn by the "random" button. */
 export function seedField(id) {
   const input = h("input", { type: "text", id, class: "seed-input", maxlength: 64, size: 12,
-    pattern: "[0-9A-Za-z]{0,64}", placeholder: "optional", title: "0-64 letters or digits" });
-  const label = h("label", { class: "small seed-field" }, "Dice seed ", input,
+    pattern: "[0-9A-Za-z]{0,64}", placeholder: t("dice.seedPlaceholder"), title: t("dice.seedTitle") });
+  const label = h("label", { class: "small seed-field" }, t("dice.seed"), " ", input,
     h("button", { type: "button", class: "btn small", id: `${id}-random`,
-      on: { click: () => { input.value = randomSeatSeed(); } } }, "random"));
+      on: { click: () => { input.value = randomSeatSeed(); } } }, t("dice.random")));
   return { input, label };
 }
 
 async function runVerify(room, out, panel) {
   clear(out);
-  out.append(h("p", { class: "muted small" }, "Checking…"));
+  out.append(h("p", { class: "muted small" }, t("dice.checking")));
   try {
     const res = await verifyDice(room.room_id, room.dice_seed, room.dice_commitment, room.rolls,
       false, room.seeds);
     clear(out);
     panel.dataset.verified = "1";
     out.append(h("p", { class: `verdict ${res.ok ? "ok" : "bad"}`, id: "dice-verdict" },
-      res.ok ? `✔ All ${res.rows.length} rolls match the committed seed.` :
-        res.commitmentOk ? "✘ Some rolls do not match the seed!" : "✘ The seed does not match the commitment!"));
-    out.append(h("p", { class: "small" }, `Commitment sha256(seed): ${res.commitmentOk ? "✔ matches" : "✘ differs"}`));
+      res.ok ? t("dice.allMatch", { count: res.rows.length }) :
+        res.commitmentOk ? t("dice.someDiffer") : t("dice.seedDiffers")));
+    out.append(h("p", { class: "small" }, res.commitmentOk ? t("dice.commitmentOk") : t("dice.commitmentBad")));
     const table = h("table", { class: "dice-table" },
-      h("thead", {}, h("tr", {}, h("th", {}, "after ply"), h("th", {}, "shown"), h("th", {}, "recomputed"), h("th", {}, ""))));
+      h("thead", {}, h("tr", {}, h("th", {}, t("dice.afterPly")), h("th", {}, t("dice.shown")), h("th", {}, t("dice.recomputed")), h("th", {}, ""))));
     const tb = h("tbody");
     for (const r of res.rows) {
       tb.append(h("tr", { class: r.ok ? "ok" : "bad" }, h("td", {}, String(r.ply)), h("td", {}, r.shown.join("-")),
@@ -581,7 +580,7 @@ async function runVerify(room, out, panel) {
     out.append(table);
   } catch (e) {
     clear(out);
-    out.append(h("p", { class: "verdict bad" }, `Could not verify: ${e && e.message ? e.message : e}`));
+    out.append(h("p", { class: "verdict bad" }, t("dice.failed", { why: e && e.message ? e.message : String(e) })));
   }
 }
 
@@ -589,9 +588,9 @@ async function runVerify(room, out, panel) {
 export function renderRoom(app, fresh = false) {
   const room = app.room;
   if (!room || !document.getElementById("room-view")) return;
-  document.getElementById("room-game").textContent = gameTitle(room.game) +
-    (room.game === "grundy" && room.options && room.options.heap ? ` · heap ${room.options.heap}` : "");
-  document.getElementById("room-spectators").textContent = `${room.spectators || 0} watching`;
+  document.getElementById("room-game").textContent = room.game === "grundy" && room.options && room.options.heap
+    ? t("room.grundyHeap", { game: gameTitle(room.game), n: room.options.heap }) : gameTitle(room.game);
+  document.getElementById("room-spectators").textContent = t("room.watching", { count: room.spectators || 0 });
   document.getElementById("room-kind").textContent = gameKind(room);
   renderTournamentLink(app, room);
   renderRules(room);
@@ -622,7 +621,7 @@ function renderRules(room) {
   if (el.dataset.game === room.game) return;
   el.dataset.game = room.game;
   clear(el);
-  el.append(h("h3", {}, "How to play"), h("p", { class: "rules-text" }, text));
+  el.append(h("h3", {}, t("room.howToPlay")), h("p", { class: "rules-text" }, text));
 }
 
 export function boardCtx(app, fresh) {
@@ -651,7 +650,7 @@ export function renderBoard(app, fresh = false) {
   clear(controls);
   const hint = document.getElementById("hint");
   if (!mod) {
-    holder.append(h("p", {}, `No board for ${room.game}; the position is ${room.state.notation || ""}.`));
+    holder.append(h("p", {}, t("room.noBoard", { game: room.game, position: room.state.notation || "" })));
     return;
   }
   const ctx = boardCtx(app, fresh);

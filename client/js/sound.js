@@ -1,5 +1,6 @@
 // Short sounds for a move, a roll and the player's turn, made with WebAudio (no files to
 // fetch). Off unless the player turns them on; the choice is kept in localStorage.
+import { t } from "./i18n.js";
 
 const KEY = "tablas-sound";
 let ctx = null;
@@ -44,14 +45,16 @@ export function play(name) {
   if (ac) SOUNDS[name](ac);
 }
 
-/** Wires the header's toggle: its label and aria-pressed follow the stored choice. */
-export function setupSoundToggle(button) {
+/** Wires the header's toggle: its label and aria-pressed follow the stored choice
+ * (`relabel`: only its words again, after a switch of language). */
+export function setupSoundToggle(button, relabel = false) {
   const show = () => {
     const on = soundOn();
     button.setAttribute("aria-pressed", on ? "true" : "false");
-    button.textContent = on ? "Sound on" : "Sound off";
-    button.title = on ? "sounds for moves, rolls and your turn (click to mute)" : "play sounds for moves, rolls and your turn";
+    button.textContent = on ? t("sound.on") : t("sound.off");
+    button.title = on ? t("sound.onTitle") : t("sound.offTitle");
   };
+  if (relabel) { show(); return; }
   button.addEventListener("click", () => {
     localStorage.setItem(KEY, soundOn() ? "0" : "1");
     show();

@@ -1,46 +1,46 @@
 // A tournament's page (/tournaments/{id}): its standings and rounds, from
 // GET /api/tournaments/{id}, asked again every second while it is not finished. Read only.
 import { h, clear } from "./dom.js";
-import { gameTitle } from "./notation.js";
+import { gameTitle, seatName } from "./notation.js";
+import { t as tr, tParts, tWord, has, onLanguageChange } from "./i18n.js";
+import { clockLabel } from "./meet.js";
 
 const $ = (id) => document.getElementById(id);
 const tournamentId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
 const EVERY_MS = 1000;
-const FORMATS = { round_robin: "Round robin", swiss: "Swiss" };
 let creator = null;  // the creator's name, read once from their player page
 
-function clockText(clock) {
-  if (!clock) return "no clock";
-  const base = clock.base_ms / 60000;
-  return `${Number.isInteger(base) ? base : base.toFixed(1)}+${Math.round((clock.increment_ms || 0) / 1000)}`;
-}
-
 /** A player's name, linking to their page; a program marked as one (once: a house bot's
- * name already says "bot"). */
+ * name already says "bot"). A house bot entered (player id bot:GAME:LEVEL) is named in the
+ * page's language. */
 function playerLink(id, name, bot) {
-  const link = h("a", { class: "pname", href: `../players/${encodeURIComponent(id)}` }, name);
+  const shown = seatName({ kind: id.startsWith("bot:") ? "bot" : "human", name });
+  const link = h("a", { class: "pname", href: `../players/${encodeURIComponent(id)}` }, shown);
   if (!bot || /^bot \(/.test(name)) return link;
-  return h("span", {}, link, " ", h("span", { class: "tag bot", title: "a bot account" }, "bot"));
+  return h("span", {}, link, " ", h("span", { class: "tag bot", title: tr("tpage.botAccount") }, tr("common.bot")));
 }
-
-const TIEBREAKS = { round_robin: ["SB", "Sonneborn–Berger"], swiss: ["Buchholz", "Buchholz"] };
 
 function points(x) {
   return Number.isInteger(x) ? String(x) : `${Math.floor(x) || ""}½`;
 }
 
 function resultText(g, names) {
-  if (g.players[1] === null) return "bye";
-  if (!g.result) return "playing";
-  if (g.result.winner === null) return g.result.reason === "aborted" ? "aborted" : "draw";
-  return `${names[g.players[g.result.winner]]} won`;
+  if (g.players[1] === null) return tr("tpage.bye");
+  if (!g.result) return tr("tpage.playing");
+  if (g.result.winner === null) return g.result.reason === "aborted" ? tr("tpage.aborted") : tr("tpage.draw");
+  return tr("tpage.won", { name: names[g.players[g.result.winner]] });
 }
 
+let onShow = null;  // the tournament on show, drawn again after a switch of language
+
 function render(t) {
-  const names = Object.fromEntries(t.standings.map((s) => [s.player_id, s.name]));
-  document.title = `${FORMATS[t.format] || t.format} of ${gameTitle(t.game)} · Tablas`;
+  onShow = t;
+  const shown = (s) => seatName({ kind: s.player_id.startsWith("bot:") ? "bot" : "human", name: s.name });
+  const names = Object.fromEntries(t.standings.map((s) => [s.player_id, shown(s)]));
+  const format = tWord("tourney.format", t.format);
+  document.title = tr("tpage.docTitle", { format, game: gameTitle(t.game) });
   // A tournament has no name of its own: its format, game and clock name it.
-  $("to-title").textContent = `${FORMATS[t.format] || t.format} · ${gameTitle(t.game)} · ${clockText(t.clock)}`;
+  $("to-title").textContent = `${format} · ${gameTitle(t.game)} · ${clockLabel(t.clock)}`;
   if (t.created_by && creator === null) {
     creator = "";
     fetch(new URL(`../api/players/${encodeURIComponent(t.created_by)}`, location.href))
@@ -49,14 +49,15 @@ function render(t) {
   }
   const by = $("to-creator");
   clear(by);
-  if (creator) by.append("Created by ", playerLink(t.created_by, creator, false));
-  const status = t.status === "waiting" ? `waiting for its start · ${t.standings.length} entered`
-    : t.status === "playing" ? `round ${t.round} of ${t.rounds}` : `finished after ${t.rounds} rounds`;
-  $("to-status").textContent = `${status} · ${t.rated ? "rated" : "casual"}`;
+  if (creator) by.append(...tParts("tpage.createdBy", { name: playerLink(t.created_by, creator, false) }));
+  const status = t.status === "waiting" ? tr("tpage.waiting", { count: t.standings.length })
+    : t.status === "playing" ? tr("tourney.roundOf", { round: t.round, rounds: t.rounds })
+      : tr("tpage.finished", { count: t.rounds });
+  $("to-status").textContent = `${status} · ${t.rated ? tr("meet.rated") : tr("meet.casual")}`;
   $("to-status").dataset.status = t.status;
-  const [short, long] = TIEBREAKS[t.format] || ["TB", "tie-break"];
-  $("to-tiebreak").textContent = short;
-  $("to-tiebreak").title = long;
+  const tb = has(`tpage.tiebreak.${t.format}`) ? t.format : "other";
+  $("to-tiebreak").textContent = tr(`tpage.tiebreak.${tb}`);
+  $("to-tiebreak").title = tr(`tpage.tiebreakLong.${tb}`);
   const rows = clear($("to-rows"));
   for (const s of t.standings) {
     rows.append(h("tr", { "data-player": s.player_id },
@@ -70,18 +71,18 @@ function render(t) {
   t.pairings.forEach((games, i) => {
     const list = h("ul", { class: "room-items" });
     for (const g of games) {
-      const who = g.players[1] === null ? `${names[g.players[0]]} sits out`
-        : `${names[g.players[0]]} vs ${names[g.players[1]]}`;
+      const who = g.players[1] === null ? tr("tpage.sitsOut", { name: names[g.players[0]] })
+        : tr("tpage.pair", { a: names[g.players[0]], b: names[g.players[1]] });
       const link = g.room_id === null ? "" : g.result
-        ? h("a", { class: "btn small", href: `../review/${encodeURIComponent(g.room_id)}` }, "Review")
-        : h("a", { class: "btn primary small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, "Watch");
+        ? h("a", { class: "btn small", href: `../review/${encodeURIComponent(g.room_id)}` }, tr("common.review"))
+        : h("a", { class: "btn primary small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, tr("common.watch"));
       list.append(h("li", { class: "room-item to-game", "data-room": g.room_id || "" },
         h("span", { class: "room-info" }, h("span", { class: "players" }, who)),
         h("span", { class: "small" }, resultText(g, names)),
         h("span", { class: "room-actions" }, link)));
     }
     rounds.append(h("section", { class: "to-round", "data-round": String(i + 1) },
-      h("h3", {}, `Round ${i + 1}`), list));
+      h("h3", {}, tr("tpage.round", { n: i + 1 })), list));
   });
   $("to-no-rounds").hidden = t.pairings.length > 0;
 }
@@ -90,7 +91,7 @@ async function look() {
   const r = await fetch(new URL(`../api/tournaments/${encodeURIComponent(tournamentId)}`, location.href));
   const t = await r.json();
   if (!r.ok) {
-    $("to-title").textContent = r.status === 404 ? "No such tournament" : (t.error || `error ${r.status}`);
+    $("to-title").textContent = r.status === 404 ? tr("tpage.none") : tr("common.httpError", { status: r.status });
     return;
   }
   render(t);
@@ -101,4 +102,5 @@ function retry() {
   setTimeout(() => look().catch(retry), EVERY_MS * 3);
 }
 
+onLanguageChange(() => { if (onShow) render(onShow); });
 look().catch(retry);

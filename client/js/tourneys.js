@@ -5,6 +5,7 @@ import { h, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { PRESETS, clockLabel } from "./meet.js";
 import { syncList, showEmpty } from "./keyed.js";
+import { t, tWord, errorText } from "./i18n.js";
 
 const EVERY_MS = 3000;
 const LEVELS = ["random", "easy", "medium", "hard", "max"];
@@ -39,13 +40,13 @@ export class Tourneys {
     const me = this.app.me && this.app.me.player_id;
     if (!me) return;
     this.checked ??= new Set();
-    for (const t of this.list.filter((x) => x.status === "waiting" && !this.checked.has(`${me}:${x.tournament_id}`))) {
-      this.checked.add(`${me}:${t.tournament_id}`);
-      fetch(`api/tournaments/${encodeURIComponent(t.tournament_id)}`).then((r) => (r.ok ? r.json() : null)).then((d) => {
+    for (const to of this.list.filter((x) => x.status === "waiting" && !this.checked.has(`${me}:${x.tournament_id}`))) {
+      this.checked.add(`${me}:${to.tournament_id}`);
+      fetch(`api/tournaments/${encodeURIComponent(to.tournament_id)}`).then((r) => (r.ok ? r.json() : null)).then((d) => {
         if (!d) return;
         const inIt = d.standings.some((x) => x.player_id === me);
-        if (inIt === this.entered.has(t.tournament_id)) return;
-        if (inIt) this.entered.add(t.tournament_id); else this.entered.delete(t.tournament_id);
+        if (inIt === this.entered.has(to.tournament_id)) return;
+        if (inIt) this.entered.add(to.tournament_id); else this.entered.delete(to.tournament_id);
         this.remember();
         this.renderList();
       }).catch(() => {});
@@ -54,15 +55,15 @@ export class Tourneys {
 
   ask(msg, done) {
     this.app.conn.request(msg).then((m) => { if (done) done(m); this.poll(); },
-      (e) => this.app.toast(e.message || e.code, "error"));
+      (e) => this.app.toast(errorText(e), "error"));
   }
 
   render() {
     const box = document.getElementById("tourneys");
     if (!box) return;
     clear(box);
-    box.append(h("div", { class: "panel-head" }, h("h2", {}, "Tournaments")),
-      h("div", { id: "tourney-list" }, h("p", { class: "muted" }, "Loading…")), this.form());
+    box.append(h("div", { class: "panel-head" }, h("h2", {}, t("tourney.title"))),
+      h("div", { id: "tourney-list" }, h("p", { class: "muted" }, t("common.loading"))), this.form());
     this.renderList();
     this.poll();
   }
@@ -71,72 +72,73 @@ export class Tourneys {
     const box = document.getElementById("tourney-list");
     if (!box || !this.list) return;
     if (!this.list.length) {
-      showEmpty(box, h("p", { class: "muted", id: "no-tourneys" }, "No tournament yet."));
+      showEmpty(box, h("p", { class: "muted", id: "no-tourneys" }, t("tourney.none")));
       return;
     }
     const me = this.app.me && this.app.me.player_id;
     // Keyed: a row is rebuilt only when what it shows changed (a press survives the poll).
-    syncList(box, this.list, (t) => t.tournament_id,
-      (t) => JSON.stringify([t, this.entered.has(t.tournament_id), me === t.created_by]),
-      (t) => this.row(t));
+    syncList(box, this.list, (to) => to.tournament_id,
+      (to) => JSON.stringify([to, this.entered.has(to.tournament_id), me === to.created_by]),
+      (to) => this.row(to));
   }
 
-  row(t) {
+  row(to) {
     const me = this.app.me;
     const actions = h("span", { class: "room-actions" });
-    if (t.status === "waiting") {
-      const inIt = this.entered.has(t.tournament_id);
+    if (to.status === "waiting") {
+      const inIt = this.entered.has(to.tournament_id);
       const join = h("button", { class: `btn small ${inIt ? "" : "primary"}`, type: "button",
-        "data-join-tourney": t.tournament_id }, inIt ? "Leave" : "Join");
+        "data-join-tourney": to.tournament_id }, inIt ? t("tourney.leave") : t("common.join"));
       join.addEventListener("click", () => {
         const type = inIt ? "leave_tournament" : "join_tournament";
-        this.ask({ type, tournament_id: t.tournament_id }, () => {
-          if (inIt) this.entered.delete(t.tournament_id); else this.entered.add(t.tournament_id);
+        this.ask({ type, tournament_id: to.tournament_id }, () => {
+          if (inIt) this.entered.delete(to.tournament_id); else this.entered.add(to.tournament_id);
           this.remember();
         });
       });
       actions.append(join);
-      if (me && me.player_id === t.created_by) {
-        const start = h("button", { class: "btn small", type: "button", "data-start-tourney": t.tournament_id }, "Start");
-        start.addEventListener("click", () => this.ask({ type: "start_tournament", tournament_id: t.tournament_id }));
+      if (me && me.player_id === to.created_by) {
+        const start = h("button", { class: "btn small", type: "button", "data-start-tourney": to.tournament_id }, t("tourney.start"));
+        start.addEventListener("click", () => this.ask({ type: "start_tournament", tournament_id: to.tournament_id }));
         actions.append(start);
       }
     }
-    actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(t.tournament_id)}` }, "View"));
-    const what = t.status === "waiting" ? `${t.players} entered`
-      : t.status === "finished" ? `finished · ${t.players} players` : `round ${t.round} of ${t.rounds}`;
-    return h("div", { class: "tourney-row", "data-tourney": t.tournament_id },
-      h("span", { class: "room-game" }, `${t.format === "swiss" ? "Swiss" : "Round robin"} · ${gameTitle(t.game)}`),
-      h("span", { class: "muted small" }, `${clockLabel(t.clock)} · ${t.rated ? "rated" : "casual"} · ${what}`),
+    actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(to.tournament_id)}` }, t("tourney.view")));
+    const what = to.status === "waiting" ? t("tourney.entered", { count: to.players })
+      : to.status === "finished" ? t("tourney.finishedPlayers", { count: to.players })
+        : t("tourney.roundOf", { round: to.round, rounds: to.rounds });
+    return h("div", { class: "tourney-row", "data-tourney": to.tournament_id },
+      h("span", { class: "room-game" }, `${tWord("tourney.format", to.format)} · ${gameTitle(to.game)}`),
+      h("span", { class: "muted small" }, `${clockLabel(to.clock)} · ${to.rated ? t("meet.rated") : t("meet.casual")} · ${what}`),
       actions);
   }
 
   form() {
     const registered = !!(this.app.me && this.app.me.registered);
     if (!registered) {
-      return h("p", { class: "small muted" }, "Registered players create tournaments: register above.");
+      return h("p", { class: "small muted" }, t("tourney.registerFirst"));
     }
     const game = h("select", { id: "tourney-game" },
       Object.keys(GAMES).map((g) => h("option", { value: g }, gameTitle(g))));
     const format = h("select", { id: "tourney-format" },
-      h("option", { value: "round_robin" }, "Round robin"), h("option", { value: "swiss" }, "Swiss"));
+      h("option", { value: "round_robin" }, t("tourney.format.round_robin")), h("option", { value: "swiss" }, t("tourney.format.swiss")));
     const rounds = h("input", { type: "number", id: "tourney-rounds", min: 1, max: 30, value: 3 });
-    const roundsLabel = h("label", { id: "tourney-rounds-label", hidden: true }, "Rounds ", rounds);
+    const roundsLabel = h("label", { id: "tourney-rounds-label", hidden: true }, t("tourney.roundsLabel"), " ", rounds);
     // A round robin's rounds are its entrants': only a Swiss asks how many.
     format.addEventListener("change", () => { roundsLabel.hidden = format.value !== "swiss"; });
     const clock = h("select", { id: "tourney-clock" },
-      PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, `${label} min`)));
+      PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, t("lobby.clockMin", { clock: label }))));
     clock.value = "300000:0";
     const twice = h("input", { type: "checkbox", id: "tourney-twice" });
     const rated = h("input", { type: "checkbox", id: "tourney-rated" });
     const bots = LEVELS.map((lv) => h("input", { type: "checkbox", value: lv, id: `tourney-bot-${lv}` }));
-    const form = h("form", { class: "tourney-form", id: "tourney-form", "aria-label": "new tournament" },
-      h("div", { class: "row" }, h("label", {}, "Game ", game), h("label", {}, "Format ", format),
-        roundsLabel, h("label", {}, "Clock ", clock)),
-      h("div", { class: "row" }, h("label", {}, twice, " Each pair plays twice"), h("label", {}, rated, " Rated")),
-      h("fieldset", {}, h("legend", { class: "small" }, "House bots entered"),
-        h("div", { class: "row" }, bots.map((b) => h("label", { for: b.id }, b, ` ${b.value}`)))),
-      h("button", { class: "btn", type: "submit", id: "tourney-create" }, "Create tournament"));
+    const form = h("form", { class: "tourney-form", id: "tourney-form", "aria-label": t("tourney.newLabel") },
+      h("div", { class: "row" }, h("label", {}, t("common.game"), " ", game), h("label", {}, t("tourney.formatLabel"), " ", format),
+        roundsLabel, h("label", {}, t("lobby.clock"), " ", clock)),
+      h("div", { class: "row" }, h("label", {}, twice, " ", t("tourney.twice")), h("label", {}, rated, " ", t("lobby.rated"))),
+      h("fieldset", {}, h("legend", { class: "small" }, t("tourney.houseBots")),
+        h("div", { class: "row" }, bots.map((b) => h("label", { for: b.id }, b, ` ${tWord("level", b.value)}`)))),
+      h("button", { class: "btn", type: "submit", id: "tourney-create" }, t("tourney.create")));
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const [base, inc] = clock.value.split(":").map(Number);
@@ -144,7 +146,7 @@ export class Tourneys {
         clock: { base_ms: base, increment_ms: inc }, games_per_pairing: twice.checked ? 2 : 1,
         rated: rated.checked, house_bots: bots.filter((b) => b.checked).map((b) => b.value) };
       if (format.value === "swiss") msg.rounds = Number(rounds.value) || 3;
-      this.ask(msg, (m) => this.app.toast(`Tournament created: join it, then start it when everyone is in.`));
+      this.ask(msg, () => this.app.toast(t("tourney.created")));
     });
     return form;
   }

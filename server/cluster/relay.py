@@ -269,8 +269,7 @@ class Relay:
             retry = True
         except Refused as e:
             ok = False
-            proxy.send(Error(re=e.re if e.re is not None else msg.id if msg else None,
-                             code=e.code, message=e.message))
+            proxy.send(Error.of(e, e.re if e.re is not None else msg.id if msg else None))
             self.metrics.error(e.code)
         except Exception:
             ok = False

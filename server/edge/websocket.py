@@ -381,7 +381,8 @@ class Edge:
             await self.handlers[type(msg)](conn, msg)
         except Refused as e:
             re = e.re if e.re is not None else msg.id if msg is not None else None
-            self._refuse(conn, re, e.code, e.message)
+            conn.send(Error.of(e, re))
+            self.metrics.error(e.code)
         except Exception:
             log.exception(
                 "internal error: player %s, frame %r", conn.player_id, _loggable(raw)

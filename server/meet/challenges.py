@@ -91,7 +91,8 @@ class Challenges:
         assert me is not None
         if msg.rated and not me.registered:
             raise MeetError("not_authenticated", "only a registered player challenges to a "
-                            "rated game: register (or log in) first", msg.id)
+                            "rated game: register (or log in) first", msg.id,
+                            reason="registered_only")
         initial_state(game_for(msg.game), dict(msg.options))  # unknown_game, bad options
         self._check_caps(me.id, conn.address, msg.id)
         await self.tables.bots.check_room(me, msg.id)
@@ -110,9 +111,10 @@ class Challenges:
         target = await self.store.account_by_key(name_key(msg.to))
         if target is None or not await self.reach.online(target.player_id):
             raise MeetError("unknown_player", f"no registered player named {msg.to!r} is "
-                            "online", msg.id)
+                            "online", msg.id, params={"name": msg.to})
         if target.player_id == me.id:
-            raise MeetError("bad_request", "you cannot challenge yourself", msg.id)
+            raise MeetError("bad_request", "you cannot challenge yourself", msg.id,
+                            reason="challenge_self")
         await self._check_target(me, conn.address, target, msg)
         ch = Challenge(challenge_id, me, id(conn), conn.address, target.player_id, msg)
         self.open[challenge_id] = ch
@@ -132,7 +134,8 @@ class Challenges:
         mine = sum(1 for c in self.open.values() if c.challenger.id == player_id)
         if mine >= MAX_OUT:
             raise MeetError("rate_limited", f"you have {mine} challenges out: at most "
-                            f"{MAX_OUT}; cancel one or wait for an answer", re)
+                            f"{MAX_OUT}; cancel one or wait for an answer", re,
+                            reason="too_many_challenges", params={"limit": MAX_OUT})
         here = sum(1 for c in self.open.values() if c.address == address)
         if self.max_per_address is not None and here >= self.max_per_address:
             raise MeetError("rate_limited", f"{here} challenges are out from your address:"
@@ -223,7 +226,7 @@ class Challenges:
         owner = self.reach.answer_to(challenge_id)
         if owner is None:
             raise MeetError("bad_request", f"no open challenge {challenge_id!r}: it was "
-                            "answered, canceled or expired", re)
+                            "answered, canceled or expired", re, reason="challenge_gone")
         self.reach.send_answer(owner, challenge_id, conn.player, id(conn), accept, re)
 
     async def answered(self, challenge_id: str, player: Player, node: str, cid: int,
@@ -239,13 +242,14 @@ class Challenges:
                 if player.bot:  # the games it holds may have changed while it waited
                     self._check_bot_games(player.id, player.name, ch.address, re)
             except MeetError as e:
-                self._tell(node, cid, Error(re=re, code=e.code, message=e.message).to_json())
+                self._tell(node, cid, Error.of(e, re).to_json())
                 return
             ch = self.open.get(challenge_id)  # the reads above let others answer meanwhile
         if ch is None or ch.target_id != player.id:
             why = f"no open challenge {challenge_id!r} for you: it was answered, canceled " \
                   "or expired"
-            self._tell(node, cid, Error(re=re, code="bad_request", message=why).to_json())
+            self._tell(node, cid, Error(re=re, code="bad_request", message=why,
+                                        reason="challenge_gone").to_json())
             if self.metrics is not None:
                 self.metrics.error("bad_request")
             return

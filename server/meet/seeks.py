@@ -65,10 +65,12 @@ class Seeks:
         mine, from_address = await self.pool.counts(player.id, conn.address)
         if mine >= MAX_SEEKS_PER_PLAYER:
             raise MeetError("rate_limited", f"you have {mine} seeks open: at most "
-                            f"{MAX_SEEKS_PER_PLAYER}; cancel one first", msg.id)
+                            f"{MAX_SEEKS_PER_PLAYER}; cancel one first", msg.id,
+                            reason="too_many_seeks", params={"limit": MAX_SEEKS_PER_PLAYER})
         if self.max_per_address is not None and from_address >= self.max_per_address:
             raise MeetError("rate_limited", f"{from_address} seeks are open from your "
-                            "address: no more until some are paired or canceled", msg.id)
+                            "address: no more until some are paired or canceled", msg.id,
+                            reason="address_seeks", params={"count": from_address})
         self.tables.check_cap(conn.address)  # it may pair at once, opening a room
         lo, hi = msg.rating_range if msg.rating_range is not None else (None, None)
         row = SeekRow(secrets.token_hex(8), self.reach.node, id(conn), player.id, player.name,
@@ -88,14 +90,15 @@ class Seeks:
         found = await self.pool.find(msg.seek_id)
         if found is None:
             raise MeetError("bad_request", f"no open seek {msg.seek_id!r}: it was paired or "
-                            "withdrawn", msg.id)
+                            "withdrawn", msg.id, reason="seek_gone")
         player = conn.player
         assert player is not None
         if found.rated and not player.registered:
             raise MeetError("bad_request", "that seek is rated: only a registered player may"
-                            " take it (register, or log in, first)", msg.id)
+                            " take it (register, or log in, first)", msg.id,
+                            reason="registered_only")
         if found.player_id == player.id:
-            raise MeetError("bad_request", "that seek is your own", msg.id)
+            raise MeetError("bad_request", "that seek is your own", msg.id, reason="own_seek")
         await self.tables.bots.check_room(player, msg.id)
         clockless = found.clock == _clock_text(None)
         if clockless and (found.bot or await self.tables.bots.is_bot(player)):
@@ -107,12 +110,15 @@ class Seeks:
         rating = await self._rating(found.game, player)
         if not found.admits(rating):
             raise MeetError("bad_request", f"your rating {rating:.0f} is outside that seek's"
-                            f" range {found.lo:.0f}–{found.hi:.0f}", msg.id)
+                            f" range {found.lo:.0f}–{found.hi:.0f}", msg.id,
+                            reason="rating_out_of_range",
+                            params={"rating": round(rating), "lo": round(found.lo or 0),
+                                    "hi": round(found.hi or 0)})
         self.tables.check_cap(conn.address)
         taken = await self.pool.take(msg.seek_id)
         if taken is None:
             raise MeetError("bad_request", f"seek {msg.seek_id!r} was just paired or "
-                            "withdrawn", msg.id)
+                            "withdrawn", msg.id, reason="seek_gone")
         await self._sit(taken, Party(player, self.reach.node, id(conn), address=conn.address))
 
     async def cancel(self, conn: Conn, msg: CancelSeek) -> None:
@@ -145,7 +151,7 @@ class Seeks:
         assert conn.player is not None
         if rated and not conn.player.registered:
             raise MeetError("not_authenticated", "only a registered player seeks a rated "
-                            "game: register (or log in) first", re)
+                            "game: register (or log in) first", re, reason="registered_only")
         return conn.player
 
     async def _rating(self, game: str, player: Player) -> float:

@@ -126,7 +126,7 @@ class Endings:
                            "the game has not started: leave the room instead")
         if not room.opening:
             raise RoomError("bad_request", "both sides have moved: the game can no longer be"
-                            " aborted (resign it, or play it out)")
+                            " aborted (resign it, or play it out)", reason="abort_too_late")
         return ABORTED
 
     def prepare_claim(self, player_id: str | None, claim_after: float,

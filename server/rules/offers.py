@@ -107,7 +107,8 @@ class Offers:
             raise RoomError("bad_request", f"{room.game.id} has no draw offers or takebacks:"
                             " resign with a value instead")
         if kind == "takeback" and room.rated:
-            raise RoomError("bad_request", "no takebacks in a rated game")
+            raise RoomError("bad_request", "no takebacks in a rated game",
+                            reason="no_takeback_rated")
         seat = seats[0]
         if kind == "takeback":
             last = self._last_of(seats)

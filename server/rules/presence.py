@@ -194,12 +194,16 @@ class Presence:
         """Refuses a claim on seat ``other``'s absence (``bad_request``) unless its person has
         been away ``claim_after`` seconds, from the presence last noted by :meth:`sync`."""
         if self.room.seats[other].kind != "human":
-            raise RoomError("bad_request", "your opponent is a bot: it never leaves")
+            raise RoomError("bad_request", "your opponent is a bot: it never leaves",
+                            reason="opponent_is_bot")
         since = self.away_since[other]
         if since is None:
-            raise RoomError("bad_request", "your opponent is here: play on")
+            raise RoomError("bad_request", "your opponent is here: play on",
+                            reason="opponent_here")
         now = self.room.clock() if now is None else now
         if now - since < claim_after:
             raise RoomError("bad_request", (
                 f"your opponent has been away for {max(0.0, now - since):.0f} s: you may claim"
-                f" the win once they have been away for {claim_after:g} s"))
+                f" the win once they have been away for {claim_after:g} s"),
+                reason="claim_too_early",
+                params={"away": round(max(0.0, now - since)), "wait": round(claim_after)})

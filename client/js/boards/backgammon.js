@@ -5,11 +5,11 @@
 // left) and made less deep, so that a point is a finger-sized target across a narrow screen.
 import { h, s, clickable } from "../dom.js";
 import { PlayBuilder, pips } from "../bg-logic.js";
-import { gameEnds, historySeats, matchScore, playDice, reasonText } from "../notation.js";
+import { gameEnds, historySeats, matchScore, playDice, reasonText, pieceName } from "../notation.js";
+import { t } from "../i18n.js";
 
 const W = 792, F = 16, P = 52, BARW = 56, R = 23;
 const LX = F, BX = F + 6 * P, RX = BX + BARW, TX = RX + 6 * P + F, TW = 64;
-const COLORS = ["white", "black"];
 // H: the board's depth; TRI: a point's length; SPAN: the most a stack may spread from its
 // first checker's centre to its last; DIE: a die's size. At 390 px a tall board's point
 // (P units of the long side) is P * 370 / 400 = 48 px.
@@ -242,7 +242,7 @@ export function render(ctx) {
   }
 
   const svg = s("svg", { viewBox: G.tall ? `0 0 ${H} ${W}` : `0 0 ${W} ${H}`,
-    class: `board bg${G.tall ? " tall" : ""}`, "aria-label": "backgammon board" });
+    class: `board bg${G.tall ? " tall" : ""}`, "aria-label": t("board.backgammon") });
   svg.append(defs());
   // Everything is drawn lying down; a tall board turns it a quarter clockwise.
   const root = s("g", { class: "bg-root", transform: G.tall ? `translate(${H} 0) rotate(90)` : null });
@@ -349,7 +349,7 @@ export function render(ctx) {
       o.append(label(G, cx, HALF, { class: "cube-text offer" }, String(cube.value * 2)));
       // Under the cube as the board is seen (lying down: down the depth; turned: along it).
       o.append(label(G, G.tall ? cx + 40 : cx, G.tall ? HALF : HALF + 40, { class: "offer-note" },
-        `doubles to ${cube.value * 2}?`));
+        t("bg.doublesToQ", { cube: cube.value * 2 })));
       root.append(o);
     }
   }
@@ -387,14 +387,14 @@ export function render(ctx) {
   if (b) {
     for (let p = 1; p <= 24; p++) {
       const x = pointX(p);
-      target(p, x, isTop(p) ? F : H - F - TRI - 20, P, TRI + 20, `point ${p}`);
+      target(p, x, isTop(p) ? F : H - F - TRI - 20, P, TRI + 20, t("board.point", { n: p }));
       if (dests.has(p)) {
         const top = isTop(p);
         root.append(s("circle", { cx: x + P / 2, cy: top ? F + TRI + 12 : H - F - TRI - 12, r: 7, class: "dest-dot" }));
       }
     }
     target(25, BX, F, BARW, HALF - F, "bar");
-    target(0, TX, H - F - TRI - 5, TW, TRI + 5, "bear off");
+    target(0, TX, H - F - TRI - 5, TW, TRI + 5, t("board.bearOff"));
   }
 
   return { svg, controls: controls(ctx, b), hint: null };
@@ -420,9 +420,9 @@ function onPoint(ctx, b, p, dests) {
 export function matchText(st, shown = null) {
   if (!st || !st.match_to) return null;
   const score = shown || st.score || [0, 0];
-  const parts = [`Match to ${st.match_to}`, `${score[0]}–${score[1]}`];
-  if (st.crawford) parts.push("Crawford game (no doubling)");
-  else if (st.game_number > 1 && st.phase !== "over") parts.push(`game ${st.game_number}`);
+  const parts = [t("lobby.matchTo", { count: st.match_to }), `${score[0]}–${score[1]}`];
+  if (st.crawford) parts.push(t("bg.crawford"));
+  else if (st.game_number > 1 && st.phase !== "over") parts.push(t("bg.gameN", { n: st.game_number }));
   return parts.join(" · ");
 }
 
@@ -443,38 +443,38 @@ function controls(ctx, b) {
     const last = st.last_game;
     if (last && st.phase !== "over" && room.status === "playing" && st.game_number > 1) {
       box.append(h("span", { class: "hint", id: "last-game" },
-        `Last game: ${COLORS[last.winner]} won ${last.points} point${last.points === 1 ? "" : "s"} (${reasonText(last.reason)}).`));
+        t("bg.lastGame", { side: pieceName("backgammon", last.winner), count: last.points, why: reasonText(last.reason) })));
     }
   }
   if (!canMove) {
-    if (st.phase === "take") box.append(h("span", { class: "hint" }, `Doubled to ${st.cube.value * 2}: waiting for the answer.`));
+    if (st.phase === "take") box.append(h("span", { class: "hint" }, t("bg.doubledWaiting", { cube: st.cube.value * 2 })));
     return box;
   }
-  const has = (a) => room.legal_moves.some((m) => m.action === a);
-  if (has("roll") || has("double")) {
-    if (has("roll")) box.append(h("button", { class: "btn primary", id: "roll-btn", on: { click: () => ctx.send({ action: "roll" }) } }, "Roll dice"));
-    if (has("double")) box.append(h("button", { class: "btn", id: "double-btn", on: { click: () => ctx.send({ action: "double" }) } }, `Double to ${st.cube.value * 2}`));
-    box.append(h("span", { class: "hint" }, "R to roll."));
+  const legal = (a) => room.legal_moves.some((m) => m.action === a);
+  if (legal("roll") || legal("double")) {
+    if (legal("roll")) box.append(h("button", { class: "btn primary", id: "roll-btn", on: { click: () => ctx.send({ action: "roll" }) } }, t("bg.roll")));
+    if (legal("double")) box.append(h("button", { class: "btn", id: "double-btn", on: { click: () => ctx.send({ action: "double" }) } }, t("bg.doubleTo", { cube: st.cube.value * 2 })));
+    box.append(h("span", { class: "hint" }, t("bg.rToRoll")));
   }
-  if (has("take") || has("drop")) {
-    box.append(h("span", { class: "hint strong" }, `Your opponent doubles to ${st.cube.value * 2}.`));
-    box.append(h("button", { class: "btn primary", id: "take-btn", on: { click: () => ctx.send({ action: "take" }) } }, "Take"));
-    box.append(h("button", { class: "btn danger", id: "drop-btn", on: { click: () => ctx.send({ action: "drop" }) } }, "Drop"));
+  if (legal("take") || legal("drop")) {
+    box.append(h("span", { class: "hint strong" }, t("bg.opponentDoubles", { cube: st.cube.value * 2 })));
+    box.append(h("button", { class: "btn primary", id: "take-btn", on: { click: () => ctx.send({ action: "take" }) } }, t("bg.take")));
+    box.append(h("button", { class: "btn danger", id: "drop-btn", on: { click: () => ctx.send({ action: "drop" }) } }, t("bg.drop")));
   }
   if (b) {
     const done = b.complete();
     const noMove = room.legal_moves.length === 1 && room.legal_moves[0].play && !room.legal_moves[0].play.length;
     if (noMove) {
-      box.append(h("span", { class: "hint strong" }, "No legal move with these dice."));
-      box.append(h("button", { class: "btn primary", id: "play-btn", on: { click: () => ctx.send({ play: [] }) } }, "Pass"));
+      box.append(h("span", { class: "hint strong" }, t("bg.noLegal")));
+      box.append(h("button", { class: "btn primary", id: "play-btn", on: { click: () => ctx.send({ play: [] }) } }, t("bg.pass")));
       return box;
     }
     box.append(h("button", { class: "btn", id: "undo-btn", disabled: !b.steps.length,
-      on: { click: () => { b.undo(); ui.sel = null; ctx.rerender(); } } }, "↶ Undo"));
+      on: { click: () => { b.undo(); ui.sel = null; ctx.rerender(); } } }, t("bg.undo")));
     box.append(h("button", { class: `btn primary${done && b.exhausted() ? " pulse" : ""}`, id: "play-btn",
-      disabled: !done, on: { click: () => sendPlay(ctx, b) } }, "Play ✓"));
-    const steps = b.steps.map((x) => `${x.step[0] === 25 ? "bar" : x.step[0]}/${x.step[1] === 0 ? "off" : x.step[1]}`).join(" ");
-    box.append(h("span", { class: "hint", id: "partial" }, steps || "Click a checker, then a highlighted point (Enter plays, Backspace undoes)."));
+      disabled: !done, on: { click: () => sendPlay(ctx, b) } }, t("bg.playIt")));
+    const steps = b.steps.map((x) => `${x.step[0] === 25 ? t("bg.bar") : x.step[0]}/${x.step[1] === 0 ? t("bg.off") : x.step[1]}`).join(" ");
+    box.append(h("span", { class: "hint", id: "partial" }, steps || t("bg.howToPlay")));
   }
   return box;
 }
@@ -487,8 +487,8 @@ function sendPlay(ctx, b) {
 export function key(ctx, ev) {
   const { room, canMove, ui } = ctx;
   if (!canMove) return false;
-  const has = (a) => room.legal_moves.some((m) => m.action === a);
-  if ((ev.key === "r" || ev.key === "R") && has("roll")) { ctx.send({ action: "roll" }); return true; }
+  const legal = (a) => room.legal_moves.some((m) => m.action === a);
+  if ((ev.key === "r" || ev.key === "R") && legal("roll")) { ctx.send({ action: "roll" }); return true; }
   const b = ui.builder;
   if (!b) return false;
   if (ev.key === "Backspace" || ev.key === "u") { b.undo(); ui.sel = null; ctx.rerender(); return true; }
@@ -503,6 +503,7 @@ export function key(ctx, ev) {
 export function cardExtra(room, seat) {
   const st = room.state;
   const p = st.pips;
-  const base = p ? `${COLORS[seat]} · pips ${p[seat]}` : COLORS[seat];
-  return st.match_to ? `${base} · score ${matchScore(room)[seat]}/${st.match_to}` : base;
+  const side = pieceName("backgammon", seat);
+  const base = p ? t("bg.cardPips", { side, pips: p[seat] }) : side;
+  return st.match_to ? t("bg.cardScore", { base, score: matchScore(room)[seat], to: st.match_to }) : base;
 }

@@ -1,6 +1,8 @@
 // Connect-4 and BOOM: columns you drop pieces into. BOOM adds bombs, the "boom" action and
 // explosions; pieces fall with a short CSS animation.
 import { h, s, clickable } from "../dom.js";
+import { t } from "../i18n.js";
+import { gameTitle } from "../notation.js";
 
 const CELL = 72, PAD = 16, TOP = 56;
 
@@ -92,7 +94,7 @@ export function render(ctx) {
   }));
   const mover = room.to_move;
   const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, class: `board drop ${game}`,
-    "aria-label": `${game} board` });
+    "aria-label": t("board.of", { game: gameTitle(game) }) });
   const defs = s("defs", {},
     s("radialGradient", { id: "p0", cx: "40%", cy: "35%", r: "65%" },
       s("stop", { offset: "0%", "stop-color": "#ff8a7a" }),
@@ -154,7 +156,7 @@ export function render(ctx) {
       g.append(s("g", { class: "ghost" },
         s("circle", { cx: x + CELL / 2, cy: TOP / 2, r: CELL * 0.33, class: `ghost-disc p${mover}` }),
         bomb ? bombIcon(x + CELL / 2, TOP / 2) : null));
-      clickable(g, `drop in column ${c + 1}`, () => ctx.send({ column: c }));
+      clickable(g, t("board.dropIn", { n: c + 1 }), () => ctx.send({ column: c }));
     }
     svg.append(g);
   }
@@ -165,15 +167,13 @@ export function render(ctx) {
     if (canBoom) {
       controls.append(h("button", { class: "btn boom-btn", id: "boom-btn",
         on: { click: () => ctx.send({ boom: true }) } },
-        s("svg", { viewBox: "-20 -26 40 46", class: "btn-bomb", "aria-hidden": "true" }, bombIcon(0, 0)), "BOOM!"));
+        s("svg", { viewBox: "-20 -26 40 46", class: "btn-bomb", "aria-hidden": "true" }, bombIcon(0, 0)), t("move.boom")));
     }
     if (mover !== null && mover !== undefined && nb[mover]) {
-      controls.append(h("span", { class: "hint bomb-next" }, "The next piece dropped is a bomb."));
+      controls.append(h("span", { class: "hint bomb-next" }, t("board.nextBomb")));
     }
   }
-  const hint = canMove
-    ? `Click a column or press 1–${cols}${canBoom ? " (B for BOOM)" : ""}.`
-    : null;
+  const hint = canMove ? t(canBoom ? "board.dropHintBoom" : "board.dropHint", { cols }) : null;
   return { svg, controls, hint };
 }
 

@@ -1,4 +1,5 @@
 import { h, s, clickable } from "../dom.js";
+import { t } from "../i18n.js";
 
 // A heap is one pile, however big: up to TALL coins a coin's thickness apart, then closer
 // (two piles side by side would read as two heaps, in a game about splitting heaps).
@@ -45,7 +46,7 @@ export function render(ctx) {
   const width = Math.max(360, Math.min(MAXW, Math.max(...boxes.map((b) => b.x + b.w), 0) + 20));
   const height = y + rowH + 20;
   const svg = s("svg", { viewBox: `0 0 ${width} ${height}`, class: "board grundy",
-    "aria-label": "Grundy heaps" });
+    "aria-label": t("board.grundy") });
   svg.append(s("rect", { x: 0, y: 0, width, height, rx: 18, class: "grundy-bg" }));
   for (const b of boxes) {
     const moves = movesOf(b.i);
@@ -72,7 +73,7 @@ export function render(ctx) {
             ev.stopPropagation();
             ctx.send({ heap: m.heap, split: m.split });
           });
-          coin.append(s("title", {}, `split into ${Math.max(a, c)} + ${Math.min(a, c)}`));
+          coin.append(s("title", {}, t("board.splitInto", { a: Math.max(a, c), b: Math.min(a, c) })));
         }
       }
       g.append(coin);
@@ -80,7 +81,7 @@ export function render(ctx) {
     g.append(s("text", { x: b.x + b.w / 2, y: b.y + b.h - 12, class: "heap-label" },
       String(b.n)));
     if (moves.length) {
-      clickable(g, `heap ${b.i + 1} of ${b.n}`, () => {
+      clickable(g, t("board.heapOf", { i: b.i + 1, n: b.n }), () => {
         ui.selected = sel ? undefined : b.i;
         ctx.rerender();
       });
@@ -92,15 +93,15 @@ export function render(ctx) {
   if (canMove) {
     controls = h("div", { class: "splits" });
     if (ui.selected === undefined) {
-      controls.append(h("span", { class: "hint" }, "Choose a heap to split (it must split into two different sizes)."));
+      controls.append(h("span", { class: "hint" }, t("board.chooseHeap")));
     } else {
-      controls.append(h("span", { class: "hint" }, `Split the heap of ${heaps[ui.selected]}:`));
+      controls.append(h("span", { class: "hint" }, t("board.splitHeap", { n: heaps[ui.selected] })));
       for (const m of movesOf(ui.selected)) {
         controls.append(h("button", { class: "btn split", "data-split": m.split.join("+"),
           on: { click: () => ctx.send({ heap: m.heap, split: m.split }) } },
           `${m.split[0]} + ${m.split[1]}`));
       }
-      controls.append(h("button", { class: "btn ghost", on: { click: () => { ui.selected = undefined; ctx.rerender(); } } }, "Cancel"));
+      controls.append(h("button", { class: "btn ghost", on: { click: () => { ui.selected = undefined; ctx.rerender(); } } }, t("common.cancel")));
     }
   }
   return { svg, controls, hint: null };

@@ -1,5 +1,6 @@
 import { s, clickable } from "../dom.js";
 import { moveText } from "../notation.js";
+import { t } from "../i18n.js";
 
 // M: the margin that holds the coordinates (files a–c under the board, ranks 3–1 on its
 // left), written as the move list writes a square.
@@ -21,7 +22,7 @@ export function render(ctx) {
   const legal = new Set(canMove ? room.legal_moves.map((m) => m.cell) : []);
   const last = room.history.length ? room.history[room.history.length - 1].cell : null;
   const svg = s("svg", { viewBox: `${-M} ${-M} ${SIZE + 2 * M} ${SIZE + 2 * M}`, class: "board ttt", role: "grid",
-    "aria-label": "tic-tac-toe board" });
+    "aria-label": t("board.of", { game: t("game.tictactoe.title") }) });
   svg.append(s("rect", { x: 0, y: 0, width: SIZE, height: SIZE, rx: 18, class: "ttt-bg" }));
   for (let k = 0; k < 3; k++) {
     const mid = PAD + k * C + C / 2;
@@ -39,7 +40,7 @@ export function render(ctx) {
       g.append(mark(cells[i], x + C / 2, y + C / 2, i === last && ctx.fresh ? "pop" : ""));
     } else if (legal.has(i)) {
       g.append(s("g", { class: "ghost" }, mark(room.to_move, x + C / 2, y + C / 2, "")));
-      clickable(g, `square ${moveText("tictactoe", { cell: i })} (key ${i + 1})`, () => ctx.send({ cell: i }));
+      clickable(g, t("board.square", { square: moveText("tictactoe", { cell: i }), key: i + 1 }), () => ctx.send({ cell: i }));
     }
     svg.append(g);
   }
@@ -49,7 +50,7 @@ export function render(ctx) {
     const [a, b] = [p(line[0]), p(line[line.length - 1])];
     svg.append(s("line", { x1: a[0], y1: a[1], x2: b[0], y2: b[1], class: "win-line" }));
   }
-  return { svg, controls: null, hint: canMove ? "Click a square or press 1–9." : null };
+  return { svg, controls: null, hint: canMove ? t("board.tttHint") : null };
 }
 
 export function key(ctx, ev) {
