@@ -347,10 +347,12 @@ def cmd_bot(args: argparse.Namespace) -> int:
     import logging
     import signal
 
+    from tablas.server.bot_adapter import contain
     from tablas.server.bot_adapter.engine import EngineFailed, check
     from tablas.server.bot_adapter.options import BadOption, read_options
     from tablas.server.bot_adapter.session import Fatal, Session
 
+    contain.take_charge()  # what an engine starts stays ours to end (contract section 15)
     try:
         opts = read_options(args.server, args.name, args.password, args.engine, args.games,
                             args.accept, args.seek, args.clock, args.max_games,

@@ -31,6 +31,7 @@ import logging
 import random
 from typing import Any, TextIO
 
+from tablas.server.bot_adapter import contain
 from tablas.server.bot_adapter.challenger import RETRY_S, Challenger
 from tablas.server.bot_adapter.game import GameLoop, Message
 from tablas.server.bot_adapter.options import BotOptions
@@ -111,6 +112,7 @@ class Session:
             loop.engine.kill_now()
             if loop.task is not None:
                 loop.task.cancel()
+        contain.end_all()  # and whatever the engines started, wherever it went
         if self.client is not None:
             await self.client.close()
 
