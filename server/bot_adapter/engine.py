@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -108,8 +109,7 @@ class Engine:
     async def hello(self) -> None:
         """Runs the command and waits for its ``ready``."""
         loop = asyncio.get_running_loop()
-        env = dict(os.environ)
-        env[contain.MARK] = self.mark
+        env = {**_environment(), contain.MARK: self.mark}
         try:
             proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=None, start_new_session=True, env=env, bufsize=0)
@@ -278,6 +278,12 @@ async def check(argv: Sequence[str]) -> None:
         await engine.hello()
     finally:
         await engine.stop()
+
+
+@functools.cache
+def _environment() -> dict[str, str]:
+    """This process's environment, read once (an engine gets it, and its mark)."""
+    return dict(os.environ)
 
 
 def _json(value: Any) -> str:
