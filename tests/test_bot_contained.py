@@ -14,21 +14,28 @@ from bot_support import Adapter, until_online
 from server_support import Client, Subprocess
 from test_bot_adapter import GAME_CLOCK, challenges, play_rooms, server  # noqa: F401
 
-# Forks a child that leaves the session (setsid), keeps the engine's stdin and stdout open,
-# writes its pid into PIDS/ and sleeps; the engine plays the first legal move, or with
+# Forks a child that leaves the session (setsid) and a grandchild in that session, which keep
+# the engine's stdin and stdout open, write their pids into PIDS/ and sleep (the engine goes
+# on once both are there); the engine plays the first legal move, or with
 # "die" as its second argument exits at its first turn (its child still holding stdout).
 FORKING_ENGINE = r'''
 import os, sys, time
 pids, mode = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "good"
+told_r, told_w = os.pipe()  # each child says here that it is there
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:  # a grandchild too, in the new session
         open(os.path.join(pids, str(os.getpid())), "w").close()
+        os.write(told_w, b"g")
         time.sleep(600)
         os._exit(0)
     open(os.path.join(pids, str(os.getpid())), "w").close()
+    os.write(told_w, b"c")
     time.sleep(600)
     os._exit(0)
+told = b""
+while len(told) < 2:
+    told += os.read(told_r, 2)
 legal = []
 for raw in iter(sys.stdin.readline, ""):
     words = raw.rstrip("\n").split(" ", 1)

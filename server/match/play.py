@@ -80,35 +80,34 @@ async def play(game_id: str, deal: Deal, seats: tuple[Player, Player], move_ms: 
                 rolls.append({"ply": len(moves), "dice": game.chance_text(roll)})
                 state = game.apply_chance(state, roll)
                 continue
-            seat = game.to_move(state)
-            assert seat is not None
+            mover = game.to_move(state)
+            assert mover is not None
             legal = game.legal_moves(state)
             if clock is None:
                 assert move_ms is not None
                 go, within, budget = move_ms, (move_ms + GRACE_MS) / 1000, float(move_ms)
             else:
-                go, within = int(left[seat]), left[seat] / 1000
-                budget = max(1.0, min(left[seat] / 2, left[seat] / 20 + clock[1]))
+                go, within = int(left[mover]), left[mover] / 1000
+                budget = max(1.0, min(left[mover] / 2, left[mover] / 20 + clock[1]))
             began = time.perf_counter()
             try:
-                choice = await seats[seat].choose(game, state, legal, go, within, budget,
-                                                  _seed(deal, len(moves)))
+                choice, text = await seats[mover].choose(game, state, legal, go, within, budget,
+                                                         _seed(deal, len(moves)))
             except Forfeit as f:
-                ms[seat] += (time.perf_counter() - began) * 1000
-                winner, points, reason, detail = 1 - seat, game.stake(state), f.reason, str(f)
+                ms[mover] += (time.perf_counter() - began) * 1000
+                winner, points, reason, detail = 1 - mover, game.stake(state), f.reason, str(f)
                 break
             took = (time.perf_counter() - began) * 1000
-            ms[seat] += took
+            ms[mover] += took
             if clock is not None:
-                left[seat] -= took
-                if left[seat] < 0:
-                    winner, points, reason = 1 - seat, game.stake(state), "time_forfeit"
+                left[mover] -= took
+                if left[mover] < 0:
+                    winner, points, reason = 1 - mover, game.stake(state), "time_forfeit"
                     detail = "its clock ran out"
                     break
-                left[seat] += clock[1]
-            move = legal[choice]
-            moves.append(game.move_text(state, move))
-            state = game.apply(state, move)
+                left[mover] += clock[1]
+            moves.append(text)
+            state = game.apply(state, legal[choice])
         for seat in (0, 1):
             if begun[seat]:
                 word = "DRAW" if winner is None else "WIN" if winner == seat else "LOSS"

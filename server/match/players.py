@@ -36,8 +36,8 @@ class Player(Protocol):
         ...
 
     async def choose(self, game: Game[Any, Any], state: Any, legal: Sequence[Any],
-                     time_ms: int, within_s: float, budget_ms: float, seed: int) -> int:
-        """The index of its move in ``legal``."""
+                     time_ms: int, within_s: float, budget_ms: float, seed: int) -> tuple[int, str]:
+        """The index of its move in ``legal``, and the move's text."""
         ...
 
     async def end(self, word: str, reason: str) -> None:
@@ -70,7 +70,7 @@ class EnginePlayer:
             raise _failed(e) from None
 
     async def choose(self, game: Game[Any, Any], state: Any, legal: Sequence[Any],
-                     time_ms: int, within_s: float, budget_ms: float, seed: int) -> int:
+                     time_ms: int, within_s: float, budget_ms: float, seed: int) -> tuple[int, str]:
         texts = [game.move_text(state, m) for m in legal]
         try:
             answer = await self.engine.ask(game.position_text(state), game.state_to_json(state),
@@ -78,14 +78,13 @@ class EnginePlayer:
         except EngineFailed as e:
             raise _failed(e) from None
         try:
-            return texts.index(answer)
+            return texts.index(answer), answer
         except ValueError:
             raise Forfeit(ILLEGAL, f"the engine answered {answer[:80]!r}, not one of the "
                           f"{len(texts)} legal moves") from None
 
     async def end(self, word: str, reason: str) -> None:
-        await self.engine.tell_result(word, reason)
-        await self.engine.stop()
+        await self.engine.stop(f"result {word} {reason}")
 
     def abandon(self) -> None:
         self.engine.kill_now()
@@ -99,10 +98,10 @@ class LevelPlayer:
         return None
 
     async def choose(self, game: Game[Any, Any], state: Any, legal: Sequence[Any],
-                     time_ms: int, within_s: float, budget_ms: float, seed: int) -> int:
+                     time_ms: int, within_s: float, budget_ms: float, seed: int) -> tuple[int, str]:
         decision = await asyncio.to_thread(decide, game.id, state, self.level, budget_ms, seed)
         move = game.move_from_json(state, decision.move)
-        return list(legal).index(move)
+        return list(legal).index(move), game.move_text(state, move)
 
     async def end(self, word: str, reason: str) -> None:
         return None

@@ -98,7 +98,8 @@ def card(opts: MatchOptions, records: Sequence[dict[str, Any]]) -> dict[str, Any
         est = stats.pentanomial(pairs)
         out["pentanomial"] = pairs
         if est is not None:
-            out["elo"] = {"player": a, "opponent": b, "elo": _num(est.elo),
+            out["elo"] = {"player": a, "opponent": b, "score": round(est.score, 4),
+                          "elo": _num(est.elo),
                           "low": _num(est.low), "high": _num(est.high),
                           "margin": _num(est.margin), "pairs": sum(pairs)}
         if opts.sprt is not None:
@@ -137,7 +138,8 @@ def text(report: dict[str, Any]) -> str:
                 f"{n} {reason}" for reason, n in sorted(p["forfeits"].items())))
     e = report["elo"]
     if e is not None:
-        shown = "inf" if e["elo"] is None else f"{e['elo']:+.1f}"
+        shown = ("+inf" if e["score"] > 0.5 else "-inf") if e["elo"] is None \
+            else f"{e['elo'] + 0.0:+.1f}"
         margin = "inf" if e["margin"] is None else f"{e['margin']:.1f}"
         lines.append(f"Elo {e['player']} - {e['opponent']}: {shown} +/- {margin} (95%, "
                      f"{e['pairs']} pairs; pentanomial {report['pentanomial']})")

@@ -36,11 +36,12 @@ def elo(score: float) -> float:
 
 def expected(elo_diff: float) -> float:
     """The expected score of a logistic Elo difference."""
-    return 1.0 / (1.0 + 10.0 ** (-elo_diff / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo_diff / 400.0))
 
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
+    score: float  # the mean score per game
     elo: float
     low: float  # the 95% interval's ends
     high: float
@@ -58,7 +59,7 @@ def _estimate(values: Sequence[float], counts: Sequence[float]) -> Estimate | No
     mean = sum(v * c for v, c in zip(values, counts)) / n
     var = sum((v - mean) ** 2 * c for v, c in zip(values, counts)) / n
     half = Z95 * math.sqrt(var / n)
-    return Estimate(elo(mean), elo(mean - half), elo(mean + half))
+    return Estimate(mean, elo(mean), elo(mean - half), elo(mean + half))
 
 
 def trinomial(wins: int, draws: int, losses: int) -> Estimate | None:
