@@ -141,8 +141,12 @@ def text(report: dict[str, Any]) -> str:
         shown = ("+inf" if e["score"] > 0.5 else "-inf") if e["elo"] is None \
             else f"{e['elo'] + 0.0:+.1f}"
         margin = "inf" if e["margin"] is None else f"{e['margin']:.1f}"
-        lines.append(f"Elo {e['player']} - {e['opponent']}: {shown} +/- {margin} (95%, "
-                     f"{e['pairs']} pairs; pentanomial {report['pentanomial']})")
+        low = ("+inf" if e["score"] == 1 else "-inf") if e["low"] is None \
+            else f"{e['low']:+.1f}"
+        high = ("-inf" if e["score"] == 0 else "+inf") if e["high"] is None \
+            else f"{e['high']:+.1f}"
+        lines.append(f"Elo {e['player']} - {e['opponent']}: {shown} +/- {margin} (95%: {low} "
+                     f"to {high}; {e['pairs']} pairs, pentanomial {report['pentanomial']})")
     t = report["sprt"]
     if t is not None:
         said = {"H1": "H1 accepted", "H0": "H0 accepted", None: "undecided"}[t["decision"]]
