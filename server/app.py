@@ -81,6 +81,7 @@ from tablas.server.protocol import (
     DeclineResign,
     HandToBot,
     Hello,
+    InviteTournament,
     Join,
     JoinTournament,
     Leave,
@@ -267,6 +268,7 @@ class TablasServer:
             JoinTournament: self.tournaments.join,
             LeaveTournament: self.tournaments.leave,
             StartTournament: self.tournaments.start,
+            InviteTournament: self.tournaments.entries.invite,
         }
         self.records = Records(self.hub)
         tournament_views = TournamentViews(store)
@@ -287,6 +289,7 @@ class TablasServer:
                            "/api/stats": Stats(store, reach).http_body,
                            "/api/tournaments": tournament_views.listing},
                     lookups={"/api/tournaments/": tournament_views.detail},
+                    sheets={"/api/tournaments/crosstable": tournament_views.crosstable},
                     metrics=self.metrics, readiness=self.readiness, metrics_allow=allow)
         # A connection that closes takes its seeks and challenges with it first, so that
         # nobody is paired with a player already gone.

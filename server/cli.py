@@ -356,7 +356,7 @@ def cmd_bot(args: argparse.Namespace) -> int:
     try:
         opts = read_options(args.server, args.name, args.password, args.engine, args.games,
                             args.accept, args.seek, args.clock, args.max_games,
-                            args.challenge)
+                            args.challenge, args.tournament)
         asyncio.run(check(opts.engine))
     except BadOption as e:
         raise CliError(str(e)) from None
@@ -524,6 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="challenges NAME (a registered player, or a house level: \"bot "
                    "(easy)\") to rated games of each of its games until it has played both "
                    "seats of each (additive)")
+    p.add_argument("--tournament", action="append", metavar="ID",
+                   help="enters the tournament ID while it waits (repeatable); every "
+                   "tournament game of the account is played")
     p.set_defaults(run=cmd_bot)
 
     p = sub.add_parser("match", help="play engines and house levels against each other, "

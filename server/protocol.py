@@ -440,6 +440,7 @@ class CancelChallenge(ClientMessage):
 # --- tournaments (contract section 13) ---
 
 TournamentId = Annotated[str, Field(min_length=1, max_length=64)]
+InvitedName = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 class CreateTournament(ClientMessage):
@@ -455,6 +456,8 @@ class CreateTournament(ClientMessage):
     rated: bool = False
     max_players: Annotated[int, Field(ge=2, le=64)] = 64
     house_bots: Annotated[list[Level], Field(max_length=5)] = Field(default_factory=list)
+    entry: Literal["open", "invite"] = "open"  # section 17: invite-only refuses others
+    invited: Annotated[list[InvitedName], Field(max_length=64)] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _shape(self) -> CreateTournament:
@@ -472,6 +475,14 @@ class JoinTournament(ClientMessage):
     tournament_id: TournamentId
 
 
+class InviteTournament(ClientMessage):
+    """Section 17: its creator invites more names while it waits."""
+
+    type: Literal["invite_tournament"]
+    tournament_id: TournamentId
+    names: Annotated[list[InvitedName], Field(min_length=1, max_length=64)]
+
+
 class LeaveTournament(ClientMessage):
     type: Literal["leave_tournament"]
     tournament_id: TournamentId
@@ -486,13 +497,13 @@ _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Res
                   Rematch, HandToBot, Seed, Register, Abort, ClaimWin, AcceptResign,
                   DeclineResign, SeekRequest, CancelSeek, AcceptSeek, ChallengeRequest,
                   AcceptChallenge, DeclineChallenge, CancelChallenge, CreateTournament,
-                  JoinTournament, LeaveTournament, StartTournament)
+                  JoinTournament, LeaveTournament, StartTournament, InviteTournament)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
     | HandToBot | Seed | Register | Abort | ClaimWin | AcceptResign | DeclineResign
     | SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
     | DeclineChallenge | CancelChallenge | CreateTournament | JoinTournament | LeaveTournament
-    | StartTournament,
+    | StartTournament | InviteTournament,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -980,10 +991,12 @@ class TournamentCreated(ServerMessage):
 
 
 class TournamentChanged(ServerMessage):
-    """Additive: the answer to ``join_tournament``, ``leave_tournament`` and
-    ``start_tournament`` (``joined``, ``left``, ``started``)."""
+    """Additive: the answer to ``join_tournament``, ``leave_tournament``,
+    ``start_tournament`` and ``invite_tournament`` (``joined``, ``left``, ``started``,
+    ``invited``)."""
 
-    type: Literal["tournament_joined", "tournament_left", "tournament_started"]
+    type: Literal["tournament_joined", "tournament_left", "tournament_started",
+                  "tournament_invited"]
     tournament_id: str
 
 

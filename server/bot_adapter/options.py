@@ -39,6 +39,7 @@ class BotOptions:
     clock: tuple[int, int] = (60_000, 1_000)  # base and increment, ms (seeks, challenges)
     max_games: int = MAX_GAMES
     challenge: str | None = None  # a player or house level to keep a game going with
+    tournaments: tuple[str, ...] = ()  # tournaments it enters while they wait (section 17)
 
     @property
     def clock_json(self) -> dict[str, int]:
@@ -47,14 +48,23 @@ class BotOptions:
 
 def read_options(server: str, name: str, password: str, engine: str, games: str | None,
                  accept: str, seek: int, clock: str, max_games: int,
-                 challenge: str | None) -> BotOptions:
+                 challenge: str | None, tournaments: list[str] | None = None) -> BotOptions:
     """The options as given on the command line, checked."""
     return BotOptions(server=_server(server), name=_name(name, "--name"),
                       password=_password(password), engine=engine_argv(engine),
                       games=_games(games), accept=_accept(accept),
                       seek=_seek(seek, _games(games)), clock=_clock(clock),
                       max_games=_max_games(max_games),
-                      challenge=None if challenge is None else _name(challenge, "--challenge"))
+                      challenge=None if challenge is None else _name(challenge, "--challenge"),
+                      tournaments=_tournaments(tournaments or []))
+
+
+def _tournaments(ids: list[str]) -> tuple[str, ...]:
+    for tid in ids:
+        if not 1 <= len(tid) <= 64 or not tid.isprintable() or tid.strip() != tid:
+            raise BadOption(f"--tournament {tid!r}: a tournament's id, as its page shows it "
+                            "(/tournaments/ID)")
+    return tuple(dict.fromkeys(ids))
 
 
 def _server(text: str) -> str:

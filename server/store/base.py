@@ -36,6 +36,7 @@ from tablas.server.ratings import Rating, RatingChange, bot_level
 from tablas.server.room import Action, Dice, RoomRecord, SeatState, Status
 from tablas.server.shipped import package_folder
 from tablas.server.store.commit import CommitObserver, CommitStats, GroupCommit, Write, _row
+from tablas.server.store.invites import InviteStore
 from tablas.server.store.seeks import SeekStore
 from tablas.server.store.tournaments import TournamentStore
 
@@ -207,6 +208,8 @@ class Storage(ABC):
     seeks: SeekStore
     # Tournaments, their entrants and pairings (contract section 13).
     tournaments: TournamentStore
+    # Who may enter a tournament: open, or by invitation (contract section 17).
+    invites: InviteStore
 
     def __init__(self) -> None:
         # The group commit holds it while a batch is written; SQLite's reads take it too.

@@ -41,6 +41,7 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.postgres_invites import PostgresInvites
 from tablas.server.store.postgres_seeks import PostgresSeeks
 from tablas.server.store.postgres_tournaments import PostgresTournaments
 
@@ -123,6 +124,7 @@ class PostgresStore(Storage):
         self.pool = pool
         self.seeks = PostgresSeeks(pool)
         self.tournaments = PostgresTournaments(pool)
+        self.invites = PostgresInvites(pool)
 
     @classmethod
     async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10

@@ -44,6 +44,7 @@ from tablas.server.store.base import (
     token_hash,
 )
 from tablas.server.store.commit import Write
+from tablas.server.store.sqlite_invites import SqliteInvites
 from tablas.server.store.sqlite_seeks import SqliteSeeks
 from tablas.server.store.sqlite_tournaments import SqliteTournaments
 
@@ -128,6 +129,7 @@ class SqliteStore(Storage):
         self.db = db
         self.seeks = SqliteSeeks(db, self._lock)
         self.tournaments = SqliteTournaments(db, self._lock)
+        self.invites = SqliteInvites(db, self._lock)
 
     @classmethod
     async def open(

@@ -44,6 +44,7 @@ from tablas.server.room import game_for, initial_state
 from tablas.server.store import Storage
 from tablas.server.store.seeks import canonical
 from tablas.server.store.tournaments import EntrantRow, PairingRow, TournamentRow
+from tablas.server.tournaments.entry import Entries
 from tablas.server.tournaments.pairing import Pair, Played, berger, swiss
 from tablas.server.views import bot_name
 
@@ -78,6 +79,7 @@ class Tournaments:
     def __init__(self, store: Storage, hub: Hub, reach: Reach, ownership: Ownership,
                  clock: Callable[[], float] = time.time, *, tick: float = TICK) -> None:
         self.pool = store.tournaments
+        self.entries = Entries(store)
         self.hub = hub
         self.reach = reach
         self.ownership = ownership
@@ -103,6 +105,7 @@ class Tournaments:
                             "waiting", 0, self.clock())
         if await self.ownership.claim(lease_key(tid), True) is not None:
             raise MeetError("internal", "the new tournament's id is taken: try again", msg.id)
+        await self.entries.created(tid, msg.entry, msg.invited, msg.id)
         await self.pool.create(row, entrants)
         self.held.add(tid)
         conn.send(TournamentCreated(re=msg.id, tournament_id=tid))
@@ -114,6 +117,7 @@ class Tournaments:
         if found is not None and found[0].rated and not player.registered:
             raise MeetError("not_authenticated", "a rated tournament is for registered "
                             "players: register (or log in) first", msg.id)
+        await self.entries.check(msg.tournament_id, player, msg.id)
         done = await self.pool.join(msg.tournament_id, EntrantRow(
             player.id, player.name, player.registered, player.bot, None))
         if done != "joined":
