@@ -81,26 +81,29 @@ async def test_an_engine_whose_child_left_its_session_plays_and_leaves_nothing(
     pids.mkdir()
     bot = await Adapter(server.url, "Forker", f"{sys.executable} {script} {pids}",
                         "--games", "tictactoe,connect4", stderr=tmp_path / "forker.err").start()
-    ana = Client(server.url)
-    await ana.connect("Ana")
-    # It logged in (the engine checked at start-up forked too): it is online and plays.
-    first = await until_online(ana, "Forker", clock=GAME_CLOCK)
-    rooms = {"tictactoe": (first["room_id"], first["seat"])}
-    rooms.update(await challenges(ana, "Forker", [{"game": "connect4", "clock": GAME_CLOCK}]))
-    ends = await play_rooms(ana, {room: seat for room, seat in rooms.values()})
-    for room, _ in rooms.values():
-        assert ends[room]["result"]["reason"] != "resign"
-        await bot.finished(room)
-    # Three engines (the check, two games): each with a child and a grandchild, all gone.
-    assert len(list(pids.iterdir())) == 6
-    assert await none_left(pids) == []
-    # The adapter plays on after that, and a game in play when it stops leaves nothing.
-    more = await challenges(ana, "Forker", [{"game": "tictactoe", "clock": GAME_CLOCK}])
-    await bot.line(lambda w: w[:1] == ["started"] and w[2:3] == [more["tictactoe"][0]])
-    await asyncio.sleep(0.5)
-    assert len(list(pids.iterdir())) == 8
-    assert await bot.stop() == 0
-    assert await none_left(pids) == []
+    try:
+        ana = Client(server.url)
+        await ana.connect("Ana")
+        # It logged in (the engine checked at start-up forked too): it is online and plays.
+        first = await until_online(ana, "Forker", clock=GAME_CLOCK)
+        rooms = {"tictactoe": (first["room_id"], first["seat"])}
+        rooms.update(await challenges(ana, "Forker", [{"game": "connect4", "clock": GAME_CLOCK}]))
+        ends = await play_rooms(ana, {room: seat for room, seat in rooms.values()})
+        for room, _ in rooms.values():
+            assert ends[room]["result"]["reason"] != "resign"
+            await bot.finished(room)
+        # Three engines (the check, two games): each with a child and a grandchild, all gone.
+        assert len(list(pids.iterdir())) == 6
+        assert await none_left(pids) == []
+        # The adapter plays on after that, and a game in play when it stops leaves nothing.
+        more = await challenges(ana, "Forker", [{"game": "tictactoe", "clock": GAME_CLOCK}])
+        await bot.line(lambda w: w[:1] == ["started"] and w[2:3] == [more["tictactoe"][0]])
+        await asyncio.sleep(0.5)
+        assert len(list(pids.iterdir())) == 8
+        assert await bot.stop() == 0
+        assert await none_left(pids) == []
+    finally:
+        await bot.stop()
     await ana.close()
 
 
@@ -112,18 +115,21 @@ async def test_an_engine_that_dies_while_its_child_holds_stdout_loses_at_once(
     pids.mkdir()
     bot = await Adapter(server.url, "Dier", f"{sys.executable} {script} {pids} die",
                         "--games", "connect4", stderr=tmp_path / "dier.err").start()
-    ana = Client(server.url)
-    await ana.connect("Ana")
-    clock = {"base_ms": 60_000, "increment_ms": 0}
-    first = await until_online(ana, "Dier", game="connect4", clock=clock)
-    room, seat = first["room_id"], first["seat"]
-    loop = asyncio.get_running_loop()
-    began = loop.time()
-    end = (await play_rooms(ana, {room: seat}))[room]
-    # Lost as dead, not after a minute's silence: its child's open stdout did not hide it.
-    assert end["result"] == {"winner": seat, "points": 1, "reason": "resign"}
-    assert loop.time() - began < 20
-    assert "died (exit code 5)" in bot.err_text()
-    assert await none_left(pids) == []
-    assert await bot.stop() == 0
+    try:
+        ana = Client(server.url)
+        await ana.connect("Ana")
+        clock = {"base_ms": 60_000, "increment_ms": 0}
+        first = await until_online(ana, "Dier", game="connect4", clock=clock)
+        room, seat = first["room_id"], first["seat"]
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        end = (await play_rooms(ana, {room: seat}))[room]
+        # Lost as dead, not after a minute's silence: its child's open stdout did not hide it.
+        assert end["result"] == {"winner": seat, "points": 1, "reason": "resign"}
+        assert loop.time() - began < 20
+        assert "died (exit code 5)" in bot.err_text()
+        assert await none_left(pids) == []
+        assert await bot.stop() == 0
+    finally:
+        await bot.stop()
     await ana.close()
