@@ -147,31 +147,38 @@ def end_tree(pid: int | None, mark: str | None) -> set[int]:
 def collect(pids: Iterable[int], within_s: float = 1.0) -> None:
     """Waits until each of ``pids`` (killed: they end at once) is gone, collecting the exit
     of those that are, or become, this process's children (a killed process whose parent
-    was killed with it is handed over to us), so that no zombie stays. The engine itself is
-    its Popen's to wait for."""
+    was killed with it is handed over to us once that parent is gone), so that no zombie
+    stays. The engine itself is its own object's to wait for."""
     pending = set(pids) - set(_live)
+    me = os.getpid()
     end = time.monotonic() + within_s
     while pending:
-        mine = children(os.getpid()) if _charged else set()
+        mine = children(me) if _charged else set()
         for p in list(pending):
             if p in mine:
                 with contextlib.suppress(ChildProcessError, OSError):
                     if os.waitpid(p, os.WNOHANG)[0] == p:
                         pending.discard(p)
-            elif _state(p) in (None, "Z"):  # gone, or someone else's zombie
-                pending.discard(p)
+                continue
+            state, parent = _state(p)
+            if state is None:
+                pending.discard(p)  # gone
+            elif state == "Z" and parent not in pending and parent != me:
+                pending.discard(p)  # a zombie whose parent lives on: its to collect
         if not pending or time.monotonic() > end:
             return
         time.sleep(0.002)
 
 
-def _state(pid: int) -> str | None:
-    """The process's state letter (``Z``: a zombie), None if there is no such process."""
+def _state(pid: int) -> tuple[str | None, int]:
+    """The process's state letter (``Z``: a zombie) and its parent; None if there is no
+    such process."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0].decode()
-    except (OSError, IndexError):
-        return None
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None, 0
 
 
 def forget(pid: int) -> None:
