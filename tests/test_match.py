@@ -188,6 +188,19 @@ async def test_paired_openings_swap_seats_and_repeat_with_the_same_seed(
             assert 9 - x["opening"].count(".") == 3 and game.outcome(state) is None
 
 
+async def test_openings_from_a_file_are_played_in_turn(engine: Path, tmp_path: Path) -> None:
+    openings = tmp_path / "openings.txt"
+    openings.write_text("\n44\n4453\n", encoding="utf-8")  # the empty board first
+    out = tmp_path / "games.jsonl"
+    match("--game", "connect4", "--engine", f"first={cmd(engine, 'first')}",
+          "--level", "random", "--games", "8", "--openings", str(openings), "--seed", "4",
+          "--out", str(out))
+    recs = records(out)
+    assert [r["opening"] for r in recs] == ["", "", "44", "44", "4453", "4453", "", ""]
+    for r in recs:
+        replay(r)
+
+
 async def test_backgammon_pairs_share_their_dice(engine: Path, tmp_path: Path) -> None:
     out = tmp_path / "bg.jsonl"
     # An engine that never doubles (the first legal move: roll, take), so games run long.
