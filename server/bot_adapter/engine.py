@@ -19,6 +19,11 @@ The process runs in a session of its own (a Ctrl-C meant for the adapter does no
 Its end is known from the process itself (a pidfd), never from its stdout's end: a child the
 engine started may hold that pipe open for ever, and nothing here waits for it. When the
 engine is let go, it and everything it started end (:mod:`.contain`).
+
+Its pipes are this module's own file descriptors, read and written when the loop says they
+are ready, and closed here, once. (The loops' pipe transports do not agree on who closes a
+pipe: uvloop's closes the descriptor and then has the file object close the same number
+again, which by then may be another engine's new pipe.)
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, BinaryIO
+from typing import Any
 
 from tablas.server.bot_adapter import contain
 
@@ -52,7 +57,7 @@ class EngineFailed(Exception):
         self.kind = kind
 
 
-class _Lines(asyncio.Protocol):
+class _Lines:
     """The engine's stdout as lines, and one waiter woken by a line, its end or the
     process's."""
 
@@ -72,12 +77,7 @@ class _Lines(asyncio.Protocol):
             self.lines.append(c.decode("utf-8", "replace").rstrip("\r"))
         self.wake()
 
-    def eof_received(self) -> bool | None:
-        self.closed = True
-        self.wake()
-        return None
-
-    def connection_lost(self, exc: Exception | None) -> None:
+    def eof_received(self) -> None:
         self.closed = True
         self.wake()
 
@@ -94,8 +94,9 @@ class Engine:
         self.proc: _Child | None = None
         self.mark = secrets.token_hex(8)
         self._out: _Lines | None = None
-        self._rtransport: asyncio.ReadTransport | None = None
-        self._wtransport: asyncio.WriteTransport | None = None
+        self._unsent = b""  # written to the engine but not yet taken by its pipe
+        self._input_open = False
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._exited: asyncio.Future[int] | None = None
         self._pidfd: int | None = None
         self.ended = False  # let go: it and its processes are gone
@@ -113,9 +114,11 @@ class Engine:
         self._exited = loop.create_future()
         self._watch_exit(loop, proc)
         self._out = _Lines()
-        rt, _ = await loop.connect_read_pipe(lambda: self._out or _Lines(), proc.stdout)
-        wt, _ = await loop.connect_write_pipe(asyncio.Protocol, proc.stdin)
-        self._rtransport, self._wtransport = rt, wt
+        self._loop = loop
+        os.set_blocking(proc.stdin, False)
+        os.set_blocking(proc.stdout, False)
+        self._input_open = True
+        loop.add_reader(proc.stdout, self._readable)
         await self._write([VERSION])
         await self._read_until(lambda line: line.strip() == "ready", time.monotonic() + READY_S,
                                "did not answer `tablas 1` with `ready`")
@@ -160,8 +163,10 @@ class Engine:
         contain.end_tree(proc.pid if alive else None, self.mark)
         contain.forget(proc.pid)
         self._close_input()
-        if self._rtransport is not None:
-            self._rtransport.close()
+        if proc.stdout >= 0 and self._loop is not None:
+            self._loop.remove_reader(proc.stdout)
+            os.close(proc.stdout)
+            proc.stdout = -1
         if self._pidfd is not None:
             with contextlib.suppress(Exception):
                 asyncio.get_running_loop().remove_reader(self._pidfd)
@@ -173,8 +178,41 @@ class Engine:
             self._exited.set_result(proc.returncode if proc.returncode is not None else -9)
 
     def _close_input(self) -> None:
-        if self._wtransport is not None and not self._wtransport.is_closing():
-            self._wtransport.close()
+        proc = self.proc
+        if proc is not None and self._input_open and self._loop is not None:
+            self._input_open = False
+            self._loop.remove_writer(proc.stdin)
+            os.close(proc.stdin)
+
+    def _readable(self) -> None:
+        """The engine's stdout has something: its bytes, or its end."""
+        proc, out = self.proc, self._out
+        assert proc is not None and out is not None
+        try:
+            data = os.read(proc.stdout, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            out.data_received(data)
+        elif self._loop is not None:
+            self._loop.remove_reader(proc.stdout)
+            out.eof_received()
+
+    def _flush(self) -> None:
+        """The pipe has room again: what is left of the writes goes."""
+        proc = self.proc
+        assert proc is not None
+        try:
+            n = os.write(proc.stdin, self._unsent)
+        except BlockingIOError:
+            return
+        except OSError:
+            n, self._unsent = 0, b""
+        self._unsent = self._unsent[n:]
+        if not self._unsent and self._loop is not None:
+            self._loop.remove_writer(proc.stdin)
 
     def _watch_exit(self, loop: asyncio.AbstractEventLoop, proc: _Child) -> None:
         """Sets ``_exited`` when the process ends: a pidfd read by the loop where Linux has
@@ -202,16 +240,29 @@ class Engine:
         loop.add_reader(self._pidfd, look)
 
     async def _write(self, lines: list[str]) -> None:
-        wt, exited = self._wtransport, self._exited
-        if wt is None or exited is None:
+        proc, exited = self.proc, self._exited
+        if proc is None or exited is None:
             raise EngineFailed("is not running")
-        if exited.done() or wt.is_closing():
+        if exited.done() or not self._input_open:
             raise EngineFailed(self._died())
-        wt.write("".join(f"{line}\n" for line in lines).encode())
-        if wt.get_write_buffer_size() > 1 << 16:
+        data = "".join(f"{line}\n" for line in lines).encode()
+        if self._unsent:
+            self._unsent += data
+        else:
+            try:
+                n = os.write(proc.stdin, data)
+            except BlockingIOError:
+                n = 0
+            except OSError:  # the pipe's reader is gone: the engine, and all it started
+                raise EngineFailed(self._died()) from None
+            if n < len(data):
+                self._unsent = data[n:]
+                assert self._loop is not None
+                self._loop.add_writer(proc.stdin, self._flush)
+        if len(self._unsent) > 1 << 16:
             # An engine that reads nothing fills the pipe: that is silence too.
             end = time.monotonic() + READY_S
-            while wt.get_write_buffer_size() > 0 and not wt.is_closing():
+            while self._unsent:
                 if exited.done():
                     raise EngineFailed(self._died())
                 if time.monotonic() > end:
@@ -263,7 +314,7 @@ class _Child:
     what ``subprocess.Popen`` costs, which counts when a match starts two per game) in a
     session of its own, with pipes for its stdin and stdout; its exit collected here."""
 
-    def __init__(self, pid: int, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    def __init__(self, pid: int, stdin: int, stdout: int) -> None:
         self.pid = pid
         self.stdin = stdin
         self.stdout = stdout
@@ -285,7 +336,7 @@ class _Child:
             raise EngineFailed(f"could not run {argv[0]!r}: {text}", "start") from None
         os.close(in_r)
         os.close(out_w)
-        return cls(pid, os.fdopen(in_w, "wb", buffering=0), os.fdopen(out_r, "rb", buffering=0))
+        return cls(pid, in_w, out_r)
 
     def poll(self) -> int | None:
         """Its exit code once it has ended (collected then), else None."""
