@@ -192,13 +192,27 @@ async def test_openings_from_a_file_are_played_in_turn(engine: Path, tmp_path: P
     openings = tmp_path / "openings.txt"
     openings.write_text("\n44\n4453\n", encoding="utf-8")  # the empty board first
     out = tmp_path / "games.jsonl"
-    match("--game", "connect4", "--engine", f"first={cmd(engine, 'first')}",
-          "--level", "random", "--games", "8", "--openings", str(openings), "--seed", "4",
-          "--out", str(out))
+    done = match("--game", "connect4", "--engine", f"first={cmd(engine, 'first')}",
+                 "--level", "random", "--games", "8", "--openings", str(openings),
+                 "--seed", "4", "--out", str(out), "--json")
     recs = records(out)
     assert [r["opening"] for r in recs] == ["", "", "44", "44", "4453", "4453", "", ""]
     for r in recs:
         replay(r)
+    # The Elo difference and its interval, computed here from the records' pairs.
+    elo = json.loads(done.stdout)["elo"]
+    pairs: dict[int, float] = {}
+    for r in recs:
+        pairs[r["pair"]] = pairs.get(r["pair"], 0) + score(r, r["seats"]["first"])
+    xs = [p / 2 for p in pairs.values()]
+    mean = sum(xs) / len(xs)
+    half = 1.959963984540054 * math.sqrt(sum((x - mean) ** 2 for x in xs) / len(xs) / len(xs))
+    assert elo["player"] == "first" and elo["pairs"] == 4
+    for key, p in (("elo", mean), ("low", mean - half), ("high", mean + half)):
+        if 0 < p < 1:
+            assert math.isclose(elo[key], round(elo_of(p), 2), abs_tol=0.006), (key, elo)
+        else:
+            assert elo[key] is None
 
 
 async def test_backgammon_pairs_share_their_dice(engine: Path, tmp_path: Path) -> None:
