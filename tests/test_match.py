@@ -437,3 +437,15 @@ def test_elo_and_interval_agree_with_an_independent_computation(w: int, d: int, 
         assert math.isclose(est.elo, elo_of(p), abs_tol=1e-9)
         assert math.isclose(est.low, elo_of(p - half), abs_tol=1e-9)
         assert math.isclose(est.high, elo_of(p + half), abs_tol=1e-9)
+
+
+async def test_the_benchmark_tool_runs() -> None:
+    """tools/match_bench.py (docs/benchmarks.md), one tiny round: its figures are there."""
+    done = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "tools.match_bench", "--rounds", "1",
+                         "--games", "4", "--round-trips", "200"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    row, median = (json.loads(line) for line in done.stdout.splitlines())
+    assert row["moves_per_second"] > 0 and row["cpu_us_per_move"] > 0
+    assert row["round_trip_us"] > 0 and median["median"]["ratio"] == row["ratio"]
