@@ -33,13 +33,19 @@ class Entries:
         self.store = store
         self.invites = store.invites
 
-    async def created(self, tournament_id: str, entry: Entry, names: Sequence[str],
-                      re: str | int | None) -> None:
-        """A new tournament's entry, written before the tournament (a bad name refuses
-        the creation, nothing written)."""
+    @staticmethod
+    def checked(entry: Entry, names: Sequence[str], re: str | int | None
+                ) -> list[tuple[str, str]]:
+        """A new tournament's invitations (name key, name), checked before anything is
+        written or claimed: a bad name, or names for an open tournament, refuse it."""
         keyed = _keyed(names, re)
         if entry == "open" and keyed:
             raise MeetError("bad_request", "invited names go with \"entry\": \"invite\"", re)
+        return keyed
+
+    async def created(self, tournament_id: str, entry: Entry,
+                      keyed: Sequence[tuple[str, str]]) -> None:
+        """A new tournament's entry, written before the tournament itself."""
         if entry == "invite":
             await self.invites.set_entry(tournament_id, entry, keyed)
 

@@ -95,6 +95,7 @@ class Tournaments:
     async def create(self, conn: Conn, msg: CreateTournament) -> None:
         me = self._registered(conn, msg.id, "creates a tournament")
         initial_state(game_for(msg.game), dict(msg.options))  # unknown_game, bad options
+        invited = self.entries.checked(msg.entry, msg.invited, msg.id)
         tid = secrets.token_hex(6)
         entrants = [EntrantRow(f"bot:{msg.game}:{lv}", bot_name(lv), False, True, lv)
                     for lv in msg.house_bots]
@@ -105,7 +106,7 @@ class Tournaments:
                             "waiting", 0, self.clock())
         if await self.ownership.claim(lease_key(tid), True) is not None:
             raise MeetError("internal", "the new tournament's id is taken: try again", msg.id)
-        await self.entries.created(tid, msg.entry, msg.invited, msg.id)
+        await self.entries.created(tid, msg.entry, invited)
         await self.pool.create(row, entrants)
         self.held.add(tid)
         conn.send(TournamentCreated(re=msg.id, tournament_id=tid))
