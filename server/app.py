@@ -87,6 +87,7 @@ from tablas.server.protocol import (
     DeclineResign,
     HandToBot,
     Hello,
+    InviteTournament,
     Join,
     JoinTournament,
     Leave,
@@ -285,6 +286,7 @@ class TablasServer:
             Block: self.blocks.block,
             Unblock: self.blocks.unblock,
             BlocksRequest: self.blocks.listing,
+            InviteTournament: self.tournaments.entries.invite,
         }
         self.records = Records(self.hub)
         tournament_views = TournamentViews(store)
@@ -306,6 +308,7 @@ class TablasServer:
                            "/api/online": Online(store, reach).http_body,
                            "/api/tournaments": tournament_views.listing},
                     lookups={"/api/tournaments/": tournament_views.detail},
+                    sheets={"/api/tournaments/crosstable": tournament_views.crosstable},
                     metrics=self.metrics, readiness=self.readiness, metrics_allow=allow)
         # A connection that closes takes its seeks and challenges with it first, so that
         # nobody is paired with a player already gone.

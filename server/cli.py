@@ -347,14 +347,16 @@ def cmd_bot(args: argparse.Namespace) -> int:
     import logging
     import signal
 
+    from tablas.server.bot_adapter import contain
     from tablas.server.bot_adapter.engine import EngineFailed, check
     from tablas.server.bot_adapter.options import BadOption, read_options
     from tablas.server.bot_adapter.session import Fatal, Session
 
+    contain.take_charge()  # what an engine starts stays ours to end (contract section 15)
     try:
         opts = read_options(args.server, args.name, args.password, args.engine, args.games,
                             args.accept, args.seek, args.clock, args.max_games,
-                            args.challenge)
+                            args.challenge, args.tournament)
         asyncio.run(check(opts.engine))
     except BadOption as e:
         raise CliError(str(e)) from None
@@ -382,6 +384,16 @@ def cmd_bot(args: argparse.Namespace) -> int:
     except Fatal as e:
         raise CliError(str(e)) from None
     return 0
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    """``tablas match``: engines and house levels play each other (server/match/)."""
+    from tablas.server.match.command import MatchError, run
+
+    try:
+        return run(args)
+    except MatchError as e:
+        raise CliError(str(e)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -512,7 +524,38 @@ def build_parser() -> argparse.ArgumentParser:
                    help="challenges NAME (a registered player, or a house level: \"bot "
                    "(easy)\") to rated games of each of its games until it has played both "
                    "seats of each (additive)")
+    p.add_argument("--tournament", action="append", metavar="ID",
+                   help="enters the tournament ID while it waits (repeatable); every "
+                   "tournament game of the account is played")
     p.set_defaults(run=cmd_bot)
+
+    p = sub.add_parser("match", help="play engines and house levels against each other, "
+                       "no server (docs/bots.md)")
+    p.add_argument("--game", required=True, choices=GAME_IDS)
+    p.add_argument("--engine", action="append", metavar="NAME=COMMAND",
+                   help="an engine: its name and command (repeatable)")
+    p.add_argument("--level", action="append", metavar="L",
+                   help="a house level: random, easy, medium, hard, max (repeatable)")
+    p.add_argument("--games", type=int, default=2, metavar="N",
+                   help="games per pair of players, even (default 2)")
+    p.add_argument("--openings", metavar="PLIES|FILE", default=None,
+                   help="random opening plies drawn from --seed, or a file of positions, "
+                   "one a line (default: 2 plies; 0 in backgammon)")
+    p.add_argument("--concurrency", type=int, default=1, metavar="J",
+                   help="games played at once (default 1)")
+    p.add_argument("--move-ms", type=int, default=None, metavar="MS",
+                   help="milliseconds per move (default 1000)")
+    p.add_argument("--clock", default=None, metavar="BASE_S+INC_S",
+                   help="a clock per side instead of --move-ms, e.g. 10+0.1")
+    p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
+                   help="stop when the GSPRT accepts H0 (Elo ELO0) or H1 (ELO1)")
+    p.add_argument("--alpha", type=float, default=0.05, help="the SPRT's alpha (0.05)")
+    p.add_argument("--beta", type=float, default=0.05, help="the SPRT's beta (0.05)")
+    p.add_argument("--seed", type=int, default=None, help="the openings' and dice's seed "
+                   "(default: drawn, and printed)")
+    p.add_argument("--out", metavar="FILE", help="write one JSON line per game")
+    p.add_argument("--json", action="store_true", help="print the report card as JSON")
+    p.set_defaults(run=cmd_match)
 
     p = sub.add_parser("migrate", help="apply the database's migrations and exit")
     p.add_argument("--db", default="tablas.sqlite3", metavar="PATH|URL", help=DB_HELP)

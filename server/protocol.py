@@ -457,6 +457,7 @@ class CancelChallenge(ClientMessage):
 # --- tournaments (contract section 13) ---
 
 TournamentId = Annotated[str, Field(min_length=1, max_length=64)]
+InvitedName = Annotated[str, Field(min_length=1, max_length=64)]
 
 
 class CreateTournament(ClientMessage):
@@ -472,6 +473,8 @@ class CreateTournament(ClientMessage):
     rated: bool = False
     max_players: Annotated[int, Field(ge=2, le=64)] = 64
     house_bots: Annotated[list[Level], Field(max_length=5)] = Field(default_factory=list)
+    entry: Literal["open", "invite"] = "open"  # section 17: invite-only refuses others
+    invited: Annotated[list[InvitedName], Field(max_length=64)] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _shape(self) -> CreateTournament:
@@ -487,6 +490,14 @@ class CreateTournament(ClientMessage):
 class JoinTournament(ClientMessage):
     type: Literal["join_tournament"]
     tournament_id: TournamentId
+
+
+class InviteTournament(ClientMessage):
+    """Section 17: its creator invites more names while it waits."""
+
+    type: Literal["invite_tournament"]
+    tournament_id: TournamentId
+    names: Annotated[list[InvitedName], Field(min_length=1, max_length=64)]
 
 
 class LeaveTournament(ClientMessage):
@@ -523,13 +534,13 @@ _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Res
                   DeclineResign, SeekRequest, CancelSeek, AcceptSeek, ChallengeRequest,
                   AcceptChallenge, DeclineChallenge, CancelChallenge, CreateTournament,
                   JoinTournament, LeaveTournament, StartTournament, Block, Unblock,
-                  BlocksRequest, Offer)
+                  BlocksRequest, Offer, InviteTournament)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
     | HandToBot | Seed | Register | Abort | ClaimWin | AcceptResign | DeclineResign
     | SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
     | DeclineChallenge | CancelChallenge | CreateTournament | JoinTournament | LeaveTournament
-    | StartTournament | Block | Unblock | BlocksRequest | Offer,
+    | StartTournament | Block | Unblock | BlocksRequest | Offer | InviteTournament,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)
@@ -1095,10 +1106,12 @@ class TournamentCreated(ServerMessage):
 
 
 class TournamentChanged(ServerMessage):
-    """Additive: the answer to ``join_tournament``, ``leave_tournament`` and
-    ``start_tournament`` (``joined``, ``left``, ``started``)."""
+    """Additive: the answer to ``join_tournament``, ``leave_tournament``,
+    ``start_tournament`` and ``invite_tournament`` (``joined``, ``left``, ``started``,
+    ``invited``)."""
 
-    type: Literal["tournament_joined", "tournament_left", "tournament_started"]
+    type: Literal["tournament_joined", "tournament_left", "tournament_started",
+                  "tournament_invited"]
     tournament_id: str
 
 

@@ -1,7 +1,7 @@
 """Tournaments in the page (Debian's Chromium against a real ``tablas serve``): the lobby
 lists a tournament waiting, a person joins it with a click and is taken to each of their
-games; the tournament's page shows its standings and rounds live, without a reload, to the
-end; it fits a phone."""
+games; the tournament's page shows its standings, crosstable and rounds live, without a
+reload, to the end; it fits a phone."""
 
 from __future__ import annotations
 
@@ -59,6 +59,12 @@ def test_join_in_the_lobby_and_follow_the_tournament_live(tmp_path: Path) -> Non
         rows = view.locator("#to-rows tr").all_inner_texts()
         assert len(rows) == 3 and any("Ana" in r for r in rows)
         assert view.inner_text("#to-tiebreak") == "SB"
+        # The crosstable: Ana resigned both her games, a 0 against each level.
+        view.wait_for_function("document.querySelectorAll('#to-cross-rows tr').length === 3")
+        assert view.locator("#to-cross .to-self").count() == 3
+        ana = view.locator("#to-cross-rows tr", has_text="Ana")
+        assert ana.locator(".to-cell").all_inner_texts() == ["0", "0"]
+        assert view.get_attribute("#to-csv", "href").endswith("/crosstable?format=csv")
         assert page.errors == [] and view.errors == []
 
 

@@ -1,5 +1,6 @@
-// A tournament's page (/tournaments/{id}): its standings and rounds, from
-// GET /api/tournaments/{id}, asked again every second while it is not finished. Read only.
+// A tournament's page (/tournaments/{id}): its standings, crosstable and rounds, from
+// GET /api/tournaments/{id} and /api/tournaments/{id}/crosstable, asked again every second
+// while it is not finished. Read only.
 import { h, clear } from "./dom.js";
 import { gameTitle, seatName } from "./notation.js";
 import { t as tr, tParts, tWord, has, onLanguageChange } from "./i18n.js";
@@ -87,14 +88,38 @@ function render(t) {
   $("to-no-rounds").hidden = t.pairings.length > 0;
 }
 
+function cell(scores) {
+  return scores.map((s) => (s === null ? "*" : points(s))).join(" ");
+}
+
+function renderCross(c) {
+  const head = clear($("to-cross-head"));
+  head.append(h("th", { scope: "col" }, "#"), h("th", { scope: "col" }, tr("common.player")));
+  c.entrants.forEach((e) => head.append(h("th", { scope: "col", title: e.name }, String(e.rank))));
+  head.append(h("th", { scope: "col" }, tr("tpage.points")));
+  const rows = clear($("to-cross-rows"));
+  for (const e of c.entrants) {
+    rows.append(h("tr", { "data-player": e.player_id },
+      h("td", {}, String(e.rank)),
+      h("td", { class: "to-name" }, playerLink(e.player_id, e.name, e.bot)),
+      ...c.entrants.map((o) => h("td", { class: o.player_id === e.player_id ? "to-self" : "to-cell",
+        "data-against": o.player_id }, o.player_id === e.player_id ? "×" : cell(e.results[o.player_id] || []))),
+      h("td", { class: "to-points" }, points(e.points))));
+  }
+}
+
 async function look() {
-  const r = await fetch(new URL(`../api/tournaments/${encodeURIComponent(tournamentId)}`, location.href));
+  const base = `../api/tournaments/${encodeURIComponent(tournamentId)}`;
+  const r = await fetch(new URL(base, location.href));
   const t = await r.json();
   if (!r.ok) {
     $("to-title").textContent = r.status === 404 ? tr("tpage.none") : tr("common.httpError", { status: r.status });
     return;
   }
   render(t);
+  $("to-csv").href = `${base}/crosstable?format=csv`;
+  const x = await fetch(new URL(`${base}/crosstable?format=json`, location.href));
+  if (x.ok) renderCross(await x.json());
   if (t.status !== "finished") setTimeout(() => look().catch(retry), EVERY_MS);
 }
 

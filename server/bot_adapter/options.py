@@ -20,7 +20,7 @@ ACCEPTS: tuple[Accept, ...] = ("any", "registered", "none")
 MAX_SEEKS = 3  # a player's open seeks at most (contract section 11)
 MAX_GAMES = 8  # a bot account's games at once (contract section 12)
 DEFAULT_CLOCK = "60+1"
-_CLOCK = re.compile(r"(\d{1,6}(?:\.\d{1,3})?)\+(\d{1,6}(?:\.\d{1,3})?)")
+CLOCK_TEXT = re.compile(r"(\d{1,6}(?:\.\d{1,3})?)\+(\d{1,6}(?:\.\d{1,3})?)")
 
 
 class BadOption(ValueError):
@@ -39,6 +39,7 @@ class BotOptions:
     clock: tuple[int, int] = (60_000, 1_000)  # base and increment, ms (seeks, challenges)
     max_games: int = MAX_GAMES
     challenge: str | None = None  # a player or house level to keep a game going with
+    tournaments: tuple[str, ...] = ()  # tournaments it enters while they wait (section 17)
 
     @property
     def clock_json(self) -> dict[str, int]:
@@ -47,14 +48,23 @@ class BotOptions:
 
 def read_options(server: str, name: str, password: str, engine: str, games: str | None,
                  accept: str, seek: int, clock: str, max_games: int,
-                 challenge: str | None) -> BotOptions:
+                 challenge: str | None, tournaments: list[str] | None = None) -> BotOptions:
     """The options as given on the command line, checked."""
     return BotOptions(server=_server(server), name=_name(name, "--name"),
-                      password=_password(password), engine=_engine(engine),
+                      password=_password(password), engine=engine_argv(engine),
                       games=_games(games), accept=_accept(accept),
                       seek=_seek(seek, _games(games)), clock=_clock(clock),
                       max_games=_max_games(max_games),
-                      challenge=None if challenge is None else _name(challenge, "--challenge"))
+                      challenge=None if challenge is None else _name(challenge, "--challenge"),
+                      tournaments=_tournaments(tournaments or []))
+
+
+def _tournaments(ids: list[str]) -> tuple[str, ...]:
+    for tid in ids:
+        if not 1 <= len(tid) <= 64 or not tid.isprintable() or tid.strip() != tid:
+            raise BadOption(f"--tournament {tid!r}: a tournament's id, as its page shows it "
+                            "(/tournaments/ID)")
+    return tuple(dict.fromkeys(ids))
 
 
 def _server(text: str) -> str:
@@ -82,19 +92,21 @@ def _password(text: str) -> str:
     return text
 
 
-def _engine(text: str) -> tuple[str, ...]:
+def engine_argv(text: str, option: str = "--engine") -> tuple[str, ...]:
+    """An engine's command, split as a shell would (no shell runs it), its program found
+    (``tablas match`` checks its engines with this too)."""
     try:
         argv = shlex.split(text)
     except ValueError as e:
-        raise BadOption(f"--engine {text!r}: {e}") from None
+        raise BadOption(f"{option} {text!r}: {e}") from None
     if not argv:
-        raise BadOption("--engine is empty: give the command that runs your engine, e.g. "
-                        "--engine \"python3 my_engine.py\"")
+        raise BadOption(f"{option} is empty: give the command that runs your engine, e.g. "
+                        "\"python3 my_engine.py\"")
     program = argv[0]
     found = (os.path.isfile(program) and os.access(program, os.X_OK)) if os.sep in program \
         else shutil.which(program) is not None
     if not found:
-        raise BadOption(f"--engine: no program {program!r} to run (give its path, or a "
+        raise BadOption(f"{option}: no program {program!r} to run (give its path, or a "
                         "command on the PATH, and make it executable)")
     return tuple(argv)
 
@@ -130,7 +142,7 @@ def _seek(n: int, games: tuple[str, ...]) -> int:
 
 
 def _clock(text: str) -> tuple[int, int]:
-    m = _CLOCK.fullmatch(text)
+    m = CLOCK_TEXT.fullmatch(text)
     if m is None:
         raise BadOption(f"--clock {text!r}: give BASE_S+INC_S in seconds, e.g. 60+1")
     base, inc = round(float(m.group(1)) * 1000), round(float(m.group(2)) * 1000)

@@ -31,6 +31,7 @@ import logging
 import random
 from typing import Any, TextIO
 
+from tablas.server.bot_adapter import contain
 from tablas.server.bot_adapter.challenger import RETRY_S, Challenger
 from tablas.server.bot_adapter.game import GameLoop, Message
 from tablas.server.bot_adapter.options import BotOptions
@@ -111,6 +112,7 @@ class Session:
             loop.engine.kill_now()
             if loop.task is not None:
                 loop.task.cancel()
+        contain.end_all()  # and whatever the engines started, wherever it went
         if self.client is not None:
             await self.client.close()
 
@@ -174,7 +176,13 @@ class Session:
             # Joining a seat one holds answers its snapshot, whatever became of the game.
             self.send({"type": "join", "room_id": room_id},
                       lambda e, loop=loop: loop.give_up(str(e.get("message"))))
+        for tid in self.opts.tournaments:
+            self.send({"type": "join_tournament", "tournament_id": tid},
+                      lambda e, tid=tid: self._not_entered(tid, e))
         self._fill()
+
+    def _not_entered(self, tid: str, e: Message) -> None:
+        log.info("tournament %s: not entered: %s", tid, e.get("message"))
 
     def _disconnected(self) -> None:
         self.client = None
@@ -236,6 +244,10 @@ class Session:
             self._decline(m)
         elif kind == "paired":
             self._paired(m)
+        elif kind == "tournament_game":
+            self._tournament_game(m)
+        elif kind == "tournament_joined":
+            log.info("entered the tournament %s", m.get("tournament_id"))
         elif kind == "challenge":
             self._offered(m)
         elif kind == "challenge_canceled":
@@ -277,6 +289,18 @@ class Session:
         if room_id not in self.loops:
             self._new_loop(room_id, seat)
         self._fill()
+
+    def _tournament_game(self, m: Message) -> None:
+        """A game of a tournament the account is in (however it entered): played like any
+        other; its room is joined for its snapshot (a tournament's rooms are made with the
+        seats taken, nobody following them)."""
+        room_id, seat = str(m["room_id"]), int(m["seat"])
+        if room_id in self.loops:
+            return  # told again (a reconnection): the loop has it
+        self._new_loop(room_id, seat)
+        loop = self.loops[room_id]
+        self.send({"type": "join", "room_id": room_id},
+                  lambda e: loop.give_up(str(e.get("message"))))
 
     def _new_loop(self, room_id: str, seat: int) -> None:
         loop = GameLoop(room_id, seat, self.opts.engine, self, self.out)

@@ -118,6 +118,8 @@ _PLAYER_PAGE = re.compile(r"/players/[^/]+")
 _TOURNAMENT_PAGE = re.compile(r"/tournaments/[^/]+")
 # A JSON body looked up by the rest of the path (GET /api/tournaments/{id}).
 _LOOKUP = re.compile(r"(/api/[a-z]+/)([^/]+)")
+# A document about one thing: /api/tournaments/{id}/crosstable.
+_SHEET = re.compile(r"(/api/[a-z]+/)([^/]+)/([a-z]+)")
 _PLAYER_ROUTE = re.compile(r"/api/players/([^/]+)(/history)?")
 # The review page of one room: the same file whatever the id (the page reads the id from its
 # address).
@@ -252,6 +254,10 @@ def explain_answer(arguments: dict[str, Any]) -> tuple[HTTPStatus, bytes]:
 Feed = Callable[[], Awaitable[bytes]]
 # A JSON body found by an id (GET /api/tournaments/{id}); None: no such thing (404).
 Lookup = Callable[[str], Awaitable[bytes | None]]
+# A document about one thing, in the format its query asks (GET
+# /api/tournaments/{id}/crosstable?format=csv): its body and content type; None: no such
+# thing (404); ValueError: a format it does not have (400).
+Sheet = Callable[[str, str], Awaitable[tuple[bytes, str] | None]]
 
 
 class Http:
@@ -261,7 +267,8 @@ class Http:
                  records: Records, standings: Standings, node: str = "",
                  max_api_per_address: float | None = API_RATE,
                  feeds: Mapping[str, Feed] | None = None,
-                 lookups: Mapping[str, Lookup] | None = None, *, metrics: Metrics,
+                 lookups: Mapping[str, Lookup] | None = None,
+                 sheets: Mapping[str, Sheet] | None = None, *, metrics: Metrics,
                  readiness: Readiness, metrics_allow: AddressAllow | None = None) -> None:
         """``lobby_body``: the body of ``GET /api/rooms``, as JSON text; ``feeds``: more
         JSON bodies by their path (``/api/seeks``, ``/api/stats``); ``lookups``: JSON bodies
@@ -287,6 +294,7 @@ class Http:
         self.lobby_body = lobby_body
         self.feeds = dict(feeds or {})
         self.lookups = dict(lookups or {})
+        self.sheets = dict(sheets or {})
         self.explainer = explainer
         self.records = records
         self.standings = standings
@@ -343,6 +351,9 @@ class Http:
             if found is None:
                 return refusal(HTTPStatus.NOT_FOUND, f"nothing at {path}")
             return response(HTTPStatus.OK, found, "application/json")
+        if (m := _SHEET.fullmatch(path)) is not None and \
+                (sheet := self.sheets.get(m.group(1) + m.group(3))) is not None:
+            return await self._sheet(sheet, unquote(m.group(2)), query, path)
         if path == "/api/explain":
             return await self._explain(dict(parse_qsl(query)), address)
         if path.startswith("/api/rooms/"):
@@ -356,6 +367,18 @@ class Http:
         if _TOURNAMENT_PAGE.fullmatch(path):
             return await self._static("/tournament.html")
         return await self._static(_PAGES.get(path, path))
+
+    async def _sheet(self, sheet: Sheet, key: str, query: str, path: str) -> Response:
+        asked = [v for k, v in parse_qsl(query, keep_blank_values=True) if k == "format"]
+        if len(asked) > 1:
+            return bad_request("give format once")
+        try:
+            found = await sheet(key, asked[0] if asked else "json")
+        except ValueError as e:
+            return bad_request(str(e))
+        if found is None:
+            return refusal(HTTPStatus.NOT_FOUND, f"nothing at {path}")
+        return response(HTTPStatus.OK, *found)
 
     def _readyz(self) -> Response:
         """``200`` once the node can serve, ``503`` otherwise; the body says which check

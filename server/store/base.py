@@ -37,6 +37,7 @@ from tablas.server.shipped import package_folder
 from tablas.server.store.addresses import AddressStore
 from tablas.server.store.blocks import BlockStore
 from tablas.server.store.commit import CommitObserver, CommitStats, GroupCommit, Write, _row
+from tablas.server.store.invites import InviteStore
 from tablas.server.store.player_writes import PlayerWrites
 from tablas.server.store.player_writes import token_hash as token_hash
 from tablas.server.store.players import PlayerReads
@@ -218,6 +219,8 @@ class Storage(PlayerReads, PlayerWrites, ABC):
     tournaments: TournamentStore
     blocks: BlockStore
     addresses: AddressStore
+    # Who may enter a tournament: open, or by invitation (contract section 17).
+    invites: InviteStore
 
     def __init__(self) -> None:
         # The group commit holds it while a batch is written; SQLite's reads take it too.

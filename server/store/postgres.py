@@ -43,6 +43,7 @@ from tablas.server.store.base import (
 from tablas.server.store.commit import Write
 from tablas.server.store.postgres_addresses import PostgresAddresses
 from tablas.server.store.postgres_blocks import PostgresBlocks
+from tablas.server.store.postgres_invites import PostgresInvites
 from tablas.server.store.postgres_players import PostgresPlayers
 from tablas.server.store.postgres_seeks import PostgresSeeks
 from tablas.server.store.postgres_tournaments import PostgresTournaments
@@ -128,6 +129,7 @@ class PostgresStore(PostgresPlayers, Storage):
         self.tournaments = PostgresTournaments(pool)
         self.blocks = PostgresBlocks(pool)
         self.addresses = PostgresAddresses(pool)
+        self.invites = PostgresInvites(pool)
 
     @classmethod
     async def open(cls, url: str, *, upto: int | None = None, max_size: int = 10

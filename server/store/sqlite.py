@@ -46,6 +46,7 @@ from tablas.server.store.base import (
 from tablas.server.store.commit import Write
 from tablas.server.store.sqlite_addresses import SqliteAddresses
 from tablas.server.store.sqlite_blocks import SqliteBlocks
+from tablas.server.store.sqlite_invites import SqliteInvites
 from tablas.server.store.sqlite_players import SqlitePlayers
 from tablas.server.store.sqlite_seeks import SqliteSeeks
 from tablas.server.store.sqlite_tournaments import SqliteTournaments
@@ -133,6 +134,7 @@ class SqliteStore(SqlitePlayers, Storage):
         self.tournaments = SqliteTournaments(db, self._lock)
         self.blocks = SqliteBlocks(db, self._lock)
         self.addresses = SqliteAddresses(db, self._lock)
+        self.invites = SqliteInvites(db, self._lock)
 
     @classmethod
     async def open(

@@ -44,6 +44,7 @@ from tablas.server.room import game_for, initial_state
 from tablas.server.store import Storage
 from tablas.server.store.seeks import canonical
 from tablas.server.store.tournaments import EntrantRow, PairingRow, TournamentRow
+from tablas.server.tournaments.entry import Entries
 from tablas.server.tournaments.pairing import Pair, Played, berger, swiss
 from tablas.server.views import bot_name
 
@@ -82,6 +83,7 @@ class Tournaments:
     def __init__(self, store: Storage, hub: Hub, reach: Reach, ownership: Ownership,
                  clock: Callable[[], float] = time.time, *, tick: float = TICK) -> None:
         self.pool = store.tournaments
+        self.entries = Entries(store)
         self.hub = hub
         self.reach = reach
         self.ownership = ownership
@@ -105,6 +107,7 @@ class Tournaments:
             raise MeetError("rate_limited", f"{from_address} tournaments made from your address"
                             f" are waiting or playing: at most {MAX_CREATED_PER_ADDRESS}",
                             msg.id)
+        invited = self.entries.checked(msg.entry, msg.invited, msg.id)
         tid = secrets.token_hex(6)
         entrants = [EntrantRow(f"bot:{msg.game}:{lv}", bot_name(lv), False, True, lv)
                     for lv in msg.house_bots]
@@ -115,12 +118,14 @@ class Tournaments:
                             "waiting", 0, self.clock())
         if await self.ownership.claim(lease_key(tid), True) is not None:
             raise MeetError("internal", "the new tournament's id is taken: try again", msg.id)
+        await self.entries.created(tid, msg.entry, invited)
         await self.pool.create(row, entrants, conn.address)
         self.held.add(tid)
         conn.send(TournamentCreated(re=msg.id, tournament_id=tid))
 
     async def join(self, conn: Conn, msg: JoinTournament) -> None:
         player = self._registered(conn, msg.id, "enters a tournament")
+        await self.entries.check(msg.tournament_id, player, msg.id)
         done = await self.pool.join(msg.tournament_id, EntrantRow(
             player.id, player.name, player.registered, player.bot, None))
         if done != "joined":

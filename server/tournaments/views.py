@@ -8,6 +8,7 @@ from typing import Any
 
 from tablas.server.store import Storage
 from tablas.server.store.tournaments import PairingRow
+from tablas.server.tournaments.crosstable import FORMATS, table, to_csv
 from tablas.server.tournaments.keeper import played
 from tablas.server.tournaments.pairing import standings
 
@@ -59,3 +60,22 @@ class TournamentViews:
             "pairings": rounds,
         }
         return json.dumps(body, separators=(",", ":")).encode()
+
+    async def crosstable(self, tournament_id: str, form: str) -> tuple[bytes, str] | None:
+        """Every entrant against every other (contract section 17), as JSON or CSV."""
+        if form not in FORMATS:
+            raise ValueError(f"format {form!r}: one of {', '.join(FORMATS)}")
+        found = await self.pool.load(tournament_id)
+        if found is None:
+            return None
+        t, entrants, pairings = found
+        tiebreak = "sonneborn_berger" if t.format == "round_robin" else "buchholz"
+        games = [played(p) for p in pairings]
+        rows = table(entrants, standings([e.player_id for e in entrants], games, tiebreak),
+                     games)
+        if form == "csv":
+            return to_csv(rows).encode(), "text/csv; charset=utf-8"
+        return json.dumps({"tournament_id": t.tournament_id, "game": t.game,
+                           "format": t.format, "status": t.status, "tiebreak": tiebreak,
+                           "entrants": rows}, separators=(",", ":")).encode(), \
+            "application/json"
