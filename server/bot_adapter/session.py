@@ -47,6 +47,18 @@ class Fatal(Exception):
     """Stops the adapter: nothing it can do will log it in (its text says why)."""
 
 
+def refusal(opts: BotOptions, game: str, registered: bool) -> str | None:
+    """Why the adapter declines a challenge to ``game`` from a registered player or a guest
+    (its ``--games`` and ``--accept``), or None: it takes it when a place is free."""
+    if game not in opts.games:
+        return f"it plays {', '.join(opts.games)}, not {game}"
+    if opts.accept == "none":
+        return "--accept none"
+    if opts.accept == "registered" and not registered:
+        return "--accept registered, and the challenger is a guest"
+    return None
+
+
 class Session:
     def __init__(self, opts: BotOptions, out: TextIO) -> None:
         self.opts = opts
@@ -309,13 +321,7 @@ class Session:
 
     def _offered(self, m: Message) -> None:
         cid, game, who = str(m["challenge_id"]), str(m["game"]), m.get("from") or {}
-        why = None
-        if game not in self.opts.games:
-            why = f"it plays {', '.join(self.opts.games)}, not {game}"
-        elif self.opts.accept == "none":
-            why = "--accept none"
-        elif self.opts.accept == "registered" and not who.get("registered"):
-            why = "--accept registered, and the challenger is a guest"
+        why = refusal(self.opts, game, bool(who.get("registered")))
         if why is not None:
             log.info("declining %s's challenge to %s: %s", who.get("name"), game, why)
             self.send({"type": "decline_challenge", "challenge_id": cid})

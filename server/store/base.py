@@ -214,12 +214,12 @@ class Storage(PlayerReads, PlayerWrites, ABC):
     the reads never see a transaction half done."""
 
     # Tables behind interfaces of their own: every node's open seeks (contract section 11),
-    # tournaments (13), who blocked whom (15), players' keyed address hashes (16).
+    # tournaments (13), who blocked whom (15), players' keyed address hashes (16), who may
+    # enter a tournament: open, or by invitation (17).
     seeks: SeekStore
     tournaments: TournamentStore
     blocks: BlockStore
     addresses: AddressStore
-    # Who may enter a tournament: open, or by invitation (contract section 17).
     invites: InviteStore
 
     def __init__(self) -> None:

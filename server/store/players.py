@@ -12,16 +12,10 @@ from typing import Any
 
 from tablas.server.ratings import Rating
 
-# A player's finished games of a game, by how they ended for them (aborted and expired ones
-# left out); $1 the player, $2 the game (SQLite's store writes ? for them).
-TALLY = (
-    "SELECT res.winner = s.seat, res.winner IS NULL FROM seats s"
-    " JOIN rooms r ON r.id = s.room_id JOIN results res ON res.room_id = s.room_id"
-    " WHERE s.player_id = $1 AND r.game = $2 AND res.reason NOT IN ('aborted', 'expired')")
-
 
 def tally_of(rows: Iterable[Sequence[Any]]) -> tuple[int, int, int]:
-    """(wins, draws, losses) from :data:`TALLY`'s rows (won, drawn)."""
+    """(wins, draws, losses) from the rows (won, drawn) of a backend's query of a player's
+    finished games of a game (aborted and expired ones left out)."""
     wins = draws = losses = 0
     for won, drawn in rows:
         if drawn:

@@ -6,8 +6,14 @@ from collections.abc import Sequence
 
 import asyncpg
 from tablas.server.ratings import Rating
-from tablas.server.store.players import TALLY, PlayerReads, online_rows, tally_of
+from tablas.server.store.players import PlayerReads, online_rows, tally_of
 
+# A player's finished games of a game, by how they ended for them (aborted and expired ones
+# left out): $1 the player, $2 the game.
+_TALLY = (
+    "SELECT res.winner = s.seat, res.winner IS NULL FROM seats s"
+    " JOIN rooms r ON r.id = s.room_id JOIN results res ON res.room_id = s.room_id"
+    " WHERE s.player_id = $1 AND r.game = $2 AND res.reason NOT IN ('aborted', 'expired')")
 
 class PostgresPlayers(PlayerReads):
     """The reads, through the store's pool."""
@@ -24,7 +30,7 @@ class PostgresPlayers(PlayerReads):
         return [(float(t), float(r), float(rd)) for t, r, rd in reversed(rows)]
 
     async def tally(self, player_id: str, game: str) -> tuple[int, int, int]:
-        return tally_of(await self.pool.fetch(TALLY, player_id, game))
+        return tally_of(await self.pool.fetch(_TALLY, player_id, game))
 
     async def online_players(self, player_ids: Sequence[str]
                              ) -> list[tuple[str, str, bool, bool, dict[str, Rating]]]:

@@ -8,8 +8,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablas.server.ratings import Rating
-from tablas.server.store.players import TALLY, PlayerReads, online_rows, tally_of
+from tablas.server.store.players import PlayerReads, online_rows, tally_of
 
+# A player's finished games of a game, by how they ended for them (aborted and expired ones
+# left out): the player, then the game.
+_TALLY = (
+    "SELECT res.winner = s.seat, res.winner IS NULL FROM seats s"
+    " JOIN rooms r ON r.id = s.room_id JOIN results res ON res.room_id = s.room_id"
+    " WHERE s.player_id = ? AND r.game = ? AND res.reason NOT IN ('aborted', 'expired')")
 
 class SqlitePlayers(PlayerReads):
     """The reads, through the store's :meth:`fetch_at_once`."""
@@ -27,7 +33,7 @@ class SqlitePlayers(PlayerReads):
         return [(float(t), float(r), float(rd)) for t, r, rd in reversed(rows)]
 
     async def tally(self, player_id: str, game: str) -> tuple[int, int, int]:
-        rows = await self.fetch_at_once(TALLY.replace("$1", "?").replace("$2", "?"),
+        rows = await self.fetch_at_once(_TALLY,
                                         (player_id, game))
         return tally_of(rows)
 
