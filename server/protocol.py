@@ -451,8 +451,10 @@ class CreateTournament(ClientMessage):
     game: GameId
     options: JSONObject = Field(default_factory=dict)
     clock: RequestedClock
-    format: Literal["round_robin", "swiss"]
+    format: Literal["round_robin", "swiss", "arena"]
     rounds: Annotated[int, Field(ge=1, le=30)] | None = None
+    minutes: Annotated[int, Field(ge=10, le=180)] | None = Field(
+        default=None, description="an arena's length (contract section 19)")
     games_per_pairing: Literal[1, 2] = 1
     rated: bool = False
     max_players: Annotated[int, Field(ge=2, le=64)] = 64
@@ -462,6 +464,11 @@ class CreateTournament(ClientMessage):
     def _shape(self) -> CreateTournament:
         if self.format == "swiss" and self.rounds is None:
             raise ValueError("a Swiss tournament says how many rounds it has: give rounds")
+        if (self.format == "arena") != (self.minutes is not None):
+            raise ValueError("an arena, and only an arena, says how many minutes it lasts:"
+                             " give minutes (10-180)")
+        if self.format == "arena" and self.rounds is not None:
+            raise ValueError("an arena has no rounds: give minutes")
         if len(set(self.house_bots)) != len(self.house_bots):
             raise ValueError("a house bot level enters once")
         if len(self.house_bots) > self.max_players:
