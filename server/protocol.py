@@ -491,6 +491,14 @@ class StartTournament(ClientMessage):
     tournament_id: TournamentId
 
 
+class Berserk(ClientMessage):
+    """Contract section 19: in an arena game, before one's first move: half one's time, no
+    increment, and a win scores one point more. Answered with the room's snapshot."""
+
+    type: Literal["berserk"]
+    room_id: RoomId
+
+
 class Block(ClientMessage):
     """Contract section 15: a registered player stops hearing from the player named
     ``name`` (challenges, pairing, chat); kept with the account."""
@@ -514,14 +522,14 @@ _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Res
                   Rematch, HandToBot, Seed, Register, Abort, ClaimWin, AcceptResign,
                   DeclineResign, SeekRequest, CancelSeek, AcceptSeek, ChallengeRequest,
                   AcceptChallenge, DeclineChallenge, CancelChallenge, CreateTournament,
-                  JoinTournament, LeaveTournament, StartTournament, Block, Unblock,
+                  JoinTournament, LeaveTournament, StartTournament, Berserk, Block, Unblock,
                   BlocksRequest)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
     | HandToBot | Seed | Register | Abort | ClaimWin | AcceptResign | DeclineResign
     | SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
     | DeclineChallenge | CancelChallenge | CreateTournament | JoinTournament | LeaveTournament
-    | StartTournament | Block | Unblock | BlocksRequest,
+    | StartTournament | Berserk | Block | Unblock | BlocksRequest,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)

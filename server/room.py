@@ -527,6 +527,8 @@ class RoomRecord:
     final_clocks: list[int] | None = None
     created_by: str | None = None
     status_at: float | None = None
+    # An arena game's seats' time left when they went berserk (ms; 0: not berserk).
+    berserk: tuple[int, int] = (0, 0)
 
     def to_room(self, clock: Clock = time.time) -> Room:
         """The room, its game replayed action by action with its dice. Clocks resume from the
@@ -547,7 +549,8 @@ class RoomRecord:
         room.status = self.status
         room.result = self.result
         room.clocks.restore([a.clocks for a in self.actions],
-                            self.final_clocks if self.status == "finished" else None)
+                            self.final_clocks if self.status == "finished" else None,
+                            self.berserk)
         if self.status == "playing":
             room.finish_if_over()
         return room

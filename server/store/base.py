@@ -155,13 +155,15 @@ def room_record(
     seats: Sequence[Sequence[Any]],
     moves: Sequence[Sequence[Any]],
     result: Sequence[Any] | None,
+    berserk: Sequence[Any] | None = None,
 ) -> RoomRecord:
     """A room as read back, from its rows (the same columns, in the same order, in every
     backend): ``room`` (game, options, status, dice_seed, opening_dice, created_at,
     room_options, created_by, status_at, dice_seeds), ``seats`` (seat, kind, level,
     player_id, the player's name, whether that player is a bot account) in seat order,
     ``moves`` (ply, seat, move, dice, created_at, clock0_ms, clock1_ms) in ply order,
-    ``result`` (winner, points, reason, clock0_ms, clock1_ms) or None."""
+    ``result`` (winner, points, reason, clock0_ms, clock1_ms) or None; ``berserk``
+    (berserk0, berserk1) of an arena game's row in ``tournament_games``, or None."""
     (game_id, options, status, seed, opening, created_at, ropts, created_by, status_at,
      seeds) = room
     actions = [
@@ -194,6 +196,7 @@ def room_record(
                       else [int(res[3]), int(res[4])]),
         created_by=created_by,
         status_at=None if status_at is None else float(status_at),
+        berserk=(0, 0) if berserk is None else (int(berserk[0]), int(berserk[1])),
     )
 
 

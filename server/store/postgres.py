@@ -451,6 +451,9 @@ class PostgresStore(Storage):
             result = await con.fetchrow(
                 "SELECT winner, points, reason, clock0_ms, clock1_ms FROM results"
                 " WHERE room_id = $1", room_id)
+            berserk = await con.fetchrow(
+                "SELECT berserk0, berserk1 FROM tournament_games WHERE room_id = $1", room_id)
         return room_record(room_id, tuple(room), [tuple(s) for s in seats],
                            [tuple(m) for m in moves],
-                           None if result is None else tuple(result))
+                           None if result is None else tuple(result),
+                           None if berserk is None else tuple(berserk))

@@ -183,9 +183,10 @@ class PostgresTournaments(TournamentStore):
                         tournament_id, p.round, p.idx, p.room_id, p.p0, p.p1)
         return moved is not None
 
-    async def berserk(self, room_id: str, player_id: str, left_ms: int
-                      ) -> tuple[Berserked, int]:
+    async def berserk(self, room_id: str, player_id: str, left_ms: int,
+                      fence: Fence | None = None) -> tuple[Berserked, int]:
         async with self.pool.acquire() as con, con.transaction():
+            await _fenced(con, fence)
             found = await con.fetchrow(
                 "SELECT g.p0, g.p1, g.berserk0, g.berserk1 FROM tournament_games g"
                 " JOIN tournaments t ON t.id = g.tournament_id"

@@ -446,7 +446,11 @@ class SqliteStore(Storage):
             (room_id,),
         ) as cur:
             result = await cur.fetchone()
-        return room_record(room_id, room, seats, moves, result)
+        async with db.execute(
+            "SELECT berserk0, berserk1 FROM tournament_games WHERE room_id = ?", (room_id,),
+        ) as cur:
+            berserk = await cur.fetchone()
+        return room_record(room_id, room, seats, moves, result, berserk)
 
 
 # The name the server's tests and tools open a SQLite file by (``Store.open(path)``).

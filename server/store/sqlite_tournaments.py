@@ -202,8 +202,8 @@ class SqliteTournaments(TournamentStore):
                 raise
         return moved is not None
 
-    async def berserk(self, room_id: str, player_id: str, left_ms: int
-                      ) -> tuple[Berserked, int]:
+    async def berserk(self, room_id: str, player_id: str, left_ms: int,
+                      fence: Fence | None = None) -> tuple[Berserked, int]:
         async with self.lock:
             found = await self._one(
                 "SELECT g.p0, g.p1, g.berserk0, g.berserk1 FROM tournament_games g"

@@ -155,10 +155,11 @@ class TournamentStore(ABC):
         meanwhile and it still plays: whether they were written."""
 
     @abstractmethod
-    async def berserk(self, room_id: str, player_id: str, left_ms: int
-                      ) -> tuple[Berserked, int]:
+    async def berserk(self, room_id: str, player_id: str, left_ms: int,
+                      fence: Fence | None = None) -> tuple[Berserked, int]:
         """Marks ``player_id``'s seat of the arena game in ``room_id`` berserk (once), its
-        time left then ``left_ms``: the answer and the seat."""
+        time left then ``left_ms``, written by the room's owner (``fence``, on a cluster):
+        the answer and the seat."""
 
     @abstractmethod
     async def finish(self, tournament_id: str, fence: Fence | None) -> None:

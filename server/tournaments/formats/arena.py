@@ -2,11 +2,12 @@
 whoever is free is paired at once with the nearest free player in the standings.
 
 - **Pairing**: every look of the owner pairs the free players (active entrants not in an
-  unfinished game of it), best placed first: each with the nearest in the standings among
-  those still free, not their last opponent (nor one whose last opponent they were) unless
-  no one else is free; seat 0 to whoever has had it less. A player alone waits for the next
-  one to be free. Nothing is paired once the time is up; the arena ends when its last game
-  is over.
+  unfinished game of it): as many pairs as there can be, then as few rematches as there can
+  be (a pair whose either player's last game was against the other), then the pairs nearest
+  in the standings (the smallest sum of their distances), found at once as a maximum weight
+  matching (networkx's, as the Swiss pairing does); seat 0 to whoever has had it less. With
+  an odd number free, one waits for the next one to be free. Nothing is paired once the
+  time is up; the arena ends when its last game is over.
 - **Score**: a win 2, a draw 1, a loss 0; after two wins in a row a player is on a streak and
   each further game scores double, until one that is not a win (which scores as usual and
   ends the streak). A berserk win scores one point more (not doubled). A game that ended
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import networkx as nx
 from tablas.server.store.tournaments import EntrantRow, PairingRow, TournamentRow
 from tablas.server.tournaments.formats.base import Step, played, result
 from tablas.server.tournaments.pairing import Pair
@@ -96,18 +98,21 @@ def ranked(entrants: Sequence[EntrantRow], table: dict[str, Tally]) -> list[str]
 
 
 def pair_free(order: Sequence[str], free: set[str], table: dict[str, Tally]) -> list[Pair]:
-    """Pairs among ``free`` (``order``: the standings), best placed first, each with the
-    nearest free one in ``order`` that is not a rematch unless only a rematch is left."""
+    """Pairs among ``free`` (``order``: the standings): the most pairs, then the fewest
+    rematches, then the nearest in ``order``; best placed pair first."""
     place = {p: i for i, p in enumerate(order)}
     waiting = [p for p in order if p in free]
-    pairs: list[Pair] = []
-    while len(waiting) >= 2:
-        a = waiting.pop(0)
-        fresh = [b for b in waiting if table[a].last != b and table[b].last != a]
-        b = min(fresh or waiting, key=lambda q: (abs(place[q] - place[a]), place[q]))
-        waiting.remove(b)
-        pairs.append(_seats(a, b, table))
-    return pairs
+    graph: nx.Graph[str] = nx.Graph()
+    graph.add_nodes_from(waiting)
+    for i, a in enumerate(waiting):
+        for b in waiting[i + 1:]:
+            rematch = table[a].last == b or table[b].last == a
+            # A rematch costs more than any sum of distances (at most 64 players).
+            graph.add_edge(a, b, weight=10_000_000 - (1_000_000 if rematch else 0)
+                           - abs(place[a] - place[b]))
+    found = nx.max_weight_matching(graph, maxcardinality=True)
+    pairs = [(a, b) if place[a] < place[b] else (b, a) for a, b in found]
+    return [_seats(a, b, table) for a, b in sorted(pairs, key=lambda ab: place[ab[0]])]
 
 
 def _seats(a: str, b: str, table: dict[str, Tally]) -> Pair:
