@@ -36,14 +36,14 @@ def _http(port: int, path: str) -> Any:
 
 @asynccontextmanager
 async def nodes(tmp_path: Path, pg_url: str, redis: RedisServer, names: Sequence[str],
-                lease_s: float = LEASE_S, public: Sequence[str] = ()
+                lease_s: float = LEASE_S, public: Sequence[str] = (), args: Sequence[str] = ()
                 ) -> AsyncIterator[dict[str, Subprocess]]:
     """``tablas serve`` nodes named ``names`` on the same database and Redis, started
-    together (those named in ``public`` with their ``--public-url``); stopped (SIGKILL) at
-    the end."""
+    together (those named in ``public`` with their ``--public-url``; ``args``: more options
+    for every node); stopped (SIGKILL) at the end."""
     procs = {name: Subprocess(pg_url, tmp_path / f"node-{name}.log", workers=1,
                               args=["--redis", redis.url, "--node", name,
-                                    "--lease-s", str(lease_s),
+                                    "--lease-s", str(lease_s), *args,
                                     *(["--log-level", "debug"] if os.environ.get("DBG")
                                       else [])])
              for name in names}
