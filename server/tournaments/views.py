@@ -1,5 +1,7 @@
-"""``GET /api/tournaments`` and ``GET /api/tournaments/{id}`` (contract section 13): what is
-stored, with the standings recomputed from the games' results every time they are asked."""
+"""``GET /api/tournaments`` and ``GET /api/tournaments/{id}`` (contract sections 13, 19): what
+is stored, with the standings recomputed from the games' results every time they are asked,
+by the tournament's format (which also gives its own fields: an arena's time, the pairings'
+shape)."""
 
 from __future__ import annotations
 
