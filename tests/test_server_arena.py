@@ -112,6 +112,9 @@ async def test_an_arena_of_four_scores_streaks_berserk_and_pairing_delays(
         # Nothing paired once the time was up.
         assert all(g.paired_wall_ms <= detail["ends_at_ms"] + 1000 for g in book.games.values())
         assert len(detail["pairings"]) >= 6
+        print(f"arena of four: {len(detail['pairings'])} games, pairing delays (s): "
+              f"p50 {sorted(book.delays)[len(book.delays) // 2]:.3f}, p90 {p90(book.delays):.3f},"
+              f" max {max(book.delays):.3f}; {len(book.rematches)} rematches")
         assert p90(book.delays) <= 2.0, sorted(book.delays)
         # A rematch only while the two others were playing (or not yet free, by a margin
         # the players' own view of the end of their games needs).

@@ -171,6 +171,9 @@ class Tournaments:
         adopted_at = -ADOPT_EVERY
         loop = asyncio.get_running_loop()
         while True:
+            # Cleared before the look, so that a nudge during it (pairs written: their rooms
+            # are made at the next look) brings the next look at once.
+            self._nudged.clear()
             try:
                 if loop.time() - adopted_at >= ADOPT_EVERY:
                     adopted_at = loop.time()
@@ -181,7 +184,6 @@ class Tournaments:
                 raise
             except Exception:
                 log.exception("tournaments: a look failed; looking again")
-            self._nudged.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._nudged.wait(), self.tick)
 
