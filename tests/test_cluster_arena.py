@@ -2,7 +2,9 @@
 address of their own; the arena's owner node is killed with SIGKILL in the middle, with a
 berserk game unfinished on it; the other node takes the arena and its rooms over, pairing goes
 on, and the arena ends with every game counted once, the berserk clock and point kept, the
-standings those of its games (tests/arena_support.py computes them apart from the server)."""
+standings those of its games (tests/arena_support.py computes them apart from the server).
+After the takeover a player leaves (in the middle of a game of hers), is not paired while
+away, and joins again."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from test_server_ratings import get
 async def test_an_arena_whose_owner_node_is_killed_goes_on_on_the_other(
         tmp_path: Path, pg_url: str, redis_server: RedisServer) -> None:
     async with nodes(tmp_path, pg_url, redis_server, "ab", lease_s=1.0,
-                     args=["--arena-minute-s", "1.5"]) as n:
+                     args=["--arena-minute-s", "2.5"]) as n:
         book = Book()
         on_a = await players(n["a"].url, ["Ana", "Bob"], book)
         on_b = await players(n["b"].url, ["Cy", "Dee"], book)
@@ -48,7 +50,25 @@ async def test_an_arena_whose_owner_node_is_killed_goes_on_on_the_other(
         for p in on_a:
             await p.reconnect(n["b"].url)
             p.play(tid)
+        # Dee leaves during her next game, on node b, now the arena's owner.
+        dee = people[3]
+        nth = dee.played + 1
+        book.holds[("Dee", nth)] = asyncio.Event()
+        while dee.played < nth or dee.player_id not in book.busy:
+            await asyncio.sleep(0.05)
+        await dee.ok({"type": "leave_tournament", "tournament_id": tid}, "tournament_left")
+        book.holds[("Dee", nth)].set()
+        while dee.player_id in book.busy:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(2.0)
+        away = await get(n["b"].url, f"/api/tournaments/{tid}")
+        assert dee.played == nth
+        assert sum(dee.player_id in g["players"] for g in away["pairings"]) == nth
+        assert next(s for s in away["standings"] if s["player_id"] == dee.player_id
+                    )["active"] is False
+        await enter(dee, tid)
         detail = await watch_over(n["b"].url, tid, book, seconds=180)
+        assert dee.played > nth
         assert (await owner_of(pg_url, f"tour:{tid}"))[0] == "b"
         assert detail["ends_at_ms"] == before["ends_at_ms"]
         assert [g["room_id"] for g in detail["pairings"][:len(before["pairings"])]] == \
