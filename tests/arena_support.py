@@ -55,7 +55,11 @@ class Book:
     # (player, clock before, clock after the berserk, clock after its first move or None,
     # ms from asking for the first to receiving the second: at most what ran in between)
     berserks: list[tuple[str, int, int, int | None, float]] = field(default_factory=list)
-    rematches: list[tuple[str, str, float]] = field(default_factory=list)
+    # (player, opponent, when told, each other player's (busy, free since) then)
+    rematches: list[tuple[str, str, float, dict[str, tuple[bool, float]]]] = field(
+        default_factory=list)
+    told: defaultdict[str, list[float]] = field(
+        default_factory=lambda: defaultdict(list))  # player: when told of each game
     last: dict[str, str] = field(default_factory=dict)  # player: last opponent
     over: asyncio.Event = field(default_factory=asyncio.Event)
     busy: set[str] = field(default_factory=set)
@@ -153,6 +157,7 @@ class ArenaPlayer:
         first_time = me not in seen.paired_at
         if first_time:
             seen.paired_at[me] = now
+            book.told[me].append(now)
         asked = time.monotonic()
         view = await self.ok({"type": "join", "room_id": room_id}, "room")
         opponent = view["seats"][1 - seat]["player_id"]
@@ -162,7 +167,9 @@ class ArenaPlayer:
                 since = max(book.free_at[me], book.free_at[opponent])
                 book.delays.append(max(0.0, min(seen.paired_at.values()) - since))
             if book.last.get(me) == opponent:
-                book.rematches.append((me, opponent, now))
+                book.rematches.append((me, opponent, now, {
+                    q: (q in book.busy, since) for q, since in book.free_at.items()
+                    if q not in (me, opponent)}))
             book.last[me] = opponent
             book.busy.add(me)
         outcome = self.plan.outcome(self.name, self.names[opponent])
@@ -261,6 +268,19 @@ def check_standings(detail: dict[str, Any]) -> None:
     assert order == sorted(order, reverse=True)
     for s, t in zip(detail["standings"], detail["standings"][1:]):
         assert (t["rank"] == s["rank"]) == ((t["points"], t["wins"]) == (s["points"], s["wins"]))
+
+
+def idle_while_rematched(book: Book, margin: float = 0.3) -> list[tuple[str, str, str]]:
+    """Rematches made while a third player was free: free (as they saw it) since ``margin``
+    before the rematch was told, and told of no game of their own until ``margin`` after it
+    (so not paired at the same look). Empty: none."""
+    out = []
+    for me, opponent, at, others in book.rematches:
+        for q, (busy, since) in others.items():
+            next_told = min((t for t in book.told[q] if t > since), default=float("inf"))
+            if not busy and since < at - margin and next_told > at + margin:
+                out.append((me, opponent, q))
+    return out
 
 
 def p90(values: list[float]) -> float:

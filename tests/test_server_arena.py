@@ -12,7 +12,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from arena_support import ArenaPlayer, Book, check_standings, p90, watch_over
+from arena_support import (
+    ArenaPlayer,
+    Book,
+    check_standings,
+    idle_while_rematched,
+    p90,
+    watch_over,
+)
 from server_support import Client, Subprocess, running
 from test_server_ratings import get, member
 
@@ -116,12 +123,9 @@ async def test_an_arena_of_four_scores_streaks_berserk_and_pairing_delays(
               f"p50 {sorted(book.delays)[len(book.delays) // 2]:.3f}, p90 {p90(book.delays):.3f},"
               f" max {max(book.delays):.3f}; {len(book.rematches)} rematches")
         assert p90(book.delays) <= 2.0, sorted(book.delays)
-        # A rematch only while the two others were playing (or not yet free, by a margin
-        # the players' own view of the end of their games needs).
-        for me, other, at in book.rematches:
-            for p in people:
-                if p.player_id not in (me, other):
-                    assert book.free_at[p.player_id] > at - 0.3 or p.player_id in book.busy
+        # A rematch only while the two others were playing (or had just finished: the
+        # margin the players' own view of their games needs).
+        assert idle_while_rematched(book) == []
         top = detail["standings"][0]
         assert names[top["player_id"]] == "Ana" and top["wins"] == top["games"]
         assert top["streak"] is (top["games"] >= 2)
