@@ -62,6 +62,7 @@ class Book:
         default_factory=lambda: defaultdict(list))  # player: when told of each game
     last: dict[str, str] = field(default_factory=dict)  # player: last opponent
     over: asyncio.Event = field(default_factory=asyncio.Event)
+    errors: list[str] = field(default_factory=list)  # what stopped a player (the test fails)
     busy: set[str] = field(default_factory=set)
     # (name, n): the n-th game of that player (both its players) waits for the event before
     # it is played to its end; room_holds: the rooms held so.
@@ -147,7 +148,11 @@ class ArenaPlayer:
                 g = await asyncio.wait_for(self.games.get(), 0.2)
             except TimeoutError:
                 continue
-            await self.one_game(g)
+            try:
+                await self.one_game(g)
+            except Exception as e:
+                self.book.errors.append(f"{self.name}: {e!r}")
+                raise
 
     async def one_game(self, g: dict[str, Any]) -> None:
         book, me = self.book, self.player_id
@@ -225,6 +230,7 @@ async def watch_over(url: str, tid: str, book: Book, seconds: float = 120) -> di
     """Waits for the arena to finish; tells the players."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        assert not book.errors, book.errors
         detail: dict[str, Any] = await get(url, f"/api/tournaments/{tid}")
         if detail["status"] == "finished":
             book.over.set()
