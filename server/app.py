@@ -74,6 +74,7 @@ from tablas.server.protocol import (
     AcceptChallenge,
     AcceptResign,
     AcceptSeek,
+    Berserk,
     Block,
     BlocksRequest,
     CancelChallenge,
@@ -181,6 +182,7 @@ class TablasServer:
         challenge_expiry: float = CHALLENGE_EXPIRY,
         metrics_allow: Sequence[str] = LOOPBACK,
         shared_address_ok: Sequence[str] = (),
+        arena_minute_s: float = 60.0,
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
         makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
@@ -195,7 +197,8 @@ class TablasServer:
         (section 10), ``challenge_expiry`` (seconds) when an unanswered challenge ends
         (section 11). ``metrics_allow``: the addresses and networks ``/metrics`` answers
         (section 14; a :class:`ValueError` for one that is neither); ``shared_address_ok``:
-        the networks whose connections each count as an address of their own (section 15)."""
+        the networks whose connections each count as an address of their own (section 15);
+        ``arena_minute_s``: the seconds an arena's minute lasts (section 19)."""
         self.node = node or default_node()
         allow = AddressAllow(parse_networks(metrics_allow))
         self.addresses = AddressKeys(parse_networks(shared_address_ok))
@@ -249,7 +252,8 @@ class TablasServer:
         self.challenges = Challenges(store, tables, reach, self.presence, self.blocks,
                                      max_per_address=max_rooms_per_address,
                                      expire_after=challenge_expiry, metrics=self.metrics)
-        self.tournaments = Tournaments(store, self.hub, reach, ownership, clock)
+        self.tournaments = Tournaments(store, self.hub, reach, ownership, clock,
+                                       minute_s=arena_minute_s)
         if leases is not None and bus is not None:
             from tablas.server.cluster import Cluster, MeetListener, Relay, SharedListing
 
@@ -270,7 +274,7 @@ class TablasServer:
             CreateRoom: self.hub.create_room,
             Rematch: rematch,
             **dict.fromkeys((Join, Spectate, Leave, Move, Resign, Chat, HandToBot, Seed,
-                             Abort, ClaimWin, AcceptResign, DeclineResign, Offer),
+                             Abort, ClaimWin, AcceptResign, DeclineResign, Offer, Berserk),
                              command),
             SeekRequest: self.seeks.seek,
             CancelSeek: self.seeks.cancel,
@@ -389,7 +393,7 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
               max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
               metrics_allow: Sequence[str] = LOOPBACK, public_url: str | None = None,
-              shared_address_ok: Sequence[str] = ()) -> None:
+              shared_address_ok: Sequence[str] = (), arena_minute_s: float = 60.0) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`tablas.server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`tablas.server.loop.quiet_collector` sets it for
@@ -409,7 +413,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
                                   max_rooms_per_address=max_rooms_per_address,
                                   node=node, redis=redis, lease_s=lease_s,
                                   metrics_allow=metrics_allow, public_url=public_url,
-                                  shared_address_ok=shared_address_ok)
+                                  shared_address_ok=shared_address_ok,
+                                  arena_minute_s=arena_minute_s)
         except BaseException:
             await store.close()
             raise

@@ -215,6 +215,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError("--bot-workers must be at least 1")
     if not 0 <= args.port <= 65535:
         raise CliError("--port must be 0..65535")
+    if args.arena_minute_s <= 0:
+        raise CliError("--arena-minute-s must be more than 0")
     per_address = args.max_conns_per_address
     if per_address is None:
         per_address = MAX_CONNS_PER_ADDRESS
@@ -288,7 +290,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         claim_after=args.claim_after,
                         max_rooms_per_address=args.max_rooms_per_address or None,
                         metrics_allow=metrics_allow, public_url=args.public_url,
-                        shared_address_ok=args.shared_address_ok), loop)
+                        shared_address_ok=args.shared_address_ok,
+                        arena_minute_s=args.arena_minute_s), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except (StartupError, BadDatabase) as e:
@@ -487,6 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--metrics-allow", action="append", default=None, metavar="NETWORK",
                    help="an address or network (10.0.0.0/8) whose clients may read /metrics "
                         "(repeatable; default: loopback, 127.0.0.0/8 and ::1; others get 403)")
+    p.add_argument("--arena-minute-s", type=float, default=60.0, metavar="S",
+                   help="seconds an arena tournament's minute lasts, for tests and "
+                        "demonstrations (default: 60)")
     p.add_argument("--shared-address-ok", action="append", default=[], metavar="CIDR",
                    help="a network you vouch for (a school's NAT, 10.1.0.0/16) whose "
                         "connections the per-address rules count each as its own address "

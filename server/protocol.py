@@ -467,8 +467,10 @@ class CreateTournament(ClientMessage):
     game: GameId
     options: JSONObject = Field(default_factory=dict)
     clock: RequestedClock
-    format: Literal["round_robin", "swiss"]
+    format: Literal["round_robin", "swiss", "arena"]
     rounds: Annotated[int, Field(ge=1, le=30)] | None = None
+    minutes: Annotated[int, Field(ge=10, le=180)] | None = Field(
+        default=None, description="an arena's length (contract section 19)")
     games_per_pairing: Literal[1, 2] = 1
     rated: bool = False
     max_players: Annotated[int, Field(ge=2, le=64)] = 64
@@ -480,6 +482,11 @@ class CreateTournament(ClientMessage):
     def _shape(self) -> CreateTournament:
         if self.format == "swiss" and self.rounds is None:
             raise ValueError("a Swiss tournament says how many rounds it has: give rounds")
+        if (self.format == "arena") != (self.minutes is not None):
+            raise ValueError("an arena, and only an arena, says how many minutes it lasts:"
+                             " give minutes (10-180)")
+        if self.format == "arena" and self.rounds is not None:
+            raise ValueError("an arena has no rounds: give minutes")
         if len(set(self.house_bots)) != len(self.house_bots):
             raise ValueError("a house bot level enters once")
         if len(self.house_bots) > self.max_players:
@@ -510,6 +517,14 @@ class StartTournament(ClientMessage):
     tournament_id: TournamentId
 
 
+class Berserk(ClientMessage):
+    """Contract section 19: in an arena game, before one's first move: half one's time, no
+    increment, and a win scores one point more. Answered with the room's snapshot."""
+
+    type: Literal["berserk"]
+    room_id: RoomId
+
+
 class Block(ClientMessage):
     """Contract section 15: a registered player stops hearing from the player named
     ``name`` (challenges, pairing, chat); kept with the account."""
@@ -534,13 +549,13 @@ _CLIENT_MODELS = (Hello, CreateRoom, Join, Spectate, Leave, ListRooms, Move, Res
                   DeclineResign, SeekRequest, CancelSeek, AcceptSeek, ChallengeRequest,
                   AcceptChallenge, DeclineChallenge, CancelChallenge, CreateTournament,
                   JoinTournament, LeaveTournament, StartTournament, Block, Unblock,
-                  BlocksRequest, Offer, InviteTournament)
+                  BlocksRequest, Offer, InviteTournament, Berserk)
 AnyClientMessage = Annotated[
     Hello | CreateRoom | Join | Spectate | Leave | ListRooms | Move | Resign | Chat | Rematch
     | HandToBot | Seed | Register | Abort | ClaimWin | AcceptResign | DeclineResign
     | SeekRequest | CancelSeek | AcceptSeek | ChallengeRequest | AcceptChallenge
     | DeclineChallenge | CancelChallenge | CreateTournament | JoinTournament | LeaveTournament
-    | StartTournament | Block | Unblock | BlocksRequest | Offer | InviteTournament,
+    | StartTournament | Block | Unblock | BlocksRequest | Offer | InviteTournament | Berserk,
     Field(discriminator="type"),
 ]
 CLIENT_ADAPTER: TypeAdapter[AnyClientMessage] = TypeAdapter(AnyClientMessage)

@@ -542,6 +542,8 @@ class RoomRecord:
     created_by: str | None = None
     status_at: float | None = None
     rating_change: list[dict[str, float]] | None = None  # a rated game's, once finished
+    # An arena game's seats' time left when they went berserk (ms; 0: not berserk).
+    berserk: tuple[int, int] = (0, 0)
 
     def to_room(self, clock: Clock = time.time) -> Room:
         """The room, its game replayed action by action with its dice. Clocks resume from the
@@ -563,7 +565,8 @@ class RoomRecord:
         room.result = self.result
         room.rating_change = self.rating_change
         room.clocks.restore([a.clocks for a in self.actions],
-                            self.final_clocks if self.status == "finished" else None)
+                            self.final_clocks if self.status == "finished" else None,
+                            self.berserk)
         if self.status == "playing":
             room.finish_if_over()
         return room

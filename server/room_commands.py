@@ -15,6 +15,7 @@ from tablas.engine.search.decision import Decision
 from tablas.server.protocol import (
     Abort,
     AcceptResign,
+    Berserk,
     Chat,
     ClaimWin,
     DeclineResign,
@@ -55,7 +56,7 @@ class Expire:
 
 # A player's command, from a client message; the room's own tasks and the hub send the others.
 RoomCommand = (Join | Spectate | Leave | Move | Resign | HandToBot | Chat | Seed | Abort | ClaimWin
-               | AcceptResign | DeclineResign | Offer)
+               | AcceptResign | DeclineResign | Offer | Berserk)
 Command = RoomCommand | BotMove | Tick | PresenceChanged | Expire
 # The room's own commands: never refused by its inbox (server.live_room.INBOX).
 OWN = (BotMove, Tick, PresenceChanged, Expire)

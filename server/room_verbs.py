@@ -20,6 +20,7 @@ from tablas.server.errors import RoomError
 from tablas.server.protocol import (
     Abort,
     AcceptResign,
+    Berserk,
     Chat,
     ChatMessage,
     ClaimWin,
@@ -35,6 +36,7 @@ from tablas.server.protocol import (
     Spectate,
 )
 from tablas.server.room import LIVE, Flagged, Lapse, Room, SeatChange
+from tablas.server.room_berserk import go_berserk
 from tablas.server.room_commands import (
     BotMove,
     Change,
@@ -103,6 +105,8 @@ async def handle(owner: Owner, command: Command, conn: Conn | None) -> None:
             await hand_to_bot(owner, command, _asker(conn))
         case Chat():
             await chat(owner, command, _asker(conn))
+        case Berserk():
+            await berserk(owner, command, _asker(conn))
         case Tick():
             await tick(owner)
         case PresenceChanged():
@@ -224,6 +228,13 @@ async def hand_to_bot(owner: Owner, msg: HandToBot, conn: Conn) -> None:
     seating.check_hand_to_bot(conn.player_id, msg.seat)
     change = seating.prepare_hand_to_bot(msg.seat, msg.level, "hand_to_bot")
     await owner.apply(change, conn, msg.id)
+
+
+async def berserk(owner: Owner, msg: Berserk, conn: Conn) -> None:
+    """An arena game's player goes berserk (server.room_berserk): everyone sees the clocks."""
+    await go_berserk(owner.room, owner.services.store.tournaments, conn.player_id,
+                     owner.fence())
+    owner.feed.send_snapshot(conn, msg.id)
 
 
 # --- endings ---------------------------------------------------------------------------------

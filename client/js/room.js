@@ -3,7 +3,7 @@ import { h, clear, fmtClock } from "./dom.js";
 import { gameTitle, gameRules, moveText, pieceName, reasonText, historySeats, playDice, cubeNotes, gameEnds,
   matchScore, RESIGN_KINDS, resignKind, seatName as shownName } from "./notation.js";
 import { verifyDice, randomSeatSeed } from "./dice.js";
-import { t, tParts, fmtNumber, fmtSigned } from "./i18n.js";
+import { t, tParts, fmtNumber, fmtSigned, errorText } from "./i18n.js";
 import { offerButtons, renderPlayOffer, ratingChangeLine, gameKind, chatAudience, audienceTag,
   renderTournamentLink } from "./room-extras.js";
 import * as ttt from "./boards/tictactoe.js";
@@ -289,10 +289,42 @@ function confirmButton(key, attrs, label, armedLabel, act) {
   return b;
 }
 
+// Which tournaments are arenas (contract section 19), asked once each: an arena game's
+// players may go berserk before their first move.
+const arenas = new Map();
+
+function isArena(app, room) {
+  const tid = room.room_options && room.room_options.tournament_id;
+  if (!tid) return false;
+  if (!arenas.has(tid)) {
+    arenas.set(tid, undefined);
+    fetch(`api/tournaments/${encodeURIComponent(tid)}`).then((r) => (r.ok ? r.json() : null))
+      .then((t) => {
+        arenas.set(tid, !!t && t.format === "arena");
+        if (app.room && app.room.room_id === room.room_id) renderActions(app, app.room);
+      }).catch(() => arenas.delete(tid));
+  }
+  return arenas.get(tid) === true;
+}
+
+// The rooms whose berserk this page has asked for (the server refuses a second).
+const berserked = new Set();
+
 function renderActions(app, room) {
   const el = document.getElementById("room-actions");
   clear(el);
   const mine = room.your_seats || [];
+  if (mine.length === 1 && room.status === "playing" && isArena(app, room)
+      && !berserked.has(room.room_id) && (room.history || []).length <= mine[0]) {
+    el.append(h("button", { class: "btn", id: "berserk-btn",
+      title: t("room.berserkTitle"),
+      on: { click: () => {
+        berserked.add(room.room_id);
+        app.conn.request({ type: "berserk", room_id: room.room_id })
+          .catch((e) => app.toast(errorText(e), "error"));
+        renderActions(app, room);
+      } } }, t("room.berserk")));
+  }
   if (mine.length && room.status === "playing") {
     if (room.abortable) {
       el.append(h("button", { class: "btn", id: "abort-btn", title: t("room.abortTitle"),

@@ -1,4 +1,5 @@
-// A tournament's page (/tournaments/{id}): its standings, crosstable and rounds, from
+// A tournament's page (/tournaments/{id}): its standings, crosstable and rounds (an arena's:
+// the time left, its games in the order paired, who is on a streak), from
 // GET /api/tournaments/{id} and /api/tournaments/{id}/crosstable, asked again every second
 // while it is not finished. Read only.
 import { h, clear } from "./dom.js";
@@ -19,6 +20,11 @@ function playerLink(id, name, bot) {
   const link = h("a", { class: "pname", href: `../players/${encodeURIComponent(id)}` }, shown);
   if (!bot || /^bot \(/.test(name)) return link;
   return h("span", {}, link, " ", h("span", { class: "tag bot", title: tr("tpage.botAccount") }, tr("common.bot")));
+}
+
+function timeLeft(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
 function points(x) {
@@ -51,9 +57,13 @@ function render(t) {
   const by = $("to-creator");
   clear(by);
   if (creator) by.append(...tParts("tpage.createdBy", { name: playerLink(t.created_by, creator, false) }));
+  const arena = t.format === "arena";
   const status = t.status === "waiting" ? tr("tpage.waiting", { count: t.standings.length })
-    : t.status === "playing" ? tr("tourney.roundOf", { round: t.round, rounds: t.rounds })
-      : tr("tpage.finished", { count: t.rounds });
+    : arena && t.status === "playing"
+      ? tr("tpage.arenaLeft", { left: timeLeft(t.ends_at_ms - Date.now()), count: t.round })
+      : arena ? tr("tpage.arenaFinished", { count: t.round })
+        : t.status === "playing" ? tr("tourney.roundOf", { round: t.round, rounds: t.rounds })
+          : tr("tpage.finished", { count: t.rounds });
   $("to-status").textContent = `${status} · ${t.rated ? tr("meet.rated") : tr("meet.casual")}`;
   $("to-status").dataset.status = t.status;
   const tb = has(`tpage.tiebreak.${t.format}`) ? t.format : "other";
@@ -61,14 +71,23 @@ function render(t) {
   $("to-tiebreak").title = tr(`tpage.tiebreakLong.${tb}`);
   const rows = clear($("to-rows"));
   for (const s of t.standings) {
-    rows.append(h("tr", { "data-player": s.player_id },
+    rows.append(h("tr", { "data-player": s.player_id, "data-streak": s.streak ? "1" : null,
+      class: s.active === false ? "muted" : null },
       h("td", {}, String(s.rank)),
-      h("td", { class: "to-name" }, playerLink(s.player_id, s.name, s.bot)),
+      h("td", { class: "to-name" }, playerLink(s.player_id, s.name, s.bot),
+        s.streak ? h("span", { class: "to-streak", title: tr("tpage.streak") }, " 🔥") : "",
+        s.active === false ? h("span", { class: "small" }, ` (${tr("tpage.left")})`) : ""),
       h("td", { class: "to-points" }, points(s.points)),
-      h("td", {}, points(s.tiebreak)),
+      h("td", {}, arena ? String(s.games) : points(s.tiebreak)),
       h("td", {}, String(s.wins)), h("td", {}, String(s.draws)), h("td", {}, String(s.losses))));
   }
   const rounds = clear($("to-rounds"));
+  $("to-games-title").textContent = arena ? tr("tpage.games") : tr("tpage.rounds");
+  if (arena) {
+    renderArenaGames(rounds, t, names);
+    $("to-no-rounds").hidden = true;
+    return;
+  }
   t.pairings.forEach((games, i) => {
     const list = h("ul", { class: "room-items" });
     for (const g of games) {
@@ -106,6 +125,34 @@ function renderCross(c) {
         "data-against": o.player_id }, o.player_id === e.player_id ? "×" : cell(e.results[o.player_id] || []))),
       h("td", { class: "to-points" }, points(e.points))));
   }
+}
+
+function gameItem(g, names) {
+  const who = g.players[1] === null ? tr("tpage.sitsOut", { name: names[g.players[0]] })
+    : tr("tpage.pair", { a: names[g.players[0]], b: names[g.players[1]] });
+  const link = g.room_id === null ? "" : g.result
+    ? h("a", { class: "btn small", href: `../review/${encodeURIComponent(g.room_id)}` }, tr("common.review"))
+    : h("a", { class: "btn primary small", href: `../#/watch/${encodeURIComponent(g.room_id)}` }, tr("common.watch"));
+  const berserk = (g.berserk || []).map((b, i) => (b ? names[g.players[i]] : null)).filter(Boolean);
+  return h("li", { class: "room-item to-game", "data-room": g.room_id || "",
+    "data-playing": g.result ? null : "1" },
+  h("span", { class: "room-info" }, h("span", { class: "players" }, who)),
+  h("span", { class: "small" }, resultText(g, names),
+    berserk.length ? ` · ${tr("tpage.berserkBy", { names: berserk.join(", ") })}` : ""),
+  h("span", { class: "room-actions" }, link));
+}
+
+// An arena's games: those being played first (who plays whom now), then the rest, latest
+// first.
+function renderArenaGames(box, t, names) {
+  const playing = t.pairings.filter((g) => !g.result);
+  const done = t.pairings.filter((g) => g.result).reverse();
+  box.append(h("section", { class: "to-round", id: "to-now" },
+    h("h3", {}, tr("tpage.playingNow", { count: playing.length })),
+    h("ul", { class: "room-items" }, playing.map((g) => gameItem(g, names)))));
+  box.append(h("section", { class: "to-round", id: "to-done" },
+    h("h3", {}, tr("tpage.played", { count: done.length })),
+    h("ul", { class: "room-items" }, done.map((g) => gameItem(g, names)))));
 }
 
 async function look() {

@@ -1,6 +1,6 @@
-// The lobby's tournaments (contract section 13): those waiting and playing, from
-// GET /api/tournaments every few seconds, with Join, Leave and (for its creator) Start; and a
-// form to create one (registered players).
+// The lobby's tournaments (contract sections 13 and 19): those waiting and playing, from
+// GET /api/tournaments every few seconds, with Join, Leave (an arena's while it plays too) and
+// (for its creator) Start; and a form to create one (registered players).
 import { h, clear } from "./dom.js";
 import { GAMES, gameTitle } from "./notation.js";
 import { PRESETS, clockLabel } from "./meet.js";
@@ -9,6 +9,12 @@ import { t, tWord, errorText } from "./i18n.js";
 
 const EVERY_MS = 3000;
 const LEVELS = ["random", "easy", "medium", "hard", "max"];
+
+/** "12:34" from milliseconds (never below 0). */
+export function timeLeft(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
 
 export class Tourneys {
   constructor(app) {
@@ -85,7 +91,8 @@ export class Tourneys {
   row(to) {
     const me = this.app.me;
     const actions = h("span", { class: "room-actions" });
-    if (to.status === "waiting") {
+    // An arena is joined and left while it plays too (contract section 19).
+    if (to.status === "waiting" || (to.format === "arena" && to.status === "playing")) {
       const inIt = this.entered.has(to.tournament_id);
       const join = h("button", { class: `btn small ${inIt ? "" : "primary"}`, type: "button",
         "data-join-tourney": to.tournament_id }, inIt ? t("tourney.leave") : t("common.join"));
@@ -106,9 +113,13 @@ export class Tourneys {
     actions.append(h("a", { class: "btn small", href: `tournaments/${encodeURIComponent(to.tournament_id)}` }, t("tourney.view")));
     const what = to.status === "waiting" ? t("tourney.entered", { count: to.players })
       : to.status === "finished" ? t("tourney.finishedPlayers", { count: to.players })
-        : t("tourney.roundOf", { round: to.round, rounds: to.rounds });
+        : to.format === "arena"
+          ? t("tourney.arenaLeft", { count: to.players, left: timeLeft(to.ends_at_ms - Date.now()) })
+          : t("tourney.roundOf", { round: to.round, rounds: to.rounds });
+    const name = to.format === "arena" ? t("tourney.arenaName", { minutes: to.minutes })
+      : tWord("tourney.format", to.format);
     return h("div", { class: "tourney-row", "data-tourney": to.tournament_id },
-      h("span", { class: "room-game" }, `${tWord("tourney.format", to.format)} · ${gameTitle(to.game)}`),
+      h("span", { class: "room-game" }, `${name} · ${gameTitle(to.game)}`),
       h("span", { class: "muted small" }, `${clockLabel(to.clock)} · ${to.rated ? t("meet.rated") : t("meet.casual")} · ${what}`),
       actions);
   }
@@ -121,11 +132,17 @@ export class Tourneys {
     const game = h("select", { id: "tourney-game" },
       Object.keys(GAMES).map((g) => h("option", { value: g }, gameTitle(g))));
     const format = h("select", { id: "tourney-format" },
-      h("option", { value: "round_robin" }, t("tourney.format.round_robin")), h("option", { value: "swiss" }, t("tourney.format.swiss")));
+      h("option", { value: "round_robin" }, t("tourney.format.round_robin")), h("option", { value: "swiss" }, t("tourney.format.swiss")),
+      h("option", { value: "arena" }, t("tourney.format.arena")));
     const rounds = h("input", { type: "number", id: "tourney-rounds", min: 1, max: 30, value: 3 });
     const roundsLabel = h("label", { id: "tourney-rounds-label", hidden: true }, t("tourney.roundsLabel"), " ", rounds);
-    // A round robin's rounds are its entrants': only a Swiss asks how many.
-    format.addEventListener("change", () => { roundsLabel.hidden = format.value !== "swiss"; });
+    const minutes = h("input", { type: "number", id: "tourney-minutes", min: 10, max: 180, value: 30 });
+    const minutesLabel = h("label", { id: "tourney-minutes-label", hidden: true }, t("tourney.minutesLabel"), " ", minutes);
+    // A round robin's rounds are its entrants': only a Swiss asks how many; an arena, how long.
+    format.addEventListener("change", () => {
+      roundsLabel.hidden = format.value !== "swiss";
+      minutesLabel.hidden = format.value !== "arena";
+    });
     const clock = h("select", { id: "tourney-clock" },
       PRESETS.map(([label, base, inc]) => h("option", { value: `${base * 1000}:${inc * 1000}` }, t("lobby.clockMin", { clock: label }))));
     clock.value = "300000:0";
@@ -134,7 +151,7 @@ export class Tourneys {
     const bots = LEVELS.map((lv) => h("input", { type: "checkbox", value: lv, id: `tourney-bot-${lv}` }));
     const form = h("form", { class: "tourney-form", id: "tourney-form", "aria-label": t("tourney.newLabel") },
       h("div", { class: "row" }, h("label", {}, t("common.game"), " ", game), h("label", {}, t("tourney.formatLabel"), " ", format),
-        roundsLabel, h("label", {}, t("lobby.clock"), " ", clock)),
+        roundsLabel, minutesLabel, h("label", {}, t("lobby.clock"), " ", clock)),
       h("div", { class: "row" }, h("label", {}, twice, " ", t("tourney.twice")), h("label", {}, rated, " ", t("lobby.rated"))),
       h("fieldset", {}, h("legend", { class: "small" }, t("tourney.houseBots")),
         h("div", { class: "row" }, bots.map((b) => h("label", { for: b.id }, b, ` ${tWord("level", b.value)}`)))),
@@ -146,6 +163,10 @@ export class Tourneys {
         clock: { base_ms: base, increment_ms: inc }, games_per_pairing: twice.checked ? 2 : 1,
         rated: rated.checked, house_bots: bots.filter((b) => b.checked).map((b) => b.value) };
       if (format.value === "swiss") msg.rounds = Number(rounds.value) || 3;
+      if (format.value === "arena") {
+        msg.minutes = Number(minutes.value) || 30;
+        msg.games_per_pairing = 1;
+      }
       this.ask(msg, () => this.app.toast(t("tourney.created")));
     });
     return form;

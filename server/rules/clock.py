@@ -49,6 +49,8 @@ class Clocks:
         # ``turn_started`` (the room's clock's time; None: no turn has started yet).
         self.remaining: list[int] | None = None if spec is None else [spec.base_ms] * 2
         self.turn_started: float | None = None
+        # A seat that went berserk (an arena game, contract section 19) earns no increment.
+        self.bare = [False, False]
 
     @property
     def running(self) -> int | None:
@@ -93,7 +95,8 @@ class Clocks:
             raise Flagged(*flagged)
         left = list(self.remaining)
         started = self.turn_started if self.turn_started is not None else now
-        left[seat] += -round((now - started) * 1000) + self.spec.increment_ms
+        left[seat] += -round((now - started) * 1000) + (
+            0 if self.bare[seat] else self.spec.increment_ms)
         return left[0], left[1]
 
     def charged(self, now: float) -> tuple[int, int] | None:
@@ -121,6 +124,16 @@ class Clocks:
             assert live is not None
             self.remaining = live
 
+    def berserk(self, seat: int, left_ms: int, at: float) -> None:
+        """``seat`` went berserk at ``at``: its time left is ``left_ms`` from then (half what
+        it had), and it earns no increment any more."""
+        if self.remaining is None:
+            return
+        if self.running == seat:
+            self.turn_started = at
+        self.remaining[seat] = left_ms
+        self.bare[seat] = True
+
     def commit(self, clocks: tuple[int, int] | None, at: float) -> None:
         """An action at ``at`` left ``clocks`` (from :meth:`after`): the next turn starts."""
         if clocks is not None:
@@ -128,12 +141,15 @@ class Clocks:
             self.turn_started = at
 
     def restore(self, recorded: Sequence[tuple[int, int] | None],
-                final: Sequence[int] | None) -> None:
+                final: Sequence[int] | None, berserk: Sequence[int] = (0, 0)) -> None:
         """Each seat's time left as stored: ``final`` (a finished game's), else the clocks
-        after the last action that recorded them (``recorded``, in order). The running clock
-        restarts now, so time the server was down is not charged to anyone."""
+        after the last action that recorded them (``recorded``, in order), no more than a
+        berserk seat's time left when it went berserk (``berserk``, ms; 0: it did not; its
+        own actions since only took time away). The running clock restarts now, so time the
+        server was down is not charged to anyone."""
         if self.remaining is None:
             return
+        self.bare = [bool(ms) for ms in berserk]
         if final is not None:
             self.remaining = list(final)
         else:
@@ -141,4 +157,6 @@ class Clocks:
                 if clocks is not None:
                     self.remaining = list(clocks)
                     break
+            self.remaining = [min(ms, b) if b else ms for ms, b in zip(self.remaining, berserk,
+                                                                         strict=True)]
         self.turn_started = self.room.clock()

@@ -161,6 +161,7 @@ def room_record(
     moves: Sequence[Sequence[Any]],
     result: Sequence[Any] | None,
     changes: Sequence[Sequence[Any]] = (),
+    berserk: Sequence[Any] | None = None,
 ) -> RoomRecord:
     """A room as read back, from its rows (the same columns, in the same order, in every
     backend): ``room`` (game, options, status, dice_seed, opening_dice, created_at,
@@ -168,7 +169,8 @@ def room_record(
     player_id, the player's name, whether that player is a bot account) in seat order,
     ``moves`` (ply, seat, move, dice, created_at, clock0_ms, clock1_ms) in ply order,
     ``result`` (winner, points, reason, clock0_ms, clock1_ms) or None, ``changes`` (seat,
-    rating_before, rating_after) of a rated game's end in seat order."""
+    rating_before, rating_after) of a rated game's end in seat order; ``berserk``
+    (berserk0, berserk1) of an arena game's row in ``tournament_games``, or None."""
     (game_id, options, status, seed, opening, created_at, ropts, created_by, status_at,
      seeds) = room
     actions = [
@@ -203,6 +205,7 @@ def room_record(
         status_at=None if status_at is None else float(status_at),
         rating_change=[{"before": float(b), "after": float(a)} for _s, b, a in changes]
         if len(changes) == 2 else None,
+        berserk=(0, 0) if berserk is None else (int(berserk[0]), int(berserk[1])),
     )
 
 

@@ -459,7 +459,10 @@ class PostgresStore(PostgresPlayers, Storage):
             changes = await con.fetch(
                 "SELECT seat, rating_before, rating_after FROM rating_changes"
                 " WHERE room_id = $1 ORDER BY seat", room_id)
+            berserk = await con.fetchrow(
+                "SELECT berserk0, berserk1 FROM tournament_games WHERE room_id = $1", room_id)
         return room_record(room_id, tuple(room), [tuple(s) for s in seats],
                            [tuple(m) for m in moves],
                            None if result is None else tuple(result),
-                           [tuple(c) for c in changes])
+                           [tuple(c) for c in changes],
+                           None if berserk is None else tuple(berserk))

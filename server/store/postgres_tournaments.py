@@ -9,6 +9,8 @@ import asyncpg
 from tablas.server.errors import LeaseLost
 from tablas.server.ownership import Fence
 from tablas.server.store.tournaments import (
+    COLUMNS,
+    Berserked,
     EntrantRow,
     Joined,
     Left,
@@ -18,7 +20,8 @@ from tablas.server.store.tournaments import (
     TournamentStore,
 )
 
-_LOCKED = "SELECT status, max_players, created_by FROM tournaments WHERE id = $1 FOR UPDATE"
+_LOCKED = ("SELECT status, max_players, created_by, format FROM tournaments WHERE id = $1"
+           " FOR UPDATE")
 _ENTRANTS = ("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM tournament_players"
              " WHERE tournament_id = $1")
 _HOUSE_BOTS = ("SELECT COUNT(*) FROM tournament_players WHERE tournament_id = $1"
@@ -48,8 +51,8 @@ class PostgresTournaments(TournamentStore):
                 "INSERT INTO tournaments (id, game, options, clock, format, rounds,"
                 " games_per_pairing, rated, max_players, created_by, status, round, created_at)"
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)", *t.values())
-            await con.execute("UPDATE tournaments SET created_from = $1 WHERE id = $2",
-                              created_from, t.tournament_id)
+            await con.execute("UPDATE tournaments SET created_from = $1, minutes = $2"
+                              " WHERE id = $3", created_from, t.minutes, t.tournament_id)
             for i, e in enumerate(entrants, 1):
                 await con.execute(
                     "INSERT INTO tournament_players (tournament_id, player_id, name, registered,"
@@ -62,11 +65,18 @@ class PostgresTournaments(TournamentStore):
             found = await con.fetchrow(_LOCKED, tournament_id)
             if found is None:
                 return "unknown"
-            if found[0] != "waiting":
+            if found[0] != "waiting" and (found[0], found[3]) != ("playing", "arena"):
                 return "not_waiting"
-            if await con.fetchval("SELECT 1 FROM tournament_players WHERE tournament_id = $1"
-                                  " AND player_id = $2", tournament_id, e.player_id):
+            entered = await con.fetchval("SELECT active FROM tournament_players"
+                                         " WHERE tournament_id = $1 AND player_id = $2",
+                                         tournament_id, e.player_id)
+            if entered:
                 return "already"
+            if entered is not None:  # back in an arena they left
+                await con.execute("UPDATE tournament_players SET active = 1"
+                                  " WHERE tournament_id = $1 AND player_id = $2",
+                                  tournament_id, e.player_id)
+                return "joined"
             count, last = await con.fetchrow(_ENTRANTS, tournament_id)
             if int(count) >= int(found[1]):
                 return "full"
@@ -82,6 +92,12 @@ class PostgresTournaments(TournamentStore):
             found = await con.fetchrow(_LOCKED, tournament_id)
             if found is None:
                 return "unknown"
+            if (found[0], found[3]) == ("playing", "arena"):
+                gone = await con.fetchval(
+                    "UPDATE tournament_players SET active = 0 WHERE tournament_id = $1"
+                    " AND player_id = $2 AND active = 1 RETURNING player_id",
+                    tournament_id, player_id)
+                return "left" if gone is not None else "not_entered"
             if found[0] != "waiting":
                 return "not_waiting"
             gone = await con.fetchval(
@@ -89,7 +105,8 @@ class PostgresTournaments(TournamentStore):
                 " RETURNING player_id", tournament_id, player_id)
             return "left" if gone is not None else "not_entered"
 
-    async def start(self, tournament_id: str, by: str) -> Started:
+    async def start(self, tournament_id: str, by: str, *, now_ms: int = 0,
+                    minute_ms: int = 60_000) -> Started:
         async with self.pool.acquire() as con, con.transaction():
             found = await con.fetchrow(_LOCKED, tournament_id)
             if found is None:
@@ -103,8 +120,10 @@ class PostgresTournaments(TournamentStore):
                 return "too_few"
             if 2 * int(await con.fetchval(_HOUSE_BOTS, tournament_id)) > int(count):
                 return "too_many_bots"
-            await con.execute("UPDATE tournaments SET status = 'playing' WHERE id = $1",
-                              tournament_id)
+            await con.execute(
+                "UPDATE tournaments SET status = 'playing', ends_at_ms = CASE format"
+                " WHEN 'arena' THEN $2::bigint + minutes * $3::bigint END WHERE id = $1",
+                tournament_id, now_ms, minute_ms)
             return "started"
 
     async def load(self, tournament_id: str
@@ -112,17 +131,15 @@ class PostgresTournaments(TournamentStore):
         async with self.pool.acquire() as con, con.transaction(
                 isolation="repeatable_read", readonly=True):
             row = await con.fetchrow(
-                "SELECT id, game, options, clock, format, rounds, games_per_pairing, rated,"
-                " max_players, created_by, status, round, created_at FROM tournaments"
-                " WHERE id = $1", tournament_id)
+                f"SELECT {COLUMNS} FROM tournaments t WHERE t.id = $1", tournament_id)
             if row is None:
                 return None
             entrants = [EntrantRow.of(r) for r in await con.fetch(
-                "SELECT player_id, name, registered, bot, level, seq FROM tournament_players"
-                " WHERE tournament_id = $1 ORDER BY seq", tournament_id)]
+                "SELECT player_id, name, registered, bot, level, seq, active"
+                " FROM tournament_players WHERE tournament_id = $1 ORDER BY seq", tournament_id)]
             pairings = [PairingRow.of(r) for r in await con.fetch(
                 "SELECT g.round, g.idx, g.room_id, g.p0, g.p1, r.status, x.winner, x.reason,"
-                    " x.points"
+                " x.points, g.berserk0, g.berserk1"
                 " FROM tournament_games g LEFT JOIN rooms r ON r.id = g.room_id"
                 " LEFT JOIN results x ON x.room_id = g.room_id WHERE g.tournament_id = $1"
                 " ORDER BY g.round, g.idx", tournament_id)]
@@ -150,6 +167,42 @@ class PostgresTournaments(TournamentStore):
                         " p1) VALUES ($1, $2, $3, $4, $5, $6)",
                         tournament_id, round_, p.idx, p.room_id, p.p0, p.p1)
 
+    async def write_games(self, tournament_id: str, seen: int, pairings: list[PairingRow],
+                          fence: Fence | None) -> bool:
+        async with self.pool.acquire() as con, con.transaction():
+            await _fenced(con, fence)
+            moved = await con.fetchval(
+                "UPDATE tournaments SET round = $1 WHERE id = $2 AND round = $3"
+                " AND status = 'playing' RETURNING id",
+                seen + len(pairings), tournament_id, seen)
+            if moved is not None:
+                for p in pairings:
+                    await con.execute(
+                        "INSERT INTO tournament_games (tournament_id, round, idx, room_id, p0,"
+                        " p1) VALUES ($1, $2, $3, $4, $5, $6)",
+                        tournament_id, p.round, p.idx, p.room_id, p.p0, p.p1)
+        return moved is not None
+
+    async def berserk(self, room_id: str, player_id: str, left_ms: int,
+                      fence: Fence | None = None) -> tuple[Berserked, int]:
+        async with self.pool.acquire() as con, con.transaction():
+            await _fenced(con, fence)
+            found = await con.fetchrow(
+                "SELECT g.p0, g.p1, g.berserk0, g.berserk1 FROM tournament_games g"
+                " JOIN tournaments t ON t.id = g.tournament_id"
+                " WHERE g.room_id = $1 AND t.format = 'arena' FOR UPDATE OF g", room_id)
+            if found is None:
+                return "unknown", 0
+            seats = [i for i in (0, 1) if found[i] == player_id]
+            if not seats:
+                return "not_seated", 0
+            seat = seats[0]
+            if found[2 + seat]:
+                return "already", seat
+            await con.execute(f"UPDATE tournament_games SET berserk{seat} = $1"
+                              " WHERE room_id = $2", max(1, left_ms), room_id)
+            return "berserk", seat
+
     async def finish(self, tournament_id: str, fence: Fence | None) -> None:
         async with self.pool.acquire() as con, con.transaction():
             await _fenced(con, fence)
@@ -158,13 +211,11 @@ class PostgresTournaments(TournamentStore):
 
     async def listing(self, limit: int) -> list[tuple[TournamentRow, int]]:
         rows = await self.pool.fetch(
-            "SELECT t.id, t.game, t.options, t.clock, t.format, t.rounds,"
-            " t.games_per_pairing, t.rated, t.max_players, t.created_by, t.status, t.round,"
-            " t.created_at, (SELECT COUNT(*) FROM tournament_players p"
-            " WHERE p.tournament_id = t.id) FROM tournaments t"
+            f"SELECT {COLUMNS}, (SELECT COUNT(*) FROM tournament_players p"
+            " WHERE p.tournament_id = t.id AND p.active = 1) FROM tournaments t"
             " ORDER BY CASE t.status WHEN 'playing' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END,"
             " t.created_at DESC LIMIT $1", limit)
-        return [(TournamentRow.of(r), int(r[13])) for r in rows]
+        return [(TournamentRow.of(r), int(r[15])) for r in rows]
 
     async def live_created(self, player_id: str, address: str) -> tuple[int, int]:
         row = await self.pool.fetchrow(

@@ -456,7 +456,11 @@ class SqliteStore(SqlitePlayers, Storage):
             " ORDER BY seat", (room_id,),
         ) as cur:
             changes = list(await cur.fetchall())
-        return room_record(room_id, room, seats, moves, result, changes)
+        async with db.execute(
+            "SELECT berserk0, berserk1 FROM tournament_games WHERE room_id = ?", (room_id,),
+        ) as cur:
+            berserk = await cur.fetchone()
+        return room_record(room_id, room, seats, moves, result, changes, berserk)
 
 
 # The name the server's tests and tools open a SQLite file by (``Store.open(path)``).

@@ -9,6 +9,8 @@ import asyncio
 import aiosqlite
 from tablas.server.ownership import Fence
 from tablas.server.store.tournaments import (
+    COLUMNS,
+    Berserked,
     EntrantRow,
     Joined,
     Left,
@@ -18,7 +20,7 @@ from tablas.server.store.tournaments import (
     TournamentStore,
 )
 
-_STATUS = "SELECT status, max_players, created_by FROM tournaments WHERE id = ?"
+_STATUS = "SELECT status, max_players, created_by, format FROM tournaments WHERE id = ?"
 _ENTRANTS = "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM tournament_players WHERE tournament_id = ?"
 _HOUSE_BOTS = ("SELECT COUNT(*) FROM tournament_players WHERE tournament_id = ?"
                " AND level IS NOT NULL")
@@ -43,8 +45,9 @@ class SqliteTournaments(TournamentStore):
                     "INSERT INTO tournaments (id, game, options, clock, format, rounds,"
                     " games_per_pairing, rated, max_players, created_by, status, round,"
                     " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", t.values())
-                await self.db.execute("UPDATE tournaments SET created_from = ? WHERE id = ?",
-                                      (created_from, t.tournament_id))
+                await self.db.execute(
+                    "UPDATE tournaments SET created_from = ?, minutes = ? WHERE id = ?",
+                    (created_from, t.minutes, t.tournament_id))
                 for i, e in enumerate(entrants, 1):
                     await self.db.execute(
                         "INSERT INTO tournament_players (tournament_id, player_id, name,"
@@ -62,12 +65,19 @@ class SqliteTournaments(TournamentStore):
             found = await self._one(_STATUS, tournament_id)
             if found is None:
                 return "unknown"
-            if found[0] != "waiting":
+            if found[0] != "waiting" and (found[0], found[3]) != ("playing", "arena"):
                 return "not_waiting"
             count, last = await self._one(_ENTRANTS, tournament_id) or (0, 0)
-            if await self._one("SELECT 1 FROM tournament_players WHERE tournament_id = ?"
-                               " AND player_id = ?", tournament_id, e.player_id):
+            entered = await self._one("SELECT active FROM tournament_players"
+                                      " WHERE tournament_id = ? AND player_id = ?",
+                                      tournament_id, e.player_id)
+            if entered is not None and entered[0]:
                 return "already"
+            if entered is not None:  # back in an arena they left
+                await self.db.execute("UPDATE tournament_players SET active = 1"
+                                      " WHERE tournament_id = ? AND player_id = ?",
+                                      (tournament_id, e.player_id))
+                return "joined"
             if int(str(count)) >= int(str(found[1])):
                 return "full"
             await self.db.execute(
@@ -82,6 +92,13 @@ class SqliteTournaments(TournamentStore):
             found = await self._one(_STATUS, tournament_id)
             if found is None:
                 return "unknown"
+            if (found[0], found[3]) == ("playing", "arena"):
+                async with self.db.execute(
+                        "UPDATE tournament_players SET active = 0 WHERE tournament_id = ?"
+                        " AND player_id = ? AND active = 1 RETURNING player_id",
+                        (tournament_id, player_id)) as cur:
+                    gone = await cur.fetchone()
+                return "left" if gone is not None else "not_entered"
             if found[0] != "waiting":
                 return "not_waiting"
             async with self.db.execute(
@@ -90,7 +107,8 @@ class SqliteTournaments(TournamentStore):
                 gone = await cur.fetchone()
             return "left" if gone is not None else "not_entered"
 
-    async def start(self, tournament_id: str, by: str) -> Started:
+    async def start(self, tournament_id: str, by: str, *, now_ms: int = 0,
+                    minute_ms: int = 60_000) -> Started:
         async with self.lock:
             found = await self._one(_STATUS, tournament_id)
             if found is None:
@@ -105,27 +123,29 @@ class SqliteTournaments(TournamentStore):
             bots = await self._one(_HOUSE_BOTS, tournament_id) or (0,)
             if 2 * int(str(bots[0])) > int(str(count)):
                 return "too_many_bots"
-            await self.db.execute("UPDATE tournaments SET status = 'playing' WHERE id = ?",
-                                  (tournament_id,))
+            await self.db.execute(
+                "UPDATE tournaments SET status = 'playing', ends_at_ms = CASE format"
+                " WHEN 'arena' THEN ? + minutes * ? END WHERE id = ?",
+                (now_ms, minute_ms, tournament_id))
             return "started"
 
     async def load(self, tournament_id: str
                    ) -> tuple[TournamentRow, list[EntrantRow], list[PairingRow]] | None:
         async with self.lock:
             async with self.db.execute(
-                    "SELECT id, game, options, clock, format, rounds, games_per_pairing, rated,"
-                    " max_players, created_by, status, round, created_at FROM tournaments"
-                    " WHERE id = ?", (tournament_id,)) as cur:
+                    f"SELECT {COLUMNS} FROM tournaments t WHERE t.id = ?",
+                    (tournament_id,)) as cur:
                 row = await cur.fetchone()
             if row is None:
                 return None
             async with self.db.execute(
-                    "SELECT player_id, name, registered, bot, level, seq FROM tournament_players"
+                    "SELECT player_id, name, registered, bot, level, seq, active"
+                    " FROM tournament_players"
                     " WHERE tournament_id = ? ORDER BY seq", (tournament_id,)) as cur:
                 entrants = [EntrantRow.of(r) for r in await cur.fetchall()]
             async with self.db.execute(
                     "SELECT g.round, g.idx, g.room_id, g.p0, g.p1, r.status, x.winner, x.reason,"
-                    " x.points"
+                    " x.points, g.berserk0, g.berserk1"
                     " FROM tournament_games g LEFT JOIN rooms r ON r.id = g.room_id"
                     " LEFT JOIN results x ON x.room_id = g.room_id WHERE g.tournament_id = ?"
                     " ORDER BY g.round, g.idx", (tournament_id,)) as cur:
@@ -159,6 +179,48 @@ class SqliteTournaments(TournamentStore):
                     await self.db.execute("ROLLBACK")
                 raise
 
+    async def write_games(self, tournament_id: str, seen: int, pairings: list[PairingRow],
+                          fence: Fence | None) -> bool:
+        async with self.lock:
+            await self.db.execute("BEGIN IMMEDIATE")
+            try:
+                async with self.db.execute(
+                        "UPDATE tournaments SET round = ? WHERE id = ? AND round = ?"
+                        " AND status = 'playing' RETURNING id",
+                        (seen + len(pairings), tournament_id, seen)) as cur:
+                    moved = await cur.fetchone()
+                if moved is not None:
+                    for p in pairings:
+                        await self.db.execute(
+                            "INSERT INTO tournament_games (tournament_id, round, idx, room_id,"
+                            " p0, p1) VALUES (?, ?, ?, ?, ?, ?)",
+                            (tournament_id, p.round, p.idx, p.room_id, p.p0, p.p1))
+                await self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    await self.db.execute("ROLLBACK")
+                raise
+        return moved is not None
+
+    async def berserk(self, room_id: str, player_id: str, left_ms: int,
+                      fence: Fence | None = None) -> tuple[Berserked, int]:
+        async with self.lock:
+            found = await self._one(
+                "SELECT g.p0, g.p1, g.berserk0, g.berserk1 FROM tournament_games g"
+                " JOIN tournaments t ON t.id = g.tournament_id"
+                " WHERE g.room_id = ? AND t.format = 'arena'", room_id)
+            if found is None:
+                return "unknown", 0
+            seats = [i for i in (0, 1) if found[i] == player_id]
+            if not seats:
+                return "not_seated", 0
+            seat = seats[0]
+            if found[2 + seat]:
+                return "already", seat
+            await self.db.execute(f"UPDATE tournament_games SET berserk{seat} = ?"
+                                  " WHERE room_id = ?", (max(1, left_ms), room_id))
+            return "berserk", seat
+
     async def finish(self, tournament_id: str, fence: Fence | None) -> None:
         async with self.lock:
             await self.db.execute("UPDATE tournaments SET status = 'finished', created_from = ''"
@@ -166,13 +228,11 @@ class SqliteTournaments(TournamentStore):
 
     async def listing(self, limit: int) -> list[tuple[TournamentRow, int]]:
         async with self.lock, self.db.execute(
-                "SELECT t.id, t.game, t.options, t.clock, t.format, t.rounds,"
-                " t.games_per_pairing, t.rated, t.max_players, t.created_by, t.status, t.round,"
-                " t.created_at, (SELECT COUNT(*) FROM tournament_players p"
-                " WHERE p.tournament_id = t.id) FROM tournaments t"
+                f"SELECT {COLUMNS}, (SELECT COUNT(*) FROM tournament_players p"
+                " WHERE p.tournament_id = t.id AND p.active = 1) FROM tournaments t"
                 " ORDER BY CASE t.status WHEN 'playing' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END,"
                 " t.created_at DESC LIMIT ?", (limit,)) as cur:
-            return [(TournamentRow.of(r), int(r[13])) for r in await cur.fetchall()]
+            return [(TournamentRow.of(r), int(r[15])) for r in await cur.fetchall()]
 
     async def live_created(self, player_id: str, address: str) -> tuple[int, int]:
         async with self.lock, self.db.execute(

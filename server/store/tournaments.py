@@ -16,6 +16,7 @@ from typing import Any, Literal
 from tablas.server.ownership import Fence
 
 Joined = Literal["joined", "unknown", "not_waiting", "full", "already"]
+Berserked = Literal["berserk", "unknown", "not_seated", "already"]
 Left = Literal["left", "unknown", "not_waiting", "not_entered"]
 Started = Literal["started", "unknown", "not_creator", "not_waiting", "too_few",
                   "too_many_bots"]
@@ -36,6 +37,8 @@ class TournamentRow:
     status: str
     round: int
     created_at: float
+    minutes: int = 0  # an arena's length in arena minutes (0: another format)
+    ends_at_ms: int | None = None  # when an arena ends, set at its start
 
     def values(self) -> tuple[Any, ...]:
         return (self.tournament_id, self.game, self.options, self.clock, self.format,
@@ -46,7 +49,13 @@ class TournamentRow:
     def of(cls, r: Any) -> TournamentRow:
         return cls(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), int(r[5]),
                    int(r[6]), bool(r[7]), int(r[8]), str(r[9]), str(r[10]), int(r[11]),
-                   float(r[12]))
+                   float(r[12]), int(r[13]), None if r[14] is None else int(r[14]))
+
+
+# The columns TournamentRow.of reads, in its order (``t``: the tournaments table).
+COLUMNS = ("t.id, t.game, t.options, t.clock, t.format, t.rounds, t.games_per_pairing,"
+           " t.rated, t.max_players, t.created_by, t.status, t.round, t.created_at,"
+           " t.minutes, t.ends_at_ms")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +68,12 @@ class EntrantRow:
     bot: bool
     level: str | None
     seq: int = 0
+    active: bool = True  # False: an arena entrant who left (kept, not paired)
 
     @classmethod
     def of(cls, r: Any) -> EntrantRow:
         return cls(str(r[0]), str(r[1]), bool(r[2]), bool(r[3]),
-                   None if r[4] is None else str(r[4]), int(r[5]))
+                   None if r[4] is None else str(r[4]), int(r[5]), bool(r[6]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +90,15 @@ class PairingRow:
     winner: int | None = None
     reason: str | None = None
     points: int | None = None
+    # An arena game: each seat's time left when it went berserk (ms; 0: it did not).
+    berserk: tuple[int, int] = (0, 0)
 
     @classmethod
     def of(cls, r: Any) -> PairingRow:
         return cls(int(r[0]), int(r[1]), None if r[2] is None else str(r[2]), str(r[3]),
                    None if r[4] is None else str(r[4]), None if r[5] is None else str(r[5]),
                    None if r[6] is None else int(r[6]), None if r[7] is None else str(r[7]),
-                   None if r[8] is None else int(r[8]))
+                   None if r[8] is None else int(r[8]), (int(r[9]), int(r[10])))
 
 
 class TournamentStore(ABC):
@@ -103,16 +115,20 @@ class TournamentStore(ABC):
 
     @abstractmethod
     async def join(self, tournament_id: str, e: EntrantRow) -> Joined:
-        """Enters ``e`` while the tournament waits and has room (``seq`` is given here)."""
+        """Enters ``e`` while the tournament waits and has room (``seq`` is given here); an
+        arena also while it plays (one who left is active again)."""
 
     @abstractmethod
     async def leave(self, tournament_id: str, player_id: str) -> Left:
-        """Takes ``player_id`` out while the tournament waits."""
+        """Takes ``player_id`` out while the tournament waits; from an arena that plays,
+        marks them inactive (their games stay)."""
 
     @abstractmethod
-    async def start(self, tournament_id: str, by: str) -> Started:
+    async def start(self, tournament_id: str, by: str, *, now_ms: int = 0,
+                    minute_ms: int = 60_000) -> Started:
         """Its creator starts it (2 entrants at least, house bots at most half of them):
-        status ``playing``, round 0; its owner pairs the first round."""
+        status ``playing``, round 0; its owner pairs the first round. An arena's end is set
+        here, once: ``now_ms`` plus its minutes of ``minute_ms``."""
 
     @abstractmethod
     async def load(self, tournament_id: str
@@ -130,6 +146,20 @@ class TournamentStore(ABC):
                           pairings: list[PairingRow], fence: Fence | None) -> None:
         """The owner pairs round ``round_`` (of ``rounds``): its pairings and the round, in
         one transaction; nothing if the round was written already."""
+
+    @abstractmethod
+    async def write_games(self, tournament_id: str, seen: int, pairings: list[PairingRow],
+                          fence: Fence | None) -> bool:
+        """The owner of an arena adds games (each its own ``round``, numbered on from
+        ``seen``, the games paired before), in one transaction, if no other game was paired
+        meanwhile and it still plays: whether they were written."""
+
+    @abstractmethod
+    async def berserk(self, room_id: str, player_id: str, left_ms: int,
+                      fence: Fence | None = None) -> tuple[Berserked, int]:
+        """Marks ``player_id``'s seat of the arena game in ``room_id`` berserk (once), its
+        time left then ``left_ms``, written by the room's owner (``fence``, on a cluster):
+        the answer and the seat."""
 
     @abstractmethod
     async def finish(self, tournament_id: str, fence: Fence | None) -> None:

@@ -11,14 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from tablas.server.store.tournaments import EntrantRow
-from tablas.server.tournaments.pairing import Played, Standing
+from tablas.server.tournaments.pairing import Played
 
 FORMATS = ("json", "csv")
 
 
-def table(entrants: Sequence[EntrantRow], standings: Sequence[Standing],
+def table(entrants: Sequence[EntrantRow], standings: Sequence[dict[str, Any]],
           games: Sequence[Played]) -> list[dict[str, Any]]:
-    """One row per entrant, in the standings' order: ``results`` maps each other entrant's
+    """One row per entrant, in the order of ``standings`` (the format's rows: ``rank``,
+    ``player_id``, ``points``, ``tiebreak``): ``results`` maps each other entrant's
     id to the scores of their games in the order played (1, 0.5, 0; None: not over yet, or
     ended unplayed, such as aborted), ``byes`` the rounds sat out."""
     by_id = {e.player_id: e for e in entrants}
@@ -36,10 +37,11 @@ def table(entrants: Sequence[EntrantRow], standings: Sequence[Standing],
             if g.finished and g.counted:
                 score = 0.5 if g.winner is None else float(g.winner == seat)
             results[me][other].append(score)
-    return [{"rank": s.rank, "player_id": s.player_id, "name": by_id[s.player_id].name,
-             "bot": by_id[s.player_id].bot, "level": by_id[s.player_id].level,
-             "points": s.points, "tiebreak": s.tiebreak, "byes": byes[s.player_id],
-             "results": results[s.player_id]} for s in standings]
+    return [{"rank": s["rank"], "player_id": s["player_id"],
+             "name": by_id[s["player_id"]].name, "bot": by_id[s["player_id"]].bot,
+             "level": by_id[s["player_id"]].level, "points": s["points"],
+             "tiebreak": s["tiebreak"], "byes": byes[s["player_id"]],
+             "results": results[s["player_id"]]} for s in standings]
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:

@@ -4,12 +4,12 @@ lease), which pairs its rounds, opens their rooms and ends it.
 
 Any node takes the commands (create, join, leave, start): each is one conditional change in
 the database (the tournament still waiting, with room, …), so nothing needs forwarding. The
-owner looks at its tournaments every :data:`TICK` seconds (and at once when told of a start):
-a round whose games are all over is followed by the next, paired from the games stored
-(:mod:`.pairing`); the last one ends the tournament. Everything it decides is read back from
-the database, so a node that takes a tournament over (its owner killed) carries on where the
-database says: a round's pairings are written, room ids included, before its rooms are made,
-and rooms missing when it looks are made then, so no game is paired twice or lost.
+owner looks at its tournaments every :data:`TICK` seconds (and at once when told of a start
+or an arena's newcomer) and does what the tournament's format (:mod:`.formats`) says, from the
+games stored: pair a round or the next games, end it, or wait. Everything it decides is read
+back from the database, so a node that takes a tournament over (its owner killed) carries on
+where the database says: pairings are written, room ids included, before their rooms are
+made, and rooms missing when it looks are made then, so no game is paired twice or lost.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from tablas.server.store import Storage
 from tablas.server.store.seeks import canonical
 from tablas.server.store.tournaments import EntrantRow, PairingRow, TournamentRow
 from tablas.server.tournaments.entry import Entries
-from tablas.server.tournaments.pairing import Pair, Played, berger, swiss
+from tablas.server.tournaments.formats import format_of
 from tablas.server.views import bot_name
 
 log = logging.getLogger("tablas.server")
@@ -63,25 +63,10 @@ def lease_key(tournament_id: str) -> str:
     return _PREFIX + tournament_id
 
 
-def played(p: PairingRow) -> Played:
-    """A stored pairing as the standings read it."""
-    done = p.p1 is None or p.room_status in ("finished", "closed")
-    counted = p.p1 is None or (p.reason is not None and p.reason != "aborted")
-    return Played(p.round, (p.p0, p.p1), done, p.winner, counted)
-
-
-def schedule(t: TournamentRow, seeds: list[str], pairings: list[PairingRow]
-             ) -> tuple[int, list[Pair]]:
-    """How many rounds ``t`` plays, and the pairs of its next round."""
-    if t.format == "round_robin":
-        rounds = berger(seeds, t.games_per_pairing)
-        return len(rounds), rounds[t.round] if t.round < len(rounds) else []
-    return t.rounds, swiss(seeds, [played(p) for p in pairings])
-
-
 class Tournaments:
     def __init__(self, store: Storage, hub: Hub, reach: Reach, ownership: Ownership,
-                 clock: Callable[[], float] = time.time, *, tick: float = TICK) -> None:
+                 clock: Callable[[], float] = time.time, *, tick: float = TICK,
+                 minute_s: float = 60.0) -> None:
         self.pool = store.tournaments
         self.entries = Entries(store)
         self.hub = hub
@@ -89,6 +74,7 @@ class Tournaments:
         self.ownership = ownership
         self.clock = clock
         self.tick = tick
+        self.minute_ms = round(minute_s * 1000)  # an arena's minute (tablas serve --arena-minute-s)
         self.held: set[str] = set()
         self._nudged = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -113,9 +99,9 @@ class Tournaments:
                     for lv in msg.house_bots]
         row = TournamentRow(tid, msg.game, canonical(msg.options),
                             canonical(msg.clock.model_dump()), msg.format,
-                            msg.rounds if msg.format == "swiss" and msg.rounds else 0,
+                            msg.rounds or 0 if format_of(msg.format).asks_rounds else 0,
                             msg.games_per_pairing, msg.rated, msg.max_players, me.id,
-                            "waiting", 0, self.clock())
+                            "waiting", 0, self.clock(), msg.minutes or 0)
         if await self.ownership.claim(lease_key(tid), True) is not None:
             raise MeetError("internal", "the new tournament's id is taken: try again", msg.id)
         await self.entries.created(tid, msg.entry, invited)
@@ -132,6 +118,7 @@ class Tournaments:
             raise MeetError(*_REFUSED[done], msg.id)
         conn.send(TournamentChanged(type="tournament_joined", re=msg.id,
                                     tournament_id=msg.tournament_id))
+        self._nudged.set()  # an arena that plays pairs its newcomer at once
 
     async def leave(self, conn: Conn, msg: LeaveTournament) -> None:
         assert conn.player is not None
@@ -143,7 +130,9 @@ class Tournaments:
 
     async def start(self, conn: Conn, msg: StartTournament) -> None:
         assert conn.player is not None
-        done = await self.pool.start(msg.tournament_id, conn.player.id)
+        done = await self.pool.start(msg.tournament_id, conn.player.id,
+                                     now_ms=round(self.clock() * 1000),
+                                     minute_ms=self.minute_ms)
         if done != "started":
             raise MeetError(*_REFUSED[done], msg.id)
         conn.send(TournamentChanged(type="tournament_started", re=msg.id,
@@ -187,6 +176,9 @@ class Tournaments:
         adopted_at = -ADOPT_EVERY
         loop = asyncio.get_running_loop()
         while True:
+            # Cleared before the look, so that a nudge during it (pairs written: their rooms
+            # are made at the next look) brings the next look at once.
+            self._nudged.clear()
             try:
                 if loop.time() - adopted_at >= ADOPT_EVERY:
                     adopted_at = loop.time()
@@ -197,7 +189,6 @@ class Tournaments:
                 raise
             except Exception:
                 log.exception("tournaments: a look failed; looking again")
-            self._nudged.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._nudged.wait(), self.tick)
 
@@ -210,8 +201,8 @@ class Tournaments:
                 log.info("tournament %s taken", tid, extra={"event": "tournament_taken"})
 
     async def _advance(self, tid: str) -> None:
-        """Looks at ``tid``: makes its round's missing rooms; pairs the next round once
-        every game of this one is over; ends it after the last."""
+        """Looks at ``tid``: makes its games' missing rooms; then does what its format says
+        (pairs a round or the next games, ends it, or waits)."""
         found = await self.pool.load(tid)
         if found is None or found[0].status == "finished":
             self.held.discard(tid)
@@ -219,24 +210,27 @@ class Tournaments:
         t, entrants, pairings = found
         if t.status != "playing":
             return
-        current = [p for p in pairings if p.round == t.round]
-        for p in current:
+        for p in pairings:
             if p.room_id is not None and p.room_status is None:
                 await self._open(t, entrants, p)
-        if t.round > 0 and not all(played(p).finished for p in current):
-            return
-        seeds = [e.player_id for e in entrants]
-        rounds, pairs = schedule(t, seeds, pairings)
+        step = format_of(t.format).step(t, entrants, pairings, round(self.clock() * 1000))
+        fence = self.ownership.fence(lease_key(tid))
         try:
-            if t.round >= rounds or not pairs:
-                await self.pool.finish(tid, self.ownership.fence(lease_key(tid)))
+            if step.finish:
+                await self.pool.finish(tid, fence)
                 self.held.discard(tid)
                 log.info("tournament %s finished", tid, extra={"event": "tournament_finished"})
                 return
-            nxt = [PairingRow(t.round + 1, i, None if b is None else self._room_id(), a, b)
-                   for i, (a, b) in enumerate(pairs)]
-            await self.pool.write_round(tid, t.round + 1, rounds, nxt,
-                                        self.ownership.fence(lease_key(tid)))
+            if not step.pairs:
+                return
+            if step.round:
+                await self.pool.write_round(tid, step.round, step.rounds, [
+                    PairingRow(step.round, i, None if b is None else self._room_id(), a, b)
+                    for i, (a, b) in enumerate(step.pairs)], fence)
+            else:
+                await self.pool.write_games(tid, t.round, [
+                    PairingRow(t.round + 1 + i, 0, self._room_id(), a, b)
+                    for i, (a, b) in enumerate(step.pairs)], fence)
         except LeaseLost:
             self.held.discard(tid)
             return

@@ -1,24 +1,18 @@
-"""``GET /api/tournaments`` and ``GET /api/tournaments/{id}`` (contract section 13): what is
-stored, with the standings recomputed from the games' results every time they are asked."""
+"""``GET /api/tournaments`` and ``GET /api/tournaments/{id}`` (contract sections 13, 19): what
+is stored, with the standings recomputed from the games' results every time they are asked,
+by the tournament's format (which also gives its own fields: an arena's time, the pairings'
+shape)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from tablas.server.store import Storage
-from tablas.server.store.tournaments import PairingRow
 from tablas.server.tournaments.crosstable import FORMATS, table, to_csv
-from tablas.server.tournaments.keeper import played
-from tablas.server.tournaments.pairing import standings
+from tablas.server.tournaments.formats import format_of
+from tablas.server.tournaments.formats.base import played
 
 LISTED = 100
-
-
-def _result(p: PairingRow) -> dict[str, Any] | None:
-    if p.p1 is None or not played(p).finished or p.reason is None:
-        return None
-    return {"winner": p.winner, "points": p.points, "reason": p.reason}
 
 
 class TournamentViews:
@@ -32,6 +26,7 @@ class TournamentViews:
              "status": t.status, "round": t.round, "rounds": t.rounds, "players": n,
              "rated": t.rated, "clock": json.loads(t.clock), "created_by": t.created_by,
              "max_players": t.max_players}
+            | ({"minutes": t.minutes, "ends_at_ms": t.ends_at_ms} if t.minutes else {})
             for t, n in rows]}, separators=(",", ":")).encode()
 
     async def detail(self, tournament_id: str) -> bytes | None:
@@ -40,25 +35,19 @@ class TournamentViews:
             return None
         t, entrants, pairings = found
         by_id = {e.player_id: e for e in entrants}
-        tiebreak = "sonneborn_berger" if t.format == "round_robin" else "buchholz"
-        table = standings([e.player_id for e in entrants], [played(p) for p in pairings],
-                          tiebreak)
-        rounds: list[list[dict[str, Any]]] = [[] for _ in range(t.round)]
-        for p in pairings:
-            rounds[p.round - 1].append({"room_id": p.room_id, "players": [p.p0, p.p1],
-                                        "result": _result(p)})
+        fmt = format_of(t.format)
         body = {
             "tournament_id": t.tournament_id, "game": t.game, "format": t.format,
             "status": t.status, "round": t.round, "rounds": t.rounds,
             "options": json.loads(t.options), "clock": json.loads(t.clock),
             "rated": t.rated, "games_per_pairing": t.games_per_pairing,
             "max_players": t.max_players, "created_by": t.created_by,
-            "standings": [{"rank": s.rank, "player_id": s.player_id,
-                           "name": by_id[s.player_id].name, "bot": by_id[s.player_id].bot,
-                           "points": s.points, "tiebreak": s.tiebreak, "wins": s.wins,
-                           "draws": s.draws, "losses": s.losses} for s in table],
-            "pairings": rounds,
-        }
+            "tiebreak_name": fmt.tiebreak,
+            "standings": [row | {"name": by_id[row["player_id"]].name,
+                                 "bot": by_id[row["player_id"]].bot,
+                                 "active": by_id[row["player_id"]].active}
+                          for row in fmt.standings(entrants, pairings)],
+        } | fmt.detail(t, pairings)
         return json.dumps(body, separators=(",", ":")).encode()
 
     async def crosstable(self, tournament_id: str, form: str) -> tuple[bytes, str] | None:
@@ -69,10 +58,9 @@ class TournamentViews:
         if found is None:
             return None
         t, entrants, pairings = found
-        tiebreak = "sonneborn_berger" if t.format == "round_robin" else "buchholz"
-        games = [played(p) for p in pairings]
-        rows = table(entrants, standings([e.player_id for e in entrants], games, tiebreak),
-                     games)
+        fmt = format_of(t.format)
+        tiebreak = fmt.tiebreak
+        rows = table(entrants, fmt.standings(entrants, pairings), [played(p) for p in pairings])
         if form == "csv":
             return to_csv(rows).encode(), "text/csv; charset=utf-8"
         return json.dumps({"tournament_id": t.tournament_id, "game": t.game,
