@@ -41,6 +41,15 @@ async def test_the_owner_node_killed_mid_round_and_another_takes_over(
         second = await ana.expect("tournament_game")
         assert second["round"] == 2
         n["a"].kill9()
+        # Bob's resignation of his round-2 game may have been sent to the dying node and
+        # lost: he comes back, as a client does, and is told his games again.
+        bob_plays.cancel()
+        await bob.close()
+        bob = Client(n["b"].url)
+        await bob.open()
+        await bob.send({"type": "hello", "name": "Bob", "password": "bob's password"})
+        await bob.expect("welcome")
+        bob_plays = asyncio.create_task(play_out(bob, n["b"].url, tid))
         await ana.send({"type": "resign", "room_id": second["room_id"]})
         await play_out(ana, n["b"].url, tid)
         detail = await finished(n["b"].url, tid, seconds=90)
