@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from tablas.server.blocklist import BlockList
 from tablas.server.bot_pool import BotPool
+from tablas.server.bot_turns import RoomShares
 from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
 from tablas.server.connections import Presence
 from tablas.server.dice import SeedFactory
@@ -102,6 +103,7 @@ from tablas.server.protocol import (
 )
 from tablas.server.rated import RatedGames
 from tablas.server.readiness import Readiness
+from tablas.server.review_ahead import ReviewAhead
 from tablas.server.room_records import Records
 from tablas.server.standings import Standings
 from tablas.server.store import Database, Storage, open_store
@@ -177,6 +179,7 @@ class TablasServer:
         challenge_expiry: float = CHALLENGE_EXPIRY,
         metrics_allow: Sequence[str] = LOOPBACK,
         shared_address_ok: Sequence[str] = (),
+        review_ahead: bool = True,
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
         makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
@@ -191,7 +194,9 @@ class TablasServer:
         (section 10), ``challenge_expiry`` (seconds) when an unanswered challenge ends
         (section 11). ``metrics_allow``: the addresses and networks ``/metrics`` answers
         (section 14; a :class:`ValueError` for one that is neither); ``shared_address_ok``:
-        the networks whose connections each count as an address of their own (section 15)."""
+        the networks whose connections each count as an address of their own (section 15);
+        ``review_ahead``: judge each move in the background while games are played
+        (:mod:`tablas.server.review_ahead`), so that a review is ready when its game ends."""
         self.node = node or default_node()
         allow = AddressAllow(parse_networks(metrics_allow))
         self.addresses = AddressKeys(parse_networks(shared_address_ok))
@@ -210,11 +215,14 @@ class TablasServer:
         self.presence = Presence()
         recent = RecentGames(clock)
         blocklist = BlockList()
+        shares = RoomShares()
+        self.reviews = ReviewAhead(self.bots, shares, on=review_ahead)
         self.services = RoomServices(store, self.bots, self.presence, clock,
                                      ownership=ownership, games=recent, blocklist=blocklist,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
                                      claim_after=claim_after,
-                                     rated=RatedGames(store, clock), metrics=self.metrics)
+                                     rated=RatedGames(store, clock), metrics=self.metrics,
+                                     shares=shares, moves=self.reviews)
         self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
@@ -279,7 +287,7 @@ class TablasServer:
             Unblock: self.blocks.unblock,
             BlocksRequest: self.blocks.listing,
         }
-        self.records = Records(self.hub)
+        self.records = Records(self.hub, self.reviews)
         tournament_views = TournamentViews(store)
         cluster = self.cluster
         services = self.services
@@ -356,6 +364,7 @@ class TablasServer:
         self.sweeps.stop()
         self.hub.stop()
         self.records.stop()
+        self.reviews.stop()
         await self.edge.close()
         await self.hub.drain()
         self.bots.shutdown()
@@ -376,7 +385,7 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
               max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
               metrics_allow: Sequence[str] = LOOPBACK, public_url: str | None = None,
-              shared_address_ok: Sequence[str] = ()) -> None:
+              shared_address_ok: Sequence[str] = (), review_ahead: bool = True) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`tablas.server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`tablas.server.loop.quiet_collector` sets it for
@@ -396,7 +405,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
                                   max_rooms_per_address=max_rooms_per_address,
                                   node=node, redis=redis, lease_s=lease_s,
                                   metrics_allow=metrics_allow, public_url=public_url,
-                                  shared_address_ok=shared_address_ok)
+                                  shared_address_ok=shared_address_ok,
+                                  review_ahead=review_ahead)
         except BaseException:
             await store.close()
             raise

@@ -376,10 +376,15 @@ class BotPool:
         caller, who may try again."""
         return await self.compute_for("", functools.partial(fn, *args, **kwargs))
 
-    async def compute_for(self, share: str, fn: Callable[[], T]) -> T:
+    async def compute_for(self, share: str, fn: Callable[[], T], *, background: bool = False,
+                          on_start: Callable[[], None] | None = None) -> T:
         """``fn()`` (picklable: a module-level function or a partial of one) in a worker,
-        when ``share``'s line has its turn (as :meth:`compute`)."""
-        async with self.turns.turn(share):
+        when ``share``'s line has its turn (as :meth:`compute`). ``background``: in the
+        lower class, after every waiting decision (:class:`FairTurns`); ``on_start`` is
+        called once it holds a worker."""
+        async with self.turns.turn(share, background=background):
+            if on_start is not None:
+                on_start()
             pool = await self._ensure()
             loop = asyncio.get_running_loop()
             try:
