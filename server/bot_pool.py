@@ -71,6 +71,9 @@ BUDGET_MS: dict[Level, float] = {
 RETRIES = 3
 # Workers run below the event loop's priority: on a busy machine people's moves come first.
 WORKER_NICE = 5
+# Background jobs (FairTurns' lower class) run in processes of their own, further below: on a
+# busy machine a bot's search takes the CPU from them, not the other way round.
+BACKGROUND_NICE = 19
 MIN_BUDGET_MS = 10.0
 Progress = Callable[[SearchInfo], None]
 P = ParamSpec("P")
@@ -220,6 +223,8 @@ class BotPool:
         self.nice = nice
         self.live = live
         self._pool: ProcessPoolExecutor | None = None
+        # Background jobs' processes (at most workers - 1 such jobs run: no job waits for one).
+        self._background: ProcessPoolExecutor | None = None
         self._manager: SyncManager | None = None
         self._queue: Any = None
         self._pump: threading.Thread | None = None
@@ -242,11 +247,23 @@ class BotPool:
             )
         return self._pool
 
+    def _background_pool(self) -> ProcessPoolExecutor:
+        if self._background is None:
+            self._background = ProcessPoolExecutor(
+                max_workers=max(1, self.workers - 1),
+                mp_context=multiprocessing.get_context("forkserver"), initializer=_worker_init,
+                initargs=(None, os.getpid(), max(self.nice, BACKGROUND_NICE)))
+        return self._background
+
     def _rebuild(self, broken: ProcessPoolExecutor) -> None:
         if self._pool is broken:
             log.warning("bot pool broken (a worker died): rebuilding it")
             broken.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+        if self._background is broken:
+            log.warning("background processes broken (one died): rebuilding them")
+            broken.shutdown(wait=False, cancel_futures=True)
+            self._background = None
 
     def worker_pids(self) -> list[int]:
         """The live worker processes (tests kill one to check the pool recovers)."""
@@ -380,12 +397,12 @@ class BotPool:
                           on_start: Callable[[], None] | None = None) -> T:
         """``fn()`` (picklable: a module-level function or a partial of one) in a worker,
         when ``share``'s line has its turn (as :meth:`compute`). ``background``: in the
-        lower class, after every waiting decision (:class:`FairTurns`); ``on_start`` is
-        called once it holds a worker."""
+        lower class, after every waiting decision (:class:`FairTurns`), run in processes of
+        its own at ``BACKGROUND_NICE``; ``on_start`` is called once it holds a worker."""
         async with self.turns.turn(share, background=background):
             if on_start is not None:
                 on_start()
-            pool = await self._ensure()
+            pool = self._background_pool() if background else await self._ensure()
             loop = asyncio.get_running_loop()
             try:
                 return await loop.run_in_executor(pool, fn)
@@ -397,6 +414,9 @@ class BotPool:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+        if self._background is not None:
+            self._background.shutdown(wait=False, cancel_futures=True)
+            self._background = None
         self._stop.set()
         if self._pump is not None:
             self._pump.join(1.0)
