@@ -6,7 +6,10 @@ same pure function the CLI and the ladder use; the :class:`~tablas.engine.search
 it returns comes back to the event loop as it is (a picklable dataclass). :class:`BotPool`
 owns the ``ProcessPoolExecutor``: a decision has a deadline, and a dead worker
 (``BrokenProcessPool``) gets the pool rebuilt and the decision retried. Other work that must
-not run on the event loop goes through :meth:`BotPool.compute`.
+not run on the event loop goes through :meth:`BotPool.compute`; background work (the moves
+judged ahead of a game's review, :mod:`tablas.server.review_ahead`) through
+:meth:`BotPool.compute_for` with ``background=True``, in processes of its own at
+``BACKGROUND_NICE``, when :class:`~tablas.server.bot_turns.FairTurns` gives it a turn.
 
 Live analysis: a worker cannot call back into the event loop, so it puts what the search
 found after each iteration on a queue served by a ``multiprocessing`` manager (its proxy is

@@ -15,9 +15,11 @@ heard of (one loaded back from the database after a restart) is in the share ``"
 
 Background work (``turn(share, background=True)``: the analysis of a game's moves while it is
 played, :mod:`tablas.server.review_ahead`) is a lower class: it gets a slot only when no
-decision of any share waits, and never the last free one (at most ``slots - 1`` run at once;
-none with one slot), so a decision that comes finds a worker free unless other decisions hold
-the rest. Its lines are served in turn by share like the decisions'.
+decision of any share waits and two slots or more are free, so it never takes the last free
+one (none with one slot; with two, only while no other job runs): a decision that comes finds
+a worker free unless other decisions hold the rest, and on a machine of two cores a bot never
+shares the CPU with background work that started after it. Its lines are served in turn by
+share like the decisions'.
 
 Each node schedules its own workers: in a cluster, an address's rooms on two nodes wait in
 two lines, one at each node's workers.
@@ -109,8 +111,8 @@ class FairTurns:
         # The most slots one share holds at once: all but one, so another share's job
         # always finds a worker that no long decision of the first share can hold up.
         self.per_share = self.slots - 1 if self.slots >= 2 else 1
-        # The most slots background jobs hold at once: never the last one.
-        self.background_cap = self.slots - 1
+        # A background job takes a slot only when this many are free: never the last one.
+        self.background_needs = 2
         self.busy = 0
         self.background = 0  # of ``busy``, the background jobs
         self._decisions = _Lines()
@@ -153,7 +155,7 @@ class FairTurns:
         if self.busy >= self.slots:
             return False
         if background:
-            return not self._decisions.lines and self.background < self.background_cap
+            return not self._decisions.lines and self.slots - self.busy >= self.background_needs
         return self.held.get(share, 0) < self.per_share
 
     def _take(self, share: str, background: bool) -> None:
@@ -171,8 +173,8 @@ class FairTurns:
 
     def _hand_out(self) -> None:
         """Free slots to the decisions' lines in turn, until no slot is free or no line may
-        take one; then, if no decision waits, to the background lines in turn, up to their
-        cap."""
+        take one; then, if no decision waits, to the background lines in turn while two slots
+        or more are free."""
         while self.busy < self.slots:
             share = self._decisions.next_share(self.per_share)
             if share is None:
@@ -181,9 +183,8 @@ class FairTurns:
             if granted is not None:
                 self._take(share, False)
                 granted.set_result(None)
-        while (self.busy < self.slots and not self._decisions.lines
-               and self.background < self.background_cap):
-            share = self._low.next_share(self.background_cap)
+        while self.slots - self.busy >= self.background_needs and not self._decisions.lines:
+            share = self._low.next_share(self.slots)
             if share is None:
                 return
             granted = self._low.pop(share)

@@ -44,7 +44,11 @@ REVIEW_SECONDS_PER_MOVE = 0.5  # the search budget of each action a review judge
 KEEP_ENTRIES = 20_000  # entries kept at most (the oldest go first)
 # Background judgements waiting or running at most; past it a move is left for the end.
 MAX_JOBS = 2_000
-KEEP_LINES = 10_000  # rooms whose line of keys is remembered (the live ones)
+KEEP_LINES = 10_000  # rooms whose last key is remembered (the live ones)
+# Seconds a move's judgement waits before it asks for its turn: the bot's answer to the move,
+# asked for at once, takes the workers first (FairTurns lets background work in only beside
+# two free slots), so that the bot does not share the CPU with it.
+AFTER_MOVE_S = 0.05
 
 Actions = list[tuple[JSON, list[list[int]]]]
 
@@ -91,35 +95,39 @@ class ReviewAhead:
         self._entries: OrderedDict[str, JSON] = OrderedDict()
         self._jobs: dict[str, asyncio.Task[JSON]] = {}
         self._started: set[str] = set()  # jobs that hold a worker (the others wait in line)
-        # Each live room's keys so far, one per action (extended as it plays).
-        self._lines: OrderedDict[str, list[str]] = OrderedDict()
+        # Each live room's actions so far and the key of the last one (the next one's start).
+        self._tips: OrderedDict[str, tuple[int, str]] = OrderedDict()
 
     def keys(self, room: Room) -> list[str]:
         """The key of each action of ``room``'s history, in order."""
-        line = self._lines.get(room.room_id)
-        if line is None:
-            line = []
-        history = room.history
-        if len(line) > len(history):  # never for a room that only moves forward
-            line = []
-        key = line[-1] if line else root_key(
-            room.game_id, dict(room.options), [list(r) for r in room.opening_rolls])
-        for action in history[len(line):]:
+        key = root_key(room.game_id, dict(room.options), [list(r) for r in room.opening_rolls])
+        line = []
+        for action in room.history:
             key = next_key(key, action.move, [list(r) for r in action.rolls])
             line.append(key)
         return line
+
+    def _last_key(self, room: Room) -> str:
+        """The key of ``room``'s last action: from the one before it when that was the last
+        one seen here (each move), else from the start."""
+        history = room.history
+        tip = self._tips.pop(room.room_id, None)
+        if tip is not None and tip[0] == len(history) - 1:
+            last = history[-1]
+            key = next_key(tip[1], last.move, [list(r) for r in last.rolls])
+        else:
+            key = self.keys(room)[-1]
+        self._tips[room.room_id] = (len(history), key)
+        while len(self._tips) > KEEP_LINES:
+            self._tips.popitem(last=False)
+        return key
 
     def moved(self, room: Room) -> None:
         """``room`` has just committed an action: judge it in the background."""
         if not self.on or not room.history:
             return
-        line = self.keys(room)
-        self._lines[room.room_id] = line
-        self._lines.move_to_end(room.room_id)
-        while len(self._lines) > KEEP_LINES:
-            self._lines.popitem(last=False)
-        ply = len(line) - 1
-        key = line[ply]
+        key = self._last_key(room)
+        ply = len(room.history) - 1
         if key in self._entries or key in self._jobs or len(self._jobs) >= self.max_jobs:
             return
         fn = functools.partial(review_entries, room.game_id, dict(room.options),
@@ -131,6 +139,7 @@ class ReviewAhead:
         task.add_done_callback(functools.partial(self._judged, key))
 
     async def _judge(self, share: str, key: str, fn: functools.partial[list[JSON]]) -> JSON:
+        await asyncio.sleep(AFTER_MOVE_S)
         (entry,) = await self.bots.compute_for(
             share, fn, background=True, on_start=functools.partial(self._started.add, key))
         return entry
@@ -198,8 +207,8 @@ class ReviewAhead:
 
     def forget(self, room: Room) -> None:
         """``room``'s review is stored: its entries and its line are no longer needed."""
-        line = self._lines.pop(room.room_id, None) or []
-        for key in line:
+        self._tips.pop(room.room_id, None)
+        for key in self.keys(room):
             self._entries.pop(key, None)
 
     def stop(self) -> None:

@@ -1,9 +1,9 @@
 """Background work at the bot workers (server/bot_turns.py, the lower class of
 :class:`FairTurns`), checked against the rules written here as a model: a background job
-starts only when no decision of any share waits, background jobs never hold every slot (none
-run with one slot), a decision waits only where it would without any background job running
-but one (every slot busy, or its share at its cap), and a background job waits only when it
-must (a decision waits, every slot is busy, or the background jobs hold their cap)."""
+starts only when no decision of any share waits and two slots or more are free (it never
+takes the last free one: none start with one slot, and with two only while nothing else
+runs), a decision waits only where it must (every slot busy, or its share at its cap), and a
+background job waits only when it must (a decision waits, or fewer than two slots are free)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,16 @@ Job = tuple[str, int, bool]  # share, its number in that share's class, backgrou
 
 class Probe(FairTurns):
     """A :class:`FairTurns` that notes, as it hands a slot to a background job, how many
-    decisions wait then (its job's task runs a little later, when more may have come)."""
+    decisions wait then and how many slots are free (its job's task runs a little later, when
+    more may have come)."""
 
     def __init__(self, slots: int) -> None:
         super().__init__(slots)
-        self.decisions_waiting_at_background_start: list[int] = []
+        self.at_background_start: list[tuple[int, int]] = []
 
     def _take(self, share: str, background: bool) -> None:
         if background:
-            self.decisions_waiting_at_background_start.append(self.waiting())
+            self.at_background_start.append((self.waiting(), self.slots - self.busy))
         super()._take(share, background)
 
 
@@ -57,7 +58,7 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_background_waits_for_every_waiting_decision_and_keeps_a_slot_free() -> None:
+async def test_background_waits_for_every_decision_and_keeps_a_slot_free() -> None:
     run = Run(2)
     low = [asyncio.create_task(run.job(("A", i, True))) for i in range(3)]
     await settle()
@@ -74,11 +75,15 @@ async def test_background_waits_for_every_waiting_decision_and_keeps_a_slot_free
     assert run.running() == [("B", 0, False), ("C", 0, False)]
     run.release[("B", 0, False)].set()
     await settle()
-    assert run.running() == [("C", 0, False), ("A", 1, True)]
+    # One slot free of two: the background waits while a decision runs.
+    assert run.running() == [("C", 0, False)]
+    run.release[("C", 0, False)].set()
+    await settle()
+    assert run.running() == [("A", 1, True)]
     for j in list(run.release):
         run.release[j].set()
     await asyncio.gather(*low, first, second)
-    assert run.turns.decisions_waiting_at_background_start == [0, 0, 0]
+    assert run.turns.at_background_start == [(0, 2)] * 3
     assert run.turns.busy == run.turns.background == 0
 
 
@@ -92,20 +97,19 @@ async def test_one_slot_runs_no_background_job() -> None:
     assert run.turns.waiting_background() == 0 and run.turns.busy == 0
 
 
-async def test_a_decision_that_stops_waiting_lets_background_in() -> None:
+async def test_background_starts_when_two_slots_are_free() -> None:
     run = Run(3)
-    hog = [asyncio.create_task(run.job(("A", i, False))) for i in range(3)]
+    decisions = [asyncio.create_task(run.job((s, 0, False))) for s in "AB"]
     await settle()
-    low = asyncio.create_task(run.job(("B", 0, True)))
+    low = asyncio.create_task(run.job(("C", 0, True)))
     await settle()
-    # A holds two slots (its cap) and waits for a third: the free slot stays free for others.
-    assert run.turns.busy == 2 and run.started == [("A", 0, False), ("A", 1, False)]
-    hog[2].cancel()
+    assert run.turns.busy == 2 and run.turns.waiting_background() == 1  # one slot free
+    run.release[("A", 0, False)].set()
     await settle()
-    assert ("B", 0, True) in run.running()
+    assert ("C", 0, True) in run.running()  # two free: it takes one, one stays free
     for j in list(run.release):
         run.release[j].set()
-    await asyncio.gather(*hog[:2], low)
+    await asyncio.gather(*decisions, low)
 
 
 @settings(max_examples=80, deadline=None)
@@ -142,7 +146,7 @@ def test_the_background_rules_hold_whatever_comes_and_goes(
             decisions_wait = any(not b for _, _, b in waiting)
             for share, _, background in waiting:
                 if background:
-                    assert decisions_wait or len(running) == slots or len(low) == slots - 1
+                    assert decisions_wait or slots - len(running) < 2
                 else:
                     held = sum(1 for s, _, b in running if s == share and not b)
                     assert len(running) == slots or held == per_share
@@ -156,7 +160,7 @@ def test_the_background_rules_hold_whatever_comes_and_goes(
                 if j[2] and j not in run.started:
                     t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        assert all(n == 0 for n in run.turns.decisions_waiting_at_background_start)
+        assert all(w == 0 and free >= 2 for w, free in run.turns.at_background_start)
         assert run.most_background <= slots - 1
         for (share, background), count in counts.items():
             if slots > 1 or not background:
