@@ -1,9 +1,11 @@
 """A game's review computed while it is played (docs/review.md, "Ahead of the end").
 
-Each move a live room commits is judged at once in the background: a job of the bot
-workers' lower class (:class:`~tablas.server.bot_turns.FairTurns`), which gets a worker only
-when no bot decision of any share waits and never holds every worker. Its entry (the one a
-whole review has for that action, :func:`tablas.engine.review.review_game` with ``plies``) is
+Each move a live room commits is judged in the background: a job of the bot workers' lower
+class (:class:`~tablas.server.bot_turns.FairTurns`), which gets a turn only when no bot
+decision of any share waits and two turns or more are free (never the last one), run in
+processes of its own below the bot workers' priority
+(:class:`~tablas.server.bot_pool.BotPool`). Its entry (the one a whole review has for that
+action, :func:`tablas.engine.review.review_game` with ``plies``) is
 kept in memory under the key of the line of play that led to it: a digest of the game, its
 options, its opening rolls and every action up to and including the one judged. Identical
 lines give identical positions and the same action, so the key names a position and the move
