@@ -11,15 +11,15 @@ picklable across processes. What each verdict means per game: ``docs/review.md``
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tablas.engine.core import JSON
+from tablas.engine.core import JSON, Game
 from tablas.engine.errors import InvalidInputError
 from tablas.engine.games import get_game
 from tablas.engine.search.profiles import profile
-from tablas.engine.search.reviewers import VERDICTS, Verdict
+from tablas.engine.search.reviewers import VERDICTS, Reviewer, Verdict
 from tablas.engine.search.scores import Proven
 
 __all__ = ["VERDICTS", "MoveReview", "Verdict", "players_summary", "review_game"]
@@ -84,13 +84,17 @@ def review_game(
     actions: Sequence[tuple[JSON, Sequence[Sequence[int]]]],
     *,
     seconds_per_move: float = 0.5,
+    plies: Collection[int] | None = None,
 ) -> list[MoveReview]:
     """One entry per action of a finished game, in order, replayed from its options, opening
     rolls and (move, rolls) pairs exactly as the server stores them (``server/room.py``
     ``replay``). ``seconds_per_move`` is the search budget of each action where the game's
     profile does not require an exact solve (``docs/review.md``). An action that is not
     legal where it stands raises :class:`tablas.engine.errors.IllegalMoveError` (a record that does
-    not replay); an unknown game, :class:`tablas.engine.errors.UnknownGameError`."""
+    not replay); an unknown game, :class:`tablas.engine.errors.UnknownGameError`. ``plies``:
+    judge only the actions of these indexes (the others are replayed, not judged; the server
+    judges a game's actions one by one while it is played): the same entries as a whole
+    review has for them, in order."""
     if seconds_per_move <= 0:
         raise InvalidInputError(f"seconds_per_move must be positive, got {seconds_per_move}")
     game = get_game(game_id)
@@ -102,34 +106,41 @@ def review_game(
     out: list[MoveReview] = []
     for ply, (move_json, rolls) in enumerate(actions):
         move = game.check_action(state, game.move_from_json(state, move_json))
-        seat = game.actor(state, move)
-        assert seat is not None, "a legal move has a mover"
-        j = reviewer.judge(game, state, move, budget_ms)
-        # A forced move is its own best (the reviewer says so too); there was no choice to name.
-        # (A resignation is never listed: always a choice.)
-        forced = game.legal_moves(state) == [move]
-        best = None if forced or j.best_move is None else game.move_text(state, j.best_move)
-        score = j.score_after
-        out.append(MoveReview(
-            ply=ply,
-            seat=seat,
-            move_text=game.move_text(state, move),
-            best_move_text=best,
-            loss=j.loss,
-            verdict=j.verdict,
-            proven_before=j.proven_before,
-            proven_after=j.proven_after,
-            score_after=None if score is None else score if seat == 0 else -score,
-            forced=forced,
-            move=game.move_to_json(move),
-            best_move=None if best is None or j.best_move is None
-            else game.move_to_json(j.best_move),
-            state_before=game.state_to_json(state),
-        ))
+        if plies is None or ply in plies:
+            out.append(_judged(game, reviewer, state, move, ply, budget_ms))
         state = game.apply(state, move)
         for roll in rolls:
             state = game.apply_chance(state, tuple(roll))
     return out
+
+
+def _judged(game: Game[Any, Any], reviewer: Reviewer, state: Any, move: Any, ply: int,
+            budget_ms: float) -> MoveReview:
+    """The entry of the legal ``move`` played at ``ply`` in ``state``."""
+    seat = game.actor(state, move)
+    assert seat is not None, "a legal move has a mover"
+    j = reviewer.judge(game, state, move, budget_ms)
+    # A forced move is its own best (the reviewer says so too); there was no choice to name.
+    # (A resignation is never listed: always a choice.)
+    forced = game.legal_moves(state) == [move]
+    best = None if forced or j.best_move is None else game.move_text(state, j.best_move)
+    score = j.score_after
+    return MoveReview(
+        ply=ply,
+        seat=seat,
+        move_text=game.move_text(state, move),
+        best_move_text=best,
+        loss=j.loss,
+        verdict=j.verdict,
+        proven_before=j.proven_before,
+        proven_after=j.proven_after,
+        score_after=None if score is None else score if seat == 0 else -score,
+        forced=forced,
+        move=game.move_to_json(move),
+        best_move=None if best is None or j.best_move is None
+        else game.move_to_json(j.best_move),
+        state_before=game.state_to_json(state),
+    )
 
 
 def players_summary(entries: Sequence[Mapping[str, Any]]) -> list[JSON]:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, cast
 from tablas.server.addresses import AddressBook
 from tablas.server.blocklist import BlockList
 from tablas.server.bot_pool import BotPool
+from tablas.server.bot_turns import RoomShares
 from tablas.server.caps import MAX_ROOMS_PER_ADDRESS, MAX_WAITING_ROOMS
 from tablas.server.connections import Presence
 from tablas.server.dice import SeedFactory
@@ -107,6 +108,7 @@ from tablas.server.protocol import (
 )
 from tablas.server.rated import RatedGames
 from tablas.server.readiness import Readiness
+from tablas.server.review_ahead import ReviewAhead
 from tablas.server.room_records import Records
 from tablas.server.standings import Standings
 from tablas.server.store import Database, Storage, open_store
@@ -183,6 +185,7 @@ class TablasServer:
         metrics_allow: Sequence[str] = LOOPBACK,
         shared_address_ok: Sequence[str] = (),
         arena_minute_s: float = 60.0,
+        review_ahead: bool = True,
     ) -> None:
         """``node``: this server's name (default: host name and pid); ``redis``: a Redis URL
         makes it a node of a cluster (``tablas.server.cluster``; the store must be PostgreSQL's),
@@ -198,7 +201,9 @@ class TablasServer:
         (section 11). ``metrics_allow``: the addresses and networks ``/metrics`` answers
         (section 14; a :class:`ValueError` for one that is neither); ``shared_address_ok``:
         the networks whose connections each count as an address of their own (section 15);
-        ``arena_minute_s``: the seconds an arena's minute lasts (section 19)."""
+        ``arena_minute_s``: the seconds an arena's minute lasts (section 19);
+        ``review_ahead``: judge each move in the background while games are played
+        (:mod:`tablas.server.review_ahead`), so that a review is ready when its game ends."""
         self.node = node or default_node()
         allow = AddressAllow(parse_networks(metrics_allow))
         self.addresses = AddressKeys(parse_networks(shared_address_ok))
@@ -219,12 +224,14 @@ class TablasServer:
         blocklist = BlockList()
         # Who shared an address, for ratings (section 16); self.addresses says what one is.
         self.address_book = AddressBook(store, clock)
+        shares = RoomShares()
+        self.reviews = ReviewAhead(self.bots, shares, on=review_ahead)
         self.services = RoomServices(store, self.bots, self.presence, clock,
                                      ownership=ownership, games=recent, blocklist=blocklist,
                                      bot_pause=bot_pause, abandon_after=abandon_after,
                                      claim_after=claim_after,
                                      rated=RatedGames(store, clock, self.address_book),
-                                     metrics=self.metrics)
+                                     metrics=self.metrics, shares=shares, moves=self.reviews)
         self.hub = Hub(self.services, seed_factory=seed_factory,
                        evict_idle_after=evict_idle_after, sweep_every=sweep_every,
                        max_idle_rooms=max_idle_rooms,
@@ -292,7 +299,7 @@ class TablasServer:
             BlocksRequest: self.blocks.listing,
             InviteTournament: self.tournaments.entries.invite,
         }
-        self.records = Records(self.hub)
+        self.records = Records(self.hub, self.reviews)
         tournament_views = TournamentViews(store)
         cluster = self.cluster
         services = self.services
@@ -373,6 +380,7 @@ class TablasServer:
         self.address_book.stop()
         self.hub.stop()
         self.records.stop()
+        self.reviews.stop()
         await self.edge.close()
         await self.hub.drain()
         self.bots.shutdown()
@@ -393,7 +401,8 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
               lease_s: float | None = None, claim_after: float = CLAIM_AFTER,
               max_rooms_per_address: int | None = MAX_ROOMS_PER_ADDRESS,
               metrics_allow: Sequence[str] = LOOPBACK, public_url: str | None = None,
-              shared_address_ok: Sequence[str] = (), arena_minute_s: float = 60.0) -> None:
+              shared_address_ok: Sequence[str] = (), arena_minute_s: float = 60.0,
+              review_ahead: bool = True) -> None:
     """``tablas serve`` on the database ``db`` names (a SQLite file, or a URL:
     :func:`tablas.server.store.open_store`): runs until SIGTERM/SIGINT, then shuts down gracefully
     (with the garbage collector as :func:`tablas.server.loop.quiet_collector` sets it for
@@ -414,7 +423,7 @@ async def run(host: str, port: int, db: str | Database, bot_workers: int | None,
                                   node=node, redis=redis, lease_s=lease_s,
                                   metrics_allow=metrics_allow, public_url=public_url,
                                   shared_address_ok=shared_address_ok,
-                                  arena_minute_s=arena_minute_s)
+                                  arena_minute_s=arena_minute_s, review_ahead=review_ahead)
         except BaseException:
             await store.close()
             raise

@@ -6,7 +6,10 @@ same pure function the CLI and the ladder use; the :class:`~tablas.engine.search
 it returns comes back to the event loop as it is (a picklable dataclass). :class:`BotPool`
 owns the ``ProcessPoolExecutor``: a decision has a deadline, and a dead worker
 (``BrokenProcessPool``) gets the pool rebuilt and the decision retried. Other work that must
-not run on the event loop goes through :meth:`BotPool.compute`.
+not run on the event loop goes through :meth:`BotPool.compute`; background work (the moves
+judged ahead of a game's review, :mod:`tablas.server.review_ahead`) through
+:meth:`BotPool.compute_for` with ``background=True``, in processes of its own at
+``BACKGROUND_NICE``, when :class:`~tablas.server.bot_turns.FairTurns` gives it a turn.
 
 Live analysis: a worker cannot call back into the event loop, so it puts what the search
 found after each iteration on a queue served by a ``multiprocessing`` manager (its proxy is
@@ -71,6 +74,9 @@ BUDGET_MS: dict[Level, float] = {
 RETRIES = 3
 # Workers run below the event loop's priority: on a busy machine people's moves come first.
 WORKER_NICE = 5
+# Background jobs (FairTurns' lower class) run in processes of their own, further below: on a
+# busy machine a bot's search takes the CPU from them, not the other way round.
+BACKGROUND_NICE = 19
 MIN_BUDGET_MS = 10.0
 Progress = Callable[[SearchInfo], None]
 P = ParamSpec("P")
@@ -220,6 +226,8 @@ class BotPool:
         self.nice = nice
         self.live = live
         self._pool: ProcessPoolExecutor | None = None
+        # Background jobs' processes (at most workers - 1 such jobs run: no job waits for one).
+        self._background: ProcessPoolExecutor | None = None
         self._manager: SyncManager | None = None
         self._queue: Any = None
         self._pump: threading.Thread | None = None
@@ -242,11 +250,23 @@ class BotPool:
             )
         return self._pool
 
+    def _background_pool(self) -> ProcessPoolExecutor:
+        if self._background is None:
+            self._background = ProcessPoolExecutor(
+                max_workers=max(1, self.workers - 1),
+                mp_context=multiprocessing.get_context("forkserver"), initializer=_worker_init,
+                initargs=(None, os.getpid(), max(self.nice, BACKGROUND_NICE)))
+        return self._background
+
     def _rebuild(self, broken: ProcessPoolExecutor) -> None:
         if self._pool is broken:
             log.warning("bot pool broken (a worker died): rebuilding it")
             broken.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+        if self._background is broken:
+            log.warning("background processes broken (one died): rebuilding them")
+            broken.shutdown(wait=False, cancel_futures=True)
+            self._background = None
 
     def worker_pids(self) -> list[int]:
         """The live worker processes (tests kill one to check the pool recovers)."""
@@ -376,11 +396,16 @@ class BotPool:
         caller, who may try again."""
         return await self.compute_for("", functools.partial(fn, *args, **kwargs))
 
-    async def compute_for(self, share: str, fn: Callable[[], T]) -> T:
+    async def compute_for(self, share: str, fn: Callable[[], T], *, background: bool = False,
+                          on_start: Callable[[], None] | None = None) -> T:
         """``fn()`` (picklable: a module-level function or a partial of one) in a worker,
-        when ``share``'s line has its turn (as :meth:`compute`)."""
-        async with self.turns.turn(share):
-            pool = await self._ensure()
+        when ``share``'s line has its turn (as :meth:`compute`). ``background``: in the
+        lower class, after every waiting decision (:class:`FairTurns`), run in processes of
+        its own at ``BACKGROUND_NICE``; ``on_start`` is called once it holds a worker."""
+        async with self.turns.turn(share, background=background):
+            if on_start is not None:
+                on_start()
+            pool = self._background_pool() if background else await self._ensure()
             loop = asyncio.get_running_loop()
             try:
                 return await loop.run_in_executor(pool, fn)
@@ -392,6 +417,9 @@ class BotPool:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+        if self._background is not None:
+            self._background.shutdown(wait=False, cancel_futures=True)
+            self._background = None
         self._stop.set()
         if self._pump is not None:
             self._pump.join(1.0)

@@ -291,7 +291,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                         max_rooms_per_address=args.max_rooms_per_address or None,
                         metrics_allow=metrics_allow, public_url=args.public_url,
                         shared_address_ok=args.shared_address_ok,
-                        arena_minute_s=args.arena_minute_s), loop)
+                        arena_minute_s=args.arena_minute_s,
+                        review_ahead=args.review_ahead == "on"), loop)
     except sqlite3.Error as e:
         raise CliError(f"cannot use the database {args.db!r}: {e}") from None
     except (StartupError, BadDatabase) as e:
@@ -497,6 +498,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a network you vouch for (a school's NAT, 10.1.0.0/16) whose "
                         "connections the per-address rules count each as its own address "
                         "(repeatable; default: none; docs/security.md)")
+    p.add_argument("--review-ahead", choices=("on", "off"), default="on",
+                   help="judge each move in the background while games are played, on the bot "
+                        "workers left idle by the bots, so a game's review is ready when it "
+                        "ends (default: on; off: a review is computed whole when first asked "
+                        "for; docs/review.md)")
     p.add_argument("--loop", choices=LOOPS, default="auto",
                    help="the event loop (default auto: uvloop when installed, else asyncio)")
     # server.logs is not imported for every command: its LEVELS, spelled out.

@@ -227,6 +227,8 @@ class LiveRoom:
             case Pending():
                 action = room.commit(change)
                 feed.send_update(action, answer, re)
+                if self.services.moves is not None:
+                    self.services.moves.moved(room)
                 metrics = self.services.metrics
                 metrics.move(room.game_id)
                 if answer is not None:  # a person's move: its update has just been sent

@@ -7,9 +7,10 @@ added to the hub: reading records does not fill memory with old rooms. Nothing h
 room, and nothing answers with what a spectator could not see (no token, no legal moves, no
 dice seed before the game is over).
 
-A finished game's review (:func:`tablas.engine.review.review_game`, seconds of CPU) is computed when
-first asked for, in the bot pool (:meth:`~tablas.server.bot_pool.BotPool.compute`), never on the
-event loop; it is stored, then served, and served from the store from then on. Requests for a room
+A finished game's review (:func:`tablas.engine.review.review_game`, seconds of CPU) is assembled
+when first asked for: from the entries judged while the game was played
+(:mod:`tablas.server.review_ahead`), the rest computed then in the bot pool, never on the event
+loop; it is stored, then served, and served from the store from then on. Requests for a room
 whose review is being computed wait for that one computation, a few seconds at most: then
 they are told it is still being computed, and ask again. At most half the pool's
 workers compute reviews at once (the others play the bots' moves), and at most
@@ -20,21 +21,20 @@ queued.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from tablas.engine.core import JSON, GameRecord
+from tablas.engine.core import GameRecord
 from tablas.engine.errors import InvalidInputError
 from tablas.engine.games import get_game
 from tablas.engine.records import record_format, steps
-from tablas.engine.review import players_summary, review_game
+from tablas.engine.review import players_summary
 from tablas.server import views
 from tablas.server.errors import RecordError
 from tablas.server.protocol import json_text
+from tablas.server.review_ahead import ReviewAhead
 from tablas.server.room import Room
 
 if TYPE_CHECKING:
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("tablas.server")
 
 CHAT_LINES = 100  # the chat lines a room's record carries, the last ones
-REVIEW_SECONDS_PER_MOVE = 0.5  # the search budget of each action a review judges
 MAX_REVIEWS = 16  # reviews waiting or being computed at most; past it: busy
 # Seconds a request waits for a review being computed before it is answered "computing"
 # (202): websockets gives a request 10 s to be answered (its open_timeout) before it closes
@@ -125,13 +124,6 @@ def with_players(text: str) -> str:
     return json_text({**review, "players": players_summary(review.get("moves") or [])})
 
 
-def review_entries(game_id: str, options: JSON, opening_rolls: Sequence[Sequence[int]],
-                   actions: Sequence[tuple[JSON, Sequence[Sequence[int]]]]) -> list[JSON]:
-    """A finished game's review entries; runs in a worker process (plain data in and out)."""
-    return [m.to_json() for m in review_game(
-        game_id, options, opening_rolls, actions, seconds_per_move=REVIEW_SECONDS_PER_MOVE)]
-
-
 class Export:
     """An export's text, media type and file name."""
 
@@ -144,9 +136,10 @@ class Export:
 class Records:
     """Answers for ``/api/rooms/{id}``, ``…/export`` and ``…/review``."""
 
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, reviews: ReviewAhead) -> None:
         self.hub = hub
         self.services = hub.services
+        self.reviews = reviews  # the entries judged while the game was played
         # Half the pool at most, so that bots still have workers to think in.
         self._slots = asyncio.Semaphore(max(1, self.services.bots.workers // 2))
         self._reviewing: dict[str, asyncio.Task[str]] = {}
@@ -236,16 +229,12 @@ class Records:
 
     async def _compute(self, room: Room) -> str:
         """The review of ``room``, computed in the bot pool, stored, as JSON text."""
-        actions = [(a.move, [list(r) for r in a.rolls]) for a in room.history]
         try:
-            async with self._slots:
-                entries = await self.services.bots.compute_for(
-                    self.services.shares.of(room.room_id), functools.partial(
-                        review_entries, room.game_id, dict(room.options),
-                        [list(r) for r in room.opening_rolls], actions))
+            entries = await self.reviews.entries(room, self._slots)
             text = json_text({"room_id": room.room_id, "game": room.game_id,
                               "players": players_summary(entries), "moves": entries})
             await self.services.store.save_review(room.room_id, text, self.services.clock())
+            self.reviews.forget(room)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -1,5 +1,6 @@
 """What every live room is given (:class:`RoomServices`), and whom it tells what: the keeper
-of the rooms in memory (:class:`RoomEvents`, the hub) and the lobby (:class:`GameEvents`)."""
+of the rooms in memory (:class:`RoomEvents`, the hub), the lobby (:class:`GameEvents`) and the
+review computed ahead (:class:`MoveEvents`)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,15 @@ class GameEvents(Protocol):
         after the end is on disk, under the room's lock."""
 
 
+class MoveEvents(Protocol):
+    """What a live room tells whoever follows its moves (the review computed ahead,
+    :mod:`tablas.server.review_ahead`)."""
+
+    def moved(self, room: Room) -> None:
+        """``room`` has just committed an action (the last of its history): told by the
+        room's owner after it is on disk, under the room's lock."""
+
+
 @dataclass
 class RoomServices:
     """What every live room shares, passed in by the composition root (``tablas.server.app``):
@@ -77,3 +87,5 @@ class RoomServices:
     blocklist: BlockList = field(default_factory=BlockList, kw_only=True)
     # The server's figures (tablas_moves_total is counted as a move commits).
     metrics: Metrics = field(default_factory=Metrics, kw_only=True)
+    # Told of every action committed (None: nobody follows the moves).
+    moves: MoveEvents | None = field(default=None, kw_only=True)

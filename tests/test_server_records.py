@@ -290,16 +290,18 @@ async def test_nothing_private_is_in_a_record(tmp_path: Path) -> None:
 
 
 class Counted:
-    """Counts the calls of the bot pool's ``compute`` (and lets each through)."""
+    """Counts the jobs the bot pool computes for a review asked for (``compute_for``, not in
+    the background class), and lets each through."""
 
     def __init__(self, srv: Any) -> None:
         self.calls = 0
-        self.inner = srv.bots.compute
-        srv.bots.compute = self
+        self.inner = srv.bots.compute_for
+        srv.bots.compute_for = self
 
-    async def __call__(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        self.calls += 1
-        return await self.inner(fn, *args, **kwargs)
+    async def __call__(self, share: str, fn: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("background"):
+            self.calls += 1
+        return await self.inner(share, fn, **kwargs)
 
 
 async def review(url: str, room: str, timeout: float = 120) -> tuple[int, dict[str, str], bytes]:
@@ -325,7 +327,7 @@ async def test_a_review_finds_the_blunder_and_is_computed_once(tmp_path: Path) -
     the review says ``blunder`` there, proven draw before and loss after. Asked for three
     times at once, it is computed once in the bot pool, stored, then served from the store."""
     db = tmp_path / "t.db"
-    async with running(db) as (srv, url):
+    async with running(db, review_ahead=False) as (srv, url):
         a, b = await connected(url, "Ana", "Bo")
         room = await _tictactoe(a, b)
         cells = [4, 1, 0, 8, 6, 3, 2]  # X forks with 0 and 6, and wins on 2-4-6
@@ -356,7 +358,7 @@ async def test_a_review_finds_the_blunder_and_is_computed_once(tmp_path: Path) -
         assert again[0] == 200 and again[2] == answers[0][2]
         assert counted.calls == 1
     # And after a restart, from the store: the pool is not asked.
-    async with running(db) as (srv, url):
+    async with running(db, review_ahead=False) as (srv, url):
         counted = Counted(srv)
         code, _, body = await get(url, f"/api/rooms/{room}/review")
         assert code == 200 and body == answers[0][2] and counted.calls == 0
@@ -365,7 +367,7 @@ async def test_a_review_finds_the_blunder_and_is_computed_once(tmp_path: Path) -
 
 async def test_only_a_finished_game_has_a_review(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
-    async with running(db) as (srv, url):
+    async with running(db, review_ahead=False) as (srv, url):
         a, b = await connected(url, "Ana", "Bo")
         waiting, _ = await create(a, "tictactoe", [HUMAN, HUMAN])
         playing = await _tictactoe(a, b)
@@ -383,7 +385,7 @@ async def test_reviews_past_the_cap_are_refused_not_queued(tmp_path: Path) -> No
     """With ``MAX_REVIEWS`` reviews under way (none allowed here), one more is a 503 with
     ``Retry-After``, nothing is computed nor stored; once there is room, it is."""
     db = tmp_path / "t.db"
-    async with running(db) as (srv, url):
+    async with running(db, review_ahead=False) as (srv, url):
         a, b = await connected(url, "Ana", "Bo")
         room = await _tictactoe(a, b)
         await _play(a, b, room, [0, 3, 1, 4, 2])
@@ -404,7 +406,7 @@ async def test_a_long_review_is_answered_202_until_it_is_done(tmp_path: Path) ->
     ``review_wait`` it is answered 202 "computing" with ``Retry-After``, the computation goes
     on, and a later request gets the review, computed once."""
     db = tmp_path / "t.db"
-    async with running(db) as (srv, url):
+    async with running(db, review_ahead=False) as (srv, url):
         a, b = await connected(url, "Ana", "Bo")
         room = await _tictactoe(a, b)
         await _play(a, b, room, [0, 3, 1, 4, 2])
