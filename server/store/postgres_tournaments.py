@@ -9,7 +9,6 @@ import asyncpg
 from tablas.server.errors import LeaseLost
 from tablas.server.ownership import Fence
 from tablas.server.store.tournaments import (
-    COLUMNS,
     Berserked,
     EntrantRow,
     Joined,
@@ -38,6 +37,20 @@ async def _fenced(con: asyncpg.Connection, fence: Fence | None) -> None:
     if held is None:
         fence.refused(fence)
         raise LeaseLost(fence.key)
+
+
+# TournamentRow.of's columns, in its order (``t``: the tournaments table), in each statement.
+_LOAD = ("SELECT t.id, t.game, t.options, t.clock, t.format, t.rounds, t.games_per_pairing,"
+         " t.rated, t.max_players, t.created_by, t.status, t.round, t.created_at, t.minutes,"
+         " t.ends_at_ms FROM tournaments t WHERE t.id = $1")
+_LISTING = ("SELECT t.id, t.game, t.options, t.clock, t.format, t.rounds, t.games_per_pairing,"
+            " t.rated, t.max_players, t.created_by, t.status, t.round, t.created_at,"
+            " t.minutes, t.ends_at_ms, (SELECT COUNT(*) FROM tournament_players p"
+            " WHERE p.tournament_id = t.id AND p.active = 1) FROM tournaments t"
+            " ORDER BY CASE t.status WHEN 'playing' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END,"
+            " t.created_at DESC LIMIT $1")
+_BERSERK0 = "UPDATE tournament_games SET berserk0 = $1 WHERE room_id = $2"
+_BERSERK1 = "UPDATE tournament_games SET berserk1 = $1 WHERE room_id = $2"
 
 
 class PostgresTournaments(TournamentStore):
@@ -131,7 +144,7 @@ class PostgresTournaments(TournamentStore):
         async with self.pool.acquire() as con, con.transaction(
                 isolation="repeatable_read", readonly=True):
             row = await con.fetchrow(
-                f"SELECT {COLUMNS} FROM tournaments t WHERE t.id = $1", tournament_id)
+                _LOAD, tournament_id)
             if row is None:
                 return None
             entrants = [EntrantRow.of(r) for r in await con.fetch(
@@ -199,8 +212,10 @@ class PostgresTournaments(TournamentStore):
             seat = seats[0]
             if found[2 + seat]:
                 return "already", seat
-            await con.execute(f"UPDATE tournament_games SET berserk{seat} = $1"
-                              " WHERE room_id = $2", max(1, left_ms), room_id)
+            if seat == 0:
+                await con.execute(_BERSERK0, max(1, left_ms), room_id)
+            else:
+                await con.execute(_BERSERK1, max(1, left_ms), room_id)
             return "berserk", seat
 
     async def finish(self, tournament_id: str, fence: Fence | None) -> None:
@@ -211,10 +226,7 @@ class PostgresTournaments(TournamentStore):
 
     async def listing(self, limit: int) -> list[tuple[TournamentRow, int]]:
         rows = await self.pool.fetch(
-            f"SELECT {COLUMNS}, (SELECT COUNT(*) FROM tournament_players p"
-            " WHERE p.tournament_id = t.id AND p.active = 1) FROM tournaments t"
-            " ORDER BY CASE t.status WHEN 'playing' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END,"
-            " t.created_at DESC LIMIT $1", limit)
+            _LISTING, limit)
         return [(TournamentRow.of(r), int(r[15])) for r in rows]
 
     async def live_created(self, player_id: str, address: str) -> tuple[int, int]:

@@ -9,7 +9,6 @@ import asyncio
 import aiosqlite
 from tablas.server.ownership import Fence
 from tablas.server.store.tournaments import (
-    COLUMNS,
     Berserked,
     EntrantRow,
     Joined,
@@ -24,6 +23,20 @@ _STATUS = "SELECT status, max_players, created_by, format FROM tournaments WHERE
 _ENTRANTS = "SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM tournament_players WHERE tournament_id = ?"
 _HOUSE_BOTS = ("SELECT COUNT(*) FROM tournament_players WHERE tournament_id = ?"
                " AND level IS NOT NULL")
+
+
+# TournamentRow.of's columns, in its order (``t``: the tournaments table), in each statement.
+_LOAD = ("SELECT t.id, t.game, t.options, t.clock, t.format, t.rounds, t.games_per_pairing,"
+         " t.rated, t.max_players, t.created_by, t.status, t.round, t.created_at, t.minutes,"
+         " t.ends_at_ms FROM tournaments t WHERE t.id = ?")
+_LISTING = ("SELECT t.id, t.game, t.options, t.clock, t.format, t.rounds, t.games_per_pairing,"
+            " t.rated, t.max_players, t.created_by, t.status, t.round, t.created_at,"
+            " t.minutes, t.ends_at_ms, (SELECT COUNT(*) FROM tournament_players p"
+            " WHERE p.tournament_id = t.id AND p.active = 1) FROM tournaments t"
+            " ORDER BY CASE t.status WHEN 'playing' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END,"
+            " t.created_at DESC LIMIT ?")
+_BERSERK0 = "UPDATE tournament_games SET berserk0 = ? WHERE room_id = ?"
+_BERSERK1 = "UPDATE tournament_games SET berserk1 = ? WHERE room_id = ?"
 
 
 class SqliteTournaments(TournamentStore):
@@ -133,7 +146,7 @@ class SqliteTournaments(TournamentStore):
                    ) -> tuple[TournamentRow, list[EntrantRow], list[PairingRow]] | None:
         async with self.lock:
             async with self.db.execute(
-                    f"SELECT {COLUMNS} FROM tournaments t WHERE t.id = ?",
+                    _LOAD,
                     (tournament_id,)) as cur:
                 row = await cur.fetchone()
             if row is None:
@@ -217,8 +230,10 @@ class SqliteTournaments(TournamentStore):
             seat = seats[0]
             if found[2 + seat]:
                 return "already", seat
-            await self.db.execute(f"UPDATE tournament_games SET berserk{seat} = ?"
-                                  " WHERE room_id = ?", (max(1, left_ms), room_id))
+            if seat == 0:
+                await self.db.execute(_BERSERK0, (max(1, left_ms), room_id))
+            else:
+                await self.db.execute(_BERSERK1, (max(1, left_ms), room_id))
             return "berserk", seat
 
     async def finish(self, tournament_id: str, fence: Fence | None) -> None:
@@ -228,10 +243,7 @@ class SqliteTournaments(TournamentStore):
 
     async def listing(self, limit: int) -> list[tuple[TournamentRow, int]]:
         async with self.lock, self.db.execute(
-                f"SELECT {COLUMNS}, (SELECT COUNT(*) FROM tournament_players p"
-                " WHERE p.tournament_id = t.id AND p.active = 1) FROM tournaments t"
-                " ORDER BY CASE t.status WHEN 'playing' THEN 0 WHEN 'waiting' THEN 1 ELSE 2 END,"
-                " t.created_at DESC LIMIT ?", (limit,)) as cur:
+                _LISTING, (limit,)) as cur:
             return [(TournamentRow.of(r), int(r[15])) for r in await cur.fetchall()]
 
     async def live_created(self, player_id: str, address: str) -> tuple[int, int]:

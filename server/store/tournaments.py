@@ -52,10 +52,6 @@ class TournamentRow:
                    float(r[12]), int(r[13]), None if r[14] is None else int(r[14]))
 
 
-# The columns TournamentRow.of reads, in its order (``t``: the tournaments table).
-COLUMNS = ("t.id, t.game, t.options, t.clock, t.format, t.rounds, t.games_per_pairing,"
-           " t.rated, t.max_players, t.created_by, t.status, t.round, t.created_at,"
-           " t.minutes, t.ends_at_ms")
 
 
 @dataclass(frozen=True, slots=True)
