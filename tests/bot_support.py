@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from server_support import ROOT, Client
 from tablas.engine.games import get_game
@@ -95,7 +95,10 @@ def engine_command(path: Path, logs: Path, modes: str = "{}") -> str:
 
 
 class Adapter:
-    """``tablas bot`` as a real process; its stdout read line by line as it comes."""
+    """``tablas bot`` as a real process; its stdout read line by line as it comes. Every one
+    started is ended after its test, whatever happened in it (:func:`end_adapters`)."""
+
+    started: ClassVar[list[asyncio.subprocess.Process]] = []
 
     def __init__(self, url: str, name: str, engine: str, *args: str,
                  stderr: Path | None = None) -> None:
@@ -113,6 +116,7 @@ class Adapter:
             *self.argv, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
             stderr=err if err is not None else asyncio.subprocess.DEVNULL,
             start_new_session=True)
+        Adapter.started.append(self.proc)
         if err is not None:
             err.close()
         self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -239,3 +243,13 @@ def engine_turns(log: Path) -> tuple[str, list[Turn], list[str]]:
             rest.append(lines[i])
             i += 1
     return lines[0], turns, rest
+
+
+def end_adapters() -> None:
+    """Kills the process group of every adapter a test started and did not stop (a test
+    that failed before its ``stop``), so that none outlives its test."""
+    for proc in Adapter.started:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    Adapter.started.clear()

@@ -25,6 +25,8 @@ os.environ.setdefault("TABLAS_CACHE", tempfile.mkdtemp(prefix="tablas-test-cache
 
 # A real PostgreSQL for the tests that ask for it (skipped where it is not installed).
 # Debian's Chromium and a server per test module, for the browser tests that ask for them.
+# Every tablas bot adapter a test started ends with the test.
+from bot_support import end_adapters  # noqa: E402
 from browser_support import base, browser  # noqa: E402, F401
 from pg_support import backend, pg_cluster, pg_url  # noqa: E402, F401
 
@@ -54,3 +56,9 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Any:
     if os.environ.get("CI") == "true" and report.skipped:
         report.outcome = "failed"
         report.longrepr = f"skipped under CI, which installs every tool: {report.longrepr}"
+
+
+@pytest.fixture(autouse=True)
+def _adapters_end_with_their_test() -> Any:
+    yield
+    end_adapters()
