@@ -15,7 +15,8 @@ BEGIN
 END
 $$;
 
--- The dispatcher names every kind (migrations/README.md).
+-- The dispatcher calls every kind directly (migrations/README.md), 0017's address_seen and
+-- this takeback among them.
 CREATE OR REPLACE FUNCTION store_write(batch jsonb) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     r jsonb;
