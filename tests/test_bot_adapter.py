@@ -464,7 +464,7 @@ async def test_the_adapter_declines_a_draw_and_a_takeback_at_once(server: Subpro
                         stderr=tmp_path / "robo.err").start()
     ana = Client(server.url)
     await ana.connect("Ana")
-    paired = await until_online(ana, "Robo", "connect4")
+    paired = await until_online(ana, "Robo", "connect4", clock=LONG)
     room, seat = paired["room_id"], paired["seat"]
     view = await ana.expect("room")
     while view["to_move"] != seat:
