@@ -157,7 +157,7 @@ def test_the_installed_server_serves_the_page_and_the_database_from_any_folder(
         url = f"http://127.0.0.1:{port}/"
         assert any(line.strip() == url for line in _lines_until(proc, url, 60))
         status, page = _get(port, "/")
-        assert status == 200 and b"<title>Tablas</title>" in page
+        assert status == 200 and b">Tablas</title>" in page
         status, script = _get(port, "/js/app.js")
         assert status == 200 and b"import" in script
         assert json.loads(_get(port, "/healthz")[1])["status"] == "ok"

@@ -90,12 +90,15 @@ def test_quick_pairing_from_the_keyboard_and_a_challenge_accepted(tmp_path: Path
         assert "Cleo" in page.inner_text(f"[data-challenge='{cid}']")
         page.click(f"[data-decline-challenge='{cid}']")
         assert cleo.expect("challenge_declined")["challenge_id"] == cid
-        cid = cleo.ask({"type": "challenge", "to": "Ana", "game": "tictactoe"},
+        # A declined challenger waits a minute before asking again (contract section 15):
+        # another player asks.
+        dora = Other(stack, base, "Dora", register=True)
+        cid = dora.ask({"type": "challenge", "to": "Ana", "game": "tictactoe"},
                        "challenge_sent")["challenge_id"]
         page.focus(f"[data-accept-challenge='{cid}']")
         page.keyboard.press("Enter")
         page.wait_for_selector("#room-view svg.board")
-        assert cleo.expect("paired")["room_id"] == page.evaluate("window.tablas.room.room_id")
+        assert dora.expect("paired")["room_id"] == page.evaluate("window.tablas.room.room_id")
         assert page.errors == []
 
 

@@ -15,6 +15,10 @@ SIZES = [(1280, 800), (390, 844)]
 HUMANS = [{"kind": "human"}, {"kind": "human"}]
 CLOCK = {"base_ms": 300_000, "increment_ms": 0}
 
+# The pages and clients all come from 127.0.0.1: vouched for, so that they rate each other
+# (contract section 16).
+SAME_ADDRESS_OK = ["--shared-address-ok", "127.0.0.1/32"]
+
 
 def rated_game(ana: Other, robo: Other, cells: list[int]) -> str:
     """A rated tic-tac-toe game, Ana X, Robo O, played out with ``cells``; its room."""
@@ -30,7 +34,8 @@ def rated_game(ana: Other, robo: Other, cells: list[int]) -> str:
 @pytest.mark.parametrize(("width", "height"), SIZES)
 def test_the_rating_graph_the_tally_and_a_bot_account(tmp_path: Path, width: int, height: int
                                                       ) -> None:
-    with served(tmp_path, workers=1) as base, chromium() as browser, ExitStack() as stack:
+    with served(tmp_path, workers=1, args=SAME_ADDRESS_OK) as base, chromium() as browser, \
+            ExitStack() as stack:
         ana = Other(stack, base, "Ana", register=True)
         robo = Other(stack, base, "Robo")
         robo.ask({"type": "register", "password": PASSWORD, "bot": True}, "registered")
