@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 import socket
@@ -101,14 +100,17 @@ def _too_many(why: str) -> Response:
     return response(HTTPStatus.TOO_MANY_REQUESTS, why.encode() + b"\n", "text/plain")
 
 
-def _rejected(reject: Callable[[StatusLike, str], Response], status: StatusLike,
-              text: str) -> Response:
-    """websockets' own refusal, with the headers every answer of this server carries."""
-    answer = reject(status, text)
-    for name, value in SAFE_HEADERS:
-        if name not in answer.headers:
-            answer.headers[name] = value
-    return answer
+class _HeadedProtocol(ServerProtocol):
+    """websockets' server protocol, whose own refusals (414 for a long target, 431 for too
+    many headers, 426 without Upgrade) carry the headers every answer of this server
+    carries (contract section 15)."""
+
+    def reject(self, status: StatusLike, text: str) -> Response:
+        answer = super().reject(status, text)
+        for name, value in SAFE_HEADERS:
+            if name not in answer.headers:
+                answer.headers[name] = value
+        return answer
 
 
 class _Connection(ServerConnection):
@@ -129,11 +131,11 @@ class _Connection(ServerConnection):
     metrics: Metrics | None = None  # set on the class each Edge makes (_counted_by)
 
     def __init__(self, protocol: ServerProtocol, *args: Any, **kwargs: Any) -> None:
+        # websockets makes the protocol before the connection and takes no class for it: it
+        # becomes the subclass here, whose reject() adds the headers (a method bound on the
+        # instance instead would tie it to itself in a reference cycle).
+        protocol.__class__ = _HeadedProtocol
         super().__init__(protocol, *args, **kwargs)
-        # websockets answers what it refuses itself (414, 431, a handshake without Upgrade)
-        # with its protocol's reject(); every answer carries the page's headers (contract
-        # section 15), those too.
-        protocol.reject = functools.partial(_rejected, protocol.reject)  # type: ignore[method-assign]
 
     def send_data(self) -> None:
         # A request websockets cannot parse as HTTP (a junk request line, a body, a header
