@@ -6,6 +6,7 @@ import { h, clear } from "./dom.js";
 import { gameTitle, seatName } from "./notation.js";
 import { t as tr, tParts, tWord, has, onLanguageChange } from "./i18n.js";
 import { clockLabel } from "./meet.js";
+import { timeLeft } from "./tourneys.js";
 
 const $ = (id) => document.getElementById(id);
 const tournamentId = decodeURIComponent(location.pathname.replace(/\/+$/, "").split("/").pop() || "");
@@ -20,11 +21,6 @@ function playerLink(id, name, bot) {
   const link = h("a", { class: "pname", href: `../players/${encodeURIComponent(id)}` }, shown);
   if (!bot || /^bot \(/.test(name)) return link;
   return h("span", {}, link, " ", h("span", { class: "tag bot", title: tr("tpage.botAccount") }, tr("common.bot")));
-}
-
-function timeLeft(ms) {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
 function points(x) {
